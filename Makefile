@@ -1,0 +1,113 @@
+# gpulog - one non-recursive Makefile.
+#   make            build build/gpulog
+#   make run        build and run the main job on the bundled sample
+#   make test       install missing packages, build, start services, run every test
+#   make SANITIZE=1 test   the same with -fsanitize=address,undefined (build-asan/)
+#   make bench      benchmarks with figures    make fuzz   run the libFuzzer targets
+#   make eval       detector quality table     make services-up / services-down
+#   WERROR=1        turn warnings into errors (CI does)
+
+PKG_CONFIG ?= pkg-config
+PKGS       := rdkafka libpcre2-8 jansson libcurl yaml-0.1 libmicrohttpd
+CC         ?= cc
+ifeq ($(SANITIZE),1)
+BUILD      ?= build-asan
+SANFLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+OPT        ?= -O1 -g
+else
+BUILD      ?= build
+SANFLAGS   :=
+OPT        ?= -O2 -g
+endif
+
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Wstrict-prototypes -Wwrite-strings -Wshadow -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+CFLAGS  ?= $(OPT)
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
+LDLIBS  := $(PKG_LIBS) -lm -lpthread
+
+MODULES := core parsers ingest detect sinks
+LIB_SRC := $(filter-out core/main.c,$(foreach d,$(MODULES),$(wildcard $(d)/*.c)))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB     := $(BUILD)/libgpulog.a
+BIN     := $(BUILD)/gpulog
+
+TEST_SRC  := $(wildcard tests/test_*.c)
+TEST_BINS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+REPLAY_BINS := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=$(BUILD)/tests/replay_%)
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all deps run test check test-unit bench fuzz eval clean services-up services-down golden
+all: $(BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/core/main.o $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c tests/test.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c $(LIB) $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+deps:
+	@scripts/deps.sh
+
+# The main job on the embedded default: no GPU, Kafka or Elasticsearch needed.
+run: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@scripts/run-demo.sh $(BIN)
+
+# The whole suite. Services (Kafka, OpenSearch) are started for it and stopped after.
+test: deps
+	@$(MAKE) --no-print-directory $(BIN) $(TEST_BINS) $(REPLAY_BINS)
+	@BUILD=$(BUILD) scripts/test.sh
+check: test
+
+test-unit: $(BIN) $(TEST_BINS) $(REPLAY_BINS)
+	@BUILD=$(BUILD) GPULOG_NO_SERVICES=1 scripts/test.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS)
+	@BUILD=$(BUILD) bench/run.sh
+
+fuzz:
+	@scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)
+
+eval: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@BUILD=$(BUILD) scripts/eval.sh
+
+golden: $(BIN)
+	@BUILD=$(BUILD) tests/golden/update.sh
+
+services-up:
+	@scripts/services.sh up
+
+services-down:
+	@scripts/services.sh down
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(LIB_OBJ:.o=.d) $(BUILD)/core/main.d

@@ -1,0 +1,45 @@
+/*
+ * cli.h - the subcommands of the one gpulog binary and helpers they share.
+ */
+#ifndef GPULOG_CLI_H
+#define GPULOG_CLI_H
+
+#include "common.h"
+
+/* Exit codes used by every subcommand. */
+#define EXIT_OK     0
+#define EXIT_IOERR  1
+#define EXIT_USAGE  2
+
+struct command {
+    const char *name;
+    const char *summary;
+    int (*main)(int argc, char **argv);
+};
+
+int cmd_parse(int argc, char **argv);
+int cmd_collect(int argc, char **argv);
+int cmd_detect(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_setup(int argc, char **argv);
+
+/* The machine's host name (static storage). */
+const char *cli_hostname(void);
+/* Prints "gpulog CMD: msg" and returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Buffered output to an fd; out_flush returns GL_ERROR on a write error. */
+struct out {
+    int fd;
+    struct buf b;
+    int failed;
+};
+void out_init(struct out *o, int fd);
+int out_flush(struct out *o);
+static inline int out_maybe_flush(struct out *o)
+{
+    return o->b.len >= 65536 ? out_flush(o) : GL_OK;
+}
+void out_free(struct out *o);
+
+#endif

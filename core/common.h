@@ -1,0 +1,106 @@
+/*
+ * common.h - return codes, allocation, growable buffers, logging, hashing
+ * and time helpers shared by every gpulog module.
+ *
+ * Ownership: a struct buf owns its bytes; buf_free releases them. xmalloc and
+ * friends never return NULL (they abort with a message on out-of-memory).
+ */
+#ifndef GPULOG_COMMON_H
+#define GPULOG_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#define GPULOG_VERSION "0.1.0"
+
+/* One vocabulary of return codes (nginx style). */
+#define GL_OK        0
+#define GL_ERROR    -1   /* failed; reason in an errstr */
+#define GL_AGAIN    -2   /* nothing yet, try later */
+#define GL_DONE     -3   /* end of input */
+#define GL_DECLINED -4   /* not an error: input ignored on purpose (header, blank) */
+
+#define GL_ERRLEN 256
+
+/* Allocation that aborts on failure. Caller owns the result. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t sz);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/* Growable byte buffer; always NUL-terminated after any append. */
+struct buf {
+    char  *p;
+    size_t len;
+    size_t cap;
+};
+void buf_init(struct buf *b);
+void buf_free(struct buf *b);
+void buf_reset(struct buf *b);
+void buf_grow(struct buf *b, size_t extra);
+void buf_append(struct buf *b, const void *data, size_t n);
+void buf_puts(struct buf *b, const char *s);
+void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void buf_putc(struct buf *b, char c)
+{
+    if (b->len + 2 > b->cap) buf_grow(b, 1);
+    b->p[b->len++] = c;
+    b->p[b->len] = '\0';
+}
+/* Appends the decimal form of v. */
+void buf_put_i64(struct buf *b, int64_t v);
+/* Appends s (n bytes) as a JSON string literal with quotes; invalid UTF-8
+ * and NUL become U+FFFD, control characters are escaped. */
+void buf_put_json_str(struct buf *b, const char *s, size_t n);
+/* Appends a finite double in the shortest round-trip form (no NaN/Inf: those
+ * are written as null, and callers must not produce them). */
+void buf_put_double(struct buf *b, double v);
+
+/* Logging on stderr in logfmt: ts=... level=... msg="..." plus key=value pairs
+ * already formatted by the caller in fmt. Messages repeated within a second
+ * are rate-limited. */
+enum gl_level { GL_LOG_DEBUG, GL_LOG_INFO, GL_LOG_WARN, GL_LOG_ERROR };
+extern enum gl_level gl_log_level;
+extern int gl_log_json;
+void gl_log(enum gl_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define log_debug(...) gl_log(GL_LOG_DEBUG, __VA_ARGS__)
+#define log_info(...)  gl_log(GL_LOG_INFO, __VA_ARGS__)
+#define log_warn(...)  gl_log(GL_LOG_WARN, __VA_ARGS__)
+#define log_error(...) gl_log(GL_LOG_ERROR, __VA_ARGS__)
+
+/* 128-bit non-cryptographic hash of several byte strings; writes 32 lowercase
+ * hex characters plus NUL into out. Deterministic across runs and machines. */
+struct hash128 { uint64_t a, b; };
+void hash128_init(struct hash128 *h);
+void hash128_feed(struct hash128 *h, const void *data, size_t n);
+void hash128_feed_u64(struct hash128 *h, uint64_t v);
+void hash128_hex(const struct hash128 *h, char out[33]);
+uint64_t hash64(const void *data, size_t n, uint64_t seed);
+
+/* Time. All epoch values are milliseconds since 1970-01-01 UTC. */
+int64_t gl_now_ms(void);
+/* Selects the zone used to read tool timestamps (NULL or "" = local zone).
+ * Returns GL_ERROR if the zone is unknown. */
+int gl_tz_set(const char *zone);
+/* Converts a local wall-clock time (in the zone set by gl_tz_set) to epoch
+ * ms. Returns GL_ERROR on an out-of-range field. */
+int gl_local_to_epoch_ms(int year, int mon, int day, int hour, int min, int sec,
+                         int msec, int64_t *out);
+/* Days since 1970-01-01 for a proleptic Gregorian date. */
+int64_t gl_days_from_civil(int y, int m, int d);
+/* Writes "YYYY-MM-DDTHH:MM:SS.mmmZ" (24 chars + NUL). */
+void gl_fmt_ts(int64_t ms, char out[25]);
+/* Parses the ISO form written by gl_fmt_ts (and offsets like +02:00).
+ * Returns GL_OK or GL_ERROR. */
+int gl_parse_iso_ts(const char *s, size_t n, int64_t *out);
+
+/* Parsing helpers for ASCII numbers; return 1 on success with the whole
+ * string consumed. */
+int gl_parse_i64(const char *s, size_t n, int64_t *out);
+int gl_parse_double(const char *s, size_t n, double *out);
+
+#define GL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * event.h - the in-memory form of one schema-v1 event and its JSON encoding.
+ *
+ * An event is a fixed header (time, kind, dataset, source position) plus a
+ * flat list of typed fields keyed by their dotted schema name
+ * ("gpu.power.usage"). Field keys are borrowed: static strings or strings
+ * owned by whoever filled the event (a parser's header table), valid until
+ * that producer is fed again. String values are copied into the event's own
+ * arena. The event owns its arrays; event_free releases them.
+ */
+#ifndef GPULOG_EVENT_H
+#define GPULOG_EVENT_H
+
+#include "common.h"
+
+enum ev_type { EV_INT, EV_NUM, EV_STR, EV_BOOL };
+
+struct ev_field {
+    const char *key;
+    enum ev_type type;
+    union {
+        int64_t i;
+        double d;
+        int b;
+        struct { uint32_t off, len; } s;   /* into event.arena */
+    } v;
+};
+
+struct event {
+    int64_t ts_ms;          /* @timestamp */
+    int64_t created_ms;     /* event.created; 0 = omit */
+    const char *kind;       /* "metric", "event", "alert" */
+    const char *dataset;    /* "gpu.dmon", ... */
+    const char *host;       /* host.name; NULL = omit */
+    const char *path;       /* log.file.path; NULL = omit */
+    int64_t offset;         /* log.offset; -1 = omit */
+    const char *original;   /* event.original (borrowed); NULL = omit */
+    size_t original_len;
+    char id[33];            /* event.id, 32 hex chars */
+    size_t nf, capf;
+    struct ev_field *f;
+    struct buf arena;       /* string values */
+};
+
+void event_init(struct event *ev);
+void event_free(struct event *ev);
+/* Clears fields and header for reuse; keeps allocations. */
+void event_reset(struct event *ev);
+
+void event_add_int(struct event *ev, const char *key, int64_t v);
+void event_add_num(struct event *ev, const char *key, double v);
+void event_add_bool(struct event *ev, const char *key, int v);
+void event_add_str(struct event *ev, const char *key, const char *s, size_t n);
+/* Replaces the value of key if present, else adds it. */
+void event_set_str(struct event *ev, const char *key, const char *s, size_t n);
+
+/* Lookup. Returns the field or NULL. */
+const struct ev_field *event_get(const struct event *ev, const char *key);
+/* Numeric value of an INT/NUM/BOOL field; returns 1 if found. */
+int event_get_num(const struct event *ev, const char *key, double *out);
+/* String value (not NUL-terminated: length in *n); NULL if absent. */
+const char *event_get_str(const struct event *ev, const char *key, size_t *n);
+static inline const char *event_str(const struct event *ev, const struct ev_field *f)
+{
+    return ev->arena.p + f->v.s.off;
+}
+
+/* Computes event.id from the source identity and position: host, source
+ * name (path or "-"), byte offset of the line, and the raw line bytes. */
+void event_make_id(struct event *ev, const char *host, const char *source,
+                   int64_t offset, const char *line, size_t len);
+
+/* Appends the event as one JSON object (no newline) to out. Keys are flat
+ * dotted names in schema order: header first, then fields in insertion order. */
+void event_to_json(const struct event *ev, struct buf *out);
+
+/* Parses a JSON object produced by event_to_json (or any flat schema-v1
+ * event) into ev. Keys are interned in a process-wide table, so they stay
+ * valid for the life of the process. Returns GL_OK or GL_ERROR with a reason. */
+int event_from_json(struct event *ev, const char *json, size_t len, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,354 @@
+/*
+ * dmon.c - `nvidia-smi dmon`, whitespace layout and `--format csv`.
+ *
+ * Columns are learnt from every '#' header line, so any -s selection, any
+ * order, old and new widths, -o D/T/DT and GPM columns parse the same way.
+ * Rows are split on runs of blanks (or on commas in CSV mode) by a hand
+ * scanner: this is the hot path of the collector.
+ */
+#include "parser.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DMON_MAX_COLS 128
+
+enum col_kind { COL_INT, COL_BOOL, COL_DATE, COL_TIME, COL_AUTO };
+
+struct dmon_col {
+    const char *key;       /* field name (static or owned in dyn) */
+    enum col_kind kind;
+    char *dyn;             /* owned key for unknown columns */
+};
+
+struct dmon {
+    int csv;                     /* 1 = --format csv */
+    int ncols;
+    struct dmon_col cols[DMON_MAX_COLS];
+    int date_col, time_col;
+    int have_header;
+    char today_src[1];           /* unused placeholder */
+};
+
+/* dmon column name -> schema field (shared/docs/event-fields.md). */
+static const struct { const char *col, *key; enum col_kind kind; } dmon_map[] = {
+    { "gpu",   "gpu.index", COL_INT },
+    { "pwr",   "gpu.power.usage", COL_INT },
+    { "gtemp", "gpu.temperature.gpu", COL_INT },
+    { "temp",  "gpu.temperature.gpu", COL_INT },
+    { "mtemp", "gpu.temperature.memory", COL_INT },
+    { "sm",    "gpu.utilization.gpu.pct", COL_INT },
+    { "mem",   "gpu.utilization.memory_copy.pct", COL_INT },
+    { "enc",   "gpu.utilization.encoder.pct", COL_INT },
+    { "dec",   "gpu.utilization.decoder.pct", COL_INT },
+    { "jpg",   "gpu.utilization.jpeg.pct", COL_INT },
+    { "ofa",   "gpu.utilization.ofa.pct", COL_INT },
+    { "mclk",  "gpu.clock.mem_frequency", COL_INT },
+    { "pclk",  "gpu.clock.streaming_multiprocessor_frequency", COL_INT },
+    { "pviol", "gpu.throttling.power.pct", COL_INT },
+    { "tviol", "gpu.throttling.thermal.active", COL_BOOL },
+    { "fb",    "gpu.memory.framebuffer.used_size", COL_INT },
+    { "bar1",  "gpu.memory.bar1.used_size", COL_INT },
+    { "ccpm",  "gpu.memory.protected.used_size", COL_INT },
+    { "sbecc", "gpu.ecc.single_bit.count", COL_INT },
+    { "dbecc", "gpu.ecc.double_bit.count", COL_INT },
+    { "pci",   "gpu.pcie.replay", COL_INT },
+    { "rxpci", "gpu.pcie.rx.throughput", COL_INT },
+    { "txpci", "gpu.pcie.tx.throughput", COL_INT },
+    { "gract",   "gpu.gpm.gract.pct", COL_AUTO },
+    { "smutil",  "gpu.gpm.smutil.pct", COL_AUTO },
+    { "smocc",   "gpu.gpm.smocc.pct", COL_AUTO },
+    { "intutil", "gpu.gpm.intutil.pct", COL_AUTO },
+    { "mmaact",  "gpu.gpm.mmaact.pct", COL_AUTO },
+    { "dram",    "gpu.gpm.dram.pct", COL_AUTO },
+    { "fp64",    "gpu.gpm.fp64.pct", COL_AUTO },
+    { "fp32",    "gpu.gpm.fp32.pct", COL_AUTO },
+    { "fp16",    "gpu.gpm.fp16.pct", COL_AUTO },
+    { "pcitx",   "gpu.gpm.pcitx.throughput", COL_AUTO },
+    { "pcirx",   "gpu.gpm.pcirx.throughput", COL_AUTO },
+    { "nvltx",   "gpu.gpm.nvltx.throughput", COL_AUTO },
+    { "nvlrx",   "gpu.gpm.nvlrx.throughput", COL_AUTO },
+};
+
+static void *dmon_create_common(int csv)
+{
+    struct dmon *d = xcalloc(1, sizeof *d);
+    d->csv = csv;
+    d->date_col = d->time_col = -1;
+    return d;
+}
+
+static void *dmon_create(struct parser *p) { (void)p; return dmon_create_common(0); }
+static void *dmon_csv_create(struct parser *p) { (void)p; return dmon_create_common(1); }
+
+static void cols_clear(struct dmon *d)
+{
+    for (int i = 0; i < d->ncols; i++) free(d->cols[i].dyn);
+    d->ncols = 0;
+    d->date_col = d->time_col = -1;
+    d->have_header = 0;
+}
+
+static void dmon_destroy(void *st)
+{
+    struct dmon *d = st;
+    cols_clear(d);
+    free(d);
+}
+
+/* Splits line into at most max tokens. Whitespace mode: runs of blanks.
+ * CSV mode: commas, each token trimmed. Returns the count, or max+1 if more. */
+static int split(const char *s, size_t n, int csv, const char **tok, size_t *tlen, int max)
+{
+    int k = 0;
+    size_t i = 0;
+    if (!csv) {
+        for (;;) {
+            while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+            if (i >= n) break;
+            size_t a = i;
+            while (i < n && s[i] != ' ' && s[i] != '\t') i++;
+            if (k == max) return max + 1;
+            tok[k] = s + a;
+            tlen[k] = i - a;
+            k++;
+        }
+        return k;
+    }
+    if (n == 0) return 0;
+    for (;;) {
+        size_t a = i;
+        while (i < n && s[i] != ',') i++;
+        if (k == max) return max + 1;
+        const char *t = s + a;
+        size_t l = i - a;
+        str_trim(&t, &l);
+        tok[k] = t;
+        tlen[k] = l;
+        k++;
+        if (i >= n) break;
+        i++;
+    }
+    return k;
+}
+
+static int tok_eq(const char *t, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n == l && !memcmp(t, lit, l);
+}
+
+/* A '#' line: either the names line (has "gpu") or the units line ("Idx"). */
+static int dmon_header(struct parser *p, struct dmon *d, const char *line, size_t len)
+{
+    const char *tok[DMON_MAX_COLS + 1];
+    size_t tl[DMON_MAX_COLS + 1];
+    const char *s = line + 1;
+    size_t n = len - 1;
+    int csv = d->csv || memchr(s, ',', n) != NULL;
+    int k = split(s, n, csv, tok, tl, DMON_MAX_COLS);
+    if (k > DMON_MAX_COLS) return parser_error(p, "header has more than %d columns", DMON_MAX_COLS);
+    int has_gpu = 0, has_idx = 0;
+    for (int i = 0; i < k; i++) {
+        if (tok_eq(tok[i], tl[i], "gpu")) has_gpu = 1;
+        if (tok_eq(tok[i], tl[i], "Idx")) has_idx = 1;
+    }
+    if (has_idx && !has_gpu) return GL_DECLINED;      /* units line */
+    if (!has_gpu) return GL_DECLINED;                  /* some other comment */
+    cols_clear(d);
+    d->csv = csv;
+    for (int i = 0; i < k; i++) {
+        struct dmon_col *c = &d->cols[i];
+        c->dyn = NULL;
+        c->kind = COL_AUTO;
+        c->key = NULL;
+        if (tok_eq(tok[i], tl[i], "Date")) { c->kind = COL_DATE; d->date_col = i; c->key = "date"; continue; }
+        if (tok_eq(tok[i], tl[i], "Time")) { c->kind = COL_TIME; d->time_col = i; c->key = "time"; continue; }
+        for (size_t j = 0; j < GL_ARRAY_LEN(dmon_map); j++) {
+            if (tok_eq(tok[i], tl[i], dmon_map[j].col)) {
+                c->key = dmon_map[j].key;
+                c->kind = dmon_map[j].kind;
+                break;
+            }
+        }
+        if (!c->key) {
+            c->dyn = name_sanitize("gpu.dmon.", tok[i], tl[i]);
+            c->key = c->dyn;
+        }
+    }
+    d->ncols = k;
+    d->have_header = 1;
+    return GL_DECLINED;
+}
+
+/* Parses an unsigned/signed decimal integer quickly. */
+static inline int fast_int(const char *s, size_t n, int64_t *out)
+{
+    if (n == 0 || n > 18) return 0;
+    size_t i = 0;
+    int neg = 0;
+    if (s[0] == '-') { if (n == 1) return 0; neg = 1; i = 1; }
+    int64_t v = 0;
+    for (; i < n; i++) {
+        unsigned c = (unsigned)(s[i] - '0');
+        if (c > 9) return 0;
+        v = v * 10 + c;
+    }
+    *out = neg ? -v : v;
+    return 1;
+}
+
+static int set_columns_from_option(struct parser *p, struct dmon *d)
+{
+    if (!p->opt_columns) return 0;
+    size_t n = strlen(p->opt_columns);
+    char *tmp = xmalloc(n + 2);
+    tmp[0] = '#';
+    for (size_t i = 0; i < n; i++) tmp[i + 1] = p->opt_columns[i] == ',' ? ' ' : p->opt_columns[i];
+    int csv = d->csv;
+    d->csv = 0;
+    dmon_header(p, d, tmp, n + 1);
+    d->csv = csv;
+    free(tmp);
+    return d->have_header;
+}
+
+static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
+                     const char *line, size_t len)
+{
+    struct dmon *d = st;
+    const char *s = line;
+    size_t n = len;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+    while (n && (*s == ' ' || *s == '\t')) { s++; n--; }
+    if (n == 0) return GL_DECLINED;
+    if (s[0] == '#') return dmon_header(p, d, s, n);
+    if (!d->have_header && !set_columns_from_option(p, d)) {
+        if (d->csv)
+            return parser_error(p, "dmon CSV row without a header line: pass --columns with the dmon column names (for example --columns gpu,pwr,gtemp,mtemp,sm,mem,enc,dec,jpg,ofa,mclk,pclk)");
+        return parser_error(p, "dmon row before any '#' header line");
+    }
+    const char *tok[DMON_MAX_COLS + 1];
+    size_t tl[DMON_MAX_COLS + 1];
+    int k = split(s, n, d->csv, tok, tl, DMON_MAX_COLS);
+    if (k != d->ncols) {
+        if (k == 1 || (s[0] < '0' || s[0] > '9'))
+            return parser_error(p, "not a dmon row (%d field%s, header has %d): %.60s",
+                                k, k == 1 ? "" : "s", d->ncols, s);
+        return parser_error(p, "expected %d fields as in the header, got %d", d->ncols, k);
+    }
+    struct event *ev = parser_begin(p, src, "metric", "gpu.dmon", line, len, 0);
+    int have_gpu = 0;
+    int date = -1, y = 0, mo = 0, dd = 0, hh = -1, mi = 0, ss = 0;
+    for (int i = 0; i < k; i++) {
+        const char *t = tok[i];
+        size_t l = tl[i];
+        const struct dmon_col *c = &d->cols[i];
+        if (l == 1 && t[0] == '-') continue;          /* missing value */
+        int64_t v;
+        switch (c->kind) {
+        case COL_INT:
+            if (fast_int(t, l, &v)) {
+                event_add_int(ev, c->key, v);
+                if (c->key[4] == 'i' && !strcmp(c->key, "gpu.index")) have_gpu = 1;
+            } else if (value_is_missing(t, l)) {
+                continue;
+            } else {
+                double dv;
+                if (!gl_parse_double(t, l, &dv))
+                    return parser_error(p, "column %d: not a number: '%.*s'", i + 1, (int)(l > 40 ? 40 : l), t);
+                event_add_num(ev, c->key, dv);
+            }
+            break;
+        case COL_BOOL:
+            if (fast_int(t, l, &v)) event_add_bool(ev, c->key, v != 0);
+            else if (!value_is_missing(t, l))
+                return parser_error(p, "column %d: not a flag: '%.*s'", i + 1, (int)(l > 40 ? 40 : l), t);
+            break;
+        case COL_DATE:
+            if (l != 8 || !fast_int(t, l, &v))
+                return parser_error(p, "bad date '%.*s' (want YYYYMMDD)", (int)(l > 40 ? 40 : l), t);
+            date = (int)v;
+            y = date / 10000; mo = date / 100 % 100; dd = date % 100;
+            break;
+        case COL_TIME:
+            if (l != 8 || t[2] != ':' || t[5] != ':' || !fast_int(t, 2, &v))
+                return parser_error(p, "bad time '%.*s' (want HH:MM:SS)", (int)(l > 40 ? 40 : l), t);
+            hh = (int)v;
+            if (!fast_int(t + 3, 2, &v)) return parser_error(p, "bad time '%.*s'", (int)l, t);
+            mi = (int)v;
+            if (!fast_int(t + 6, 2, &v)) return parser_error(p, "bad time '%.*s'", (int)l, t);
+            ss = (int)v;
+            break;
+        case COL_AUTO:
+            if (value_is_missing(t, l)) continue;
+            event_add_auto(ev, c->key, t, l, 1);
+            break;
+        }
+    }
+    if (!have_gpu) return parser_error(p, "row has no gpu index");
+    if (hh >= 0) {
+        if (date < 0) {
+            /* -o T alone: the date is the reading day in the tool's zone */
+            time_t now = (time_t)(src->now_ms / 1000);
+            struct tm tm;
+            localtime_r(&now, &tm);
+            y = tm.tm_year + 1900; mo = tm.tm_mon + 1; dd = tm.tm_mday;
+        }
+        if (gl_local_to_epoch_ms(y, mo, dd, hh, mi, ss, 0, &ev->ts_ms) != GL_OK)
+            return parser_error(p, "bad date/time %08d %02d:%02d:%02d", date, hh, mi, ss);
+    } else if (date >= 0) {
+        if (gl_local_to_epoch_ms(y, mo, dd, 0, 0, 0, 0, &ev->ts_ms) != GL_OK)
+            return parser_error(p, "bad date %08d", date);
+    }
+    parser_emit(p);
+    return GL_OK;
+}
+
+/* A dmon header: '#' then names including gpu and at least one dmon column,
+ * and not pmon's pid/command. */
+static int dmon_sniff_common(const char *line, size_t len, int want_csv)
+{
+    const char *s = line;
+    size_t n = len;
+    str_trim(&s, &n);
+    if (n < 4 || s[0] != '#') return 0;
+    int csv = memchr(s, ',', n) != NULL;
+    if (csv != want_csv) return 0;
+    const char *tok[DMON_MAX_COLS + 1];
+    size_t tl[DMON_MAX_COLS + 1];
+    int k = split(s + 1, n - 1, csv, tok, tl, DMON_MAX_COLS);
+    if (k > DMON_MAX_COLS) return 0;
+    int gpu = 0, known = 0;
+    for (int i = 0; i < k; i++) {
+        if (tok_eq(tok[i], tl[i], "pid") || tok_eq(tok[i], tl[i], "command")) return 0;
+        if (tok_eq(tok[i], tl[i], "gpu")) gpu = 1;
+        for (size_t j = 1; j < GL_ARRAY_LEN(dmon_map); j++)
+            if (tok_eq(tok[i], tl[i], dmon_map[j].col)) { known++; break; }
+    }
+    return gpu && known ? 90 : 0;
+}
+
+static int dmon_sniff(const char *line, size_t len) { return dmon_sniff_common(line, len, 0); }
+static int dmon_csv_sniff(const char *line, size_t len) { return dmon_sniff_common(line, len, 1); }
+
+const struct parser_ops parser_dmon = {
+    .name = "dmon",
+    .help = "nvidia-smi dmon, whitespace layout (any -s, -o D/T/DT, GPM columns)",
+    .create = dmon_create,
+    .destroy = dmon_destroy,
+    .sniff = dmon_sniff,
+    .feed = dmon_feed,
+    .flush = NULL,
+};
+
+const struct parser_ops parser_dmon_csv = {
+    .name = "dmon-csv",
+    .help = "nvidia-smi dmon --format csv[,nounit][,noheader] (noheader needs --columns)",
+    .create = dmon_csv_create,
+    .destroy = dmon_destroy,
+    .sniff = dmon_csv_sniff,
+    .feed = dmon_feed,
+    .flush = NULL,
+};

@@ -1,0 +1,136 @@
+/* parser.c - registry, common event header and shared helpers. */
+#include "parser.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct parser_ops *const parser_formats[] = {
+    &parser_auto, &parser_dmon, &parser_dmon_csv, &parser_query_csv, &parser_csv,
+    &parser_pmon, &parser_dcgmi, &parser_kmsg, NULL
+};
+
+const struct parser_ops *parser_find(const char *name)
+{
+    for (size_t i = 0; parser_formats[i]; i++)
+        if (!strcmp(parser_formats[i]->name, name)) return parser_formats[i];
+    return NULL;
+}
+
+struct parser *parser_new(const struct parser_ops *ops, emit_fn emit, void *ctx)
+{
+    struct parser *p = xcalloc(1, sizeof *p);
+    p->ops = ops;
+    p->emit = emit;
+    p->emit_ctx = ctx;
+    event_init(&p->ev);
+    p->st = ops->create ? ops->create(p) : NULL;
+    return p;
+}
+
+void parser_free(struct parser *p)
+{
+    if (!p) return;
+    if (p->ops->destroy) p->ops->destroy(p->st);
+    event_free(&p->ev);
+    free(p);
+}
+
+int parser_feed(struct parser *p, const struct line_src *src, const char *line, size_t len)
+{
+    p->stats.lines++;
+    p->err[0] = '\0';
+    int rc = p->ops->feed(p, p->st, src, line, len);
+    if (rc == GL_DECLINED) p->stats.declined++;
+    else if (rc == GL_ERROR) p->stats.rejected++;
+    return rc;
+}
+
+void parser_flush(struct parser *p)
+{
+    if (p->ops->flush) p->ops->flush(p, p->st);
+}
+
+struct event *parser_begin(struct parser *p, const struct line_src *src,
+                           const char *kind, const char *dataset,
+                           const char *line, size_t len, int always_original)
+{
+    struct event *ev = &p->ev;
+    event_reset(ev);
+    ev->kind = kind;
+    ev->dataset = dataset;
+    ev->host = src->host;
+    ev->path = src->path;
+    ev->offset = src->path ? src->offset : -1;
+    ev->ts_ms = src->now_ms;
+    ev->created_ms = src->now_ms;
+    event_make_id(ev, src->host, src->source, src->offset, line, len);
+    if (always_original || src->keep_original) {
+        ev->original = line;
+        ev->original_len = len;
+    }
+    return ev;
+}
+
+void parser_emit(struct parser *p)
+{
+    p->stats.events++;
+    if (p->emit) p->emit(p->emit_ctx, &p->ev);
+}
+
+int parser_error(struct parser *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->err, sizeof p->err, fmt, ap);
+    va_end(ap);
+    return GL_ERROR;
+}
+
+void str_trim(const char **s, size_t *n)
+{
+    const char *a = *s;
+    size_t l = *n;
+    while (l && (*a == ' ' || *a == '\t')) { a++; l--; }
+    while (l && (a[l - 1] == ' ' || a[l - 1] == '\t')) l--;
+    *s = a;
+    *n = l;
+}
+
+int value_is_missing(const char *s, size_t n)
+{
+    if (n == 0) return 1;
+    if (n == 1 && s[0] == '-') return 1;
+    if (n == 3 && (!memcmp(s, "N/A", 3) || !memcmp(s, "N/W", 3))) return 1;
+    if (s[0] == '[' && s[n - 1] == ']') return 1;
+    return 0;
+}
+
+int event_add_auto(struct event *ev, const char *key, const char *s, size_t n, int allow_str)
+{
+    int64_t i;
+    double d;
+    if (gl_parse_i64(s, n, &i)) { event_add_int(ev, key, i); return 1; }
+    if (gl_parse_double(s, n, &d)) { event_add_num(ev, key, d); return 1; }
+    if (allow_str) { event_add_str(ev, key, s, n); return 1; }
+    return 0;
+}
+
+char *name_sanitize(const char *prefix, const char *s, size_t n)
+{
+    size_t pl = prefix ? strlen(prefix) : 0;
+    char *out = xmalloc(pl + n + 1);
+    memcpy(out, prefix, pl);
+    size_t o = pl;
+    int last_us = 1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (isalnum(c)) { out[o++] = (char)tolower(c); last_us = 0; }
+        else if (!last_us) { out[o++] = '_'; last_us = 1; }
+    }
+    while (o > pl && out[o - 1] == '_') o--;
+    if (o == pl) out[o++] = '_';
+    out[o] = '\0';
+    return out;
+}

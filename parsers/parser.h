@@ -1,0 +1,119 @@
+/*
+ * parser.h - one interface for every input format.
+ *
+ * A parser turns lines into events. It is fed one line at a time with the
+ * line's source position; for each event it completes it calls the emit
+ * callback with a borrowed event (valid only during the call). Multi-line
+ * formats (kernel messages) may emit on a later line or at parser_flush.
+ *
+ * Return codes of feed: GL_OK (line used), GL_DECLINED (header, blank,
+ * comment: nothing to emit, not an error), GL_ERROR (line rejected; the reason
+ * is in p->err). Rejected lines never stop the stream.
+ *
+ * Ownership: parser_new returns a parser the caller frees with parser_free;
+ * lines are borrowed for the duration of parser_feed only.
+ */
+#ifndef GPULOG_PARSER_H
+#define GPULOG_PARSER_H
+
+#include "../core/common.h"
+#include "../core/event.h"
+
+/* Where a line came from; filled by the reader loop for every line. */
+struct line_src {
+    const char *host;      /* host.name */
+    const char *path;      /* log.file.path, NULL for stdin/exec */
+    const char *source;    /* identity used in event.id: path, "-", or the command */
+    int64_t offset;        /* byte offset of the line in the source */
+    uint64_t lineno;       /* 1-based line number */
+    int64_t now_ms;        /* when the line was read (event.created) */
+    int keep_original;     /* put event.original on metric events too */
+};
+
+typedef void (*emit_fn)(void *ctx, const struct event *ev);
+
+struct parser;
+
+struct parser_ops {
+    const char *name;                       /* --format name */
+    const char *help;                       /* one line for --help */
+    void *(*create)(struct parser *p);
+    void (*destroy)(void *st);
+    /* How sure (0..100) we are that this line starts (or is a header of) this
+     * format. Used by --format auto; lines are borrowed. */
+    int (*sniff)(const char *line, size_t len);
+    int (*feed)(struct parser *p, void *st, const struct line_src *src,
+                const char *line, size_t len);
+    /* End of input: emit anything pending. May be NULL. */
+    void (*flush)(struct parser *p, void *st);
+};
+
+struct parser_stats {
+    uint64_t lines;        /* lines fed */
+    uint64_t events;       /* events emitted */
+    uint64_t declined;     /* headers, blanks, comments */
+    uint64_t rejected;     /* lines that could not be parsed */
+};
+
+struct parser {
+    const struct parser_ops *ops;
+    void *st;
+    struct event ev;           /* reusable event the format fills */
+    emit_fn emit;
+    void *emit_ctx;
+    char err[GL_ERRLEN];       /* reason of the last GL_ERROR */
+    struct parser_stats stats;
+    const char *opt_columns;   /* --columns for header-less CSV (borrowed) */
+};
+
+/* Looks a format up by name ("auto", "dmon", ...); NULL if unknown. */
+const struct parser_ops *parser_find(const char *name);
+/* NULL-terminated list of every format (auto first). */
+extern const struct parser_ops *const parser_formats[];
+
+/* Creates a parser for ops that calls emit(ctx, ev) for each event. */
+struct parser *parser_new(const struct parser_ops *ops, emit_fn emit, void *ctx);
+void parser_free(struct parser *p);
+/* Feeds one line (without terminator). Returns GL_OK, GL_DECLINED or GL_ERROR
+ * (reason in p->err) and keeps p->stats. */
+int parser_feed(struct parser *p, const struct line_src *src, const char *line, size_t len);
+/* Signals end of input. */
+void parser_flush(struct parser *p);
+
+/* Helpers for format modules. */
+
+/* Resets p->ev and fills the common header from src: kind, dataset, host,
+ * path, offset, created time, id (from the raw line), original if asked or
+ * always_original. ts defaults to src->now_ms. */
+struct event *parser_begin(struct parser *p, const struct line_src *src,
+                           const char *kind, const char *dataset,
+                           const char *line, size_t len, int always_original);
+/* Emits p->ev and counts it. */
+void parser_emit(struct parser *p);
+/* Sets p->err and returns GL_ERROR. */
+int parser_error(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Utilities shared by formats. */
+/* Trims ASCII spaces/tabs at both ends. */
+void str_trim(const char **s, size_t *n);
+/* 1 if the value is one of the "missing" spellings: "", "-", "N/A", "N/W",
+ * or anything in brackets ("[N/A]", "[Not Supported]", ...). */
+int value_is_missing(const char *s, size_t n);
+/* Adds a value parsed from text: integer if it is one, else a double, else
+ * (if allow_str) a string. Returns 1 if added. */
+int event_add_auto(struct event *ev, const char *key, const char *s, size_t n, int allow_str);
+/* Lower-cases and turns runs of non-alphanumerics into '_' (for metric names).
+ * Returns a new string. */
+char *name_sanitize(const char *prefix, const char *s, size_t n);
+
+/* The format modules. */
+extern const struct parser_ops parser_auto;
+extern const struct parser_ops parser_dmon;
+extern const struct parser_ops parser_dmon_csv;
+extern const struct parser_ops parser_query_csv;
+extern const struct parser_ops parser_csv;
+extern const struct parser_ops parser_pmon;
+extern const struct parser_ops parser_dcgmi;
+extern const struct parser_ops parser_kmsg;
+
+#endif
