@@ -1,0 +1,125 @@
+/* sink.c - generic sink helpers and the NDJSON file sink. */
+#include "sink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum sink_stream sink_stream_of(const char *dataset)
+{
+    if (!dataset) return STREAM_METRICS;
+    if (!strcmp(dataset, "gpu.xid") || !strcmp(dataset, "gpu.sxid")) return STREAM_EVENTS;
+    if (!strcmp(dataset, "gpu.anomaly")) return STREAM_ANOMALIES;
+    return STREAM_METRICS;
+}
+
+long sink_drain(struct sink *s, int timeout_ms)
+{
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : gl_now_ms() + timeout_ms;
+    long left;
+    while ((left = sink_poll(s, 100)) > 0 && gl_now_ms() < deadline)
+        ;
+    return left;
+}
+
+void sink_free(struct sink *s)
+{
+    if (!s) return;
+    if (s->ops->destroy) s->ops->destroy(s->st);
+    free(s);
+}
+
+/* ---------------------------------------------------------------- file sink */
+
+struct file_sink {
+    struct sink *s;
+    int fd;
+    int own_fd;
+    struct buf b;
+    void **pending;          /* tokens written to b but not yet on disk */
+    size_t npending, cappending;
+};
+
+static int file_flush(struct file_sink *f)
+{
+    size_t off = 0;
+    while (off < f->b.len) {
+        ssize_t n = write(f->fd, f->b.p + off, f->b.len - off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            snprintf(f->s->errstr, sizeof f->s->errstr, "write: %s", strerror(errno));
+            return GL_ERROR;
+        }
+        off += (size_t)n;
+    }
+    buf_reset(&f->b);
+    for (size_t i = 0; i < f->npending; i++)
+        if (f->s->settle) f->s->settle(f->s->settle_ctx, f->pending[i], SINK_STORED);
+    f->npending = 0;
+    return GL_OK;
+}
+
+static int file_write(void *st, const struct sink_doc *d)
+{
+    struct file_sink *f = st;
+    buf_append(&f->b, d->json, d->len);
+    buf_putc(&f->b, '\n');
+    if (f->npending == f->cappending) {
+        f->cappending = f->cappending ? f->cappending * 2 : 256;
+        f->pending = xrealloc(f->pending, f->cappending * sizeof *f->pending);
+    }
+    f->pending[f->npending++] = d->token;
+    if (f->b.len >= 65536) return file_flush(f);
+    return GL_OK;
+}
+
+static long file_poll(void *st, int timeout_ms)
+{
+    (void)timeout_ms;
+    struct file_sink *f = st;
+    if (f->b.len && file_flush(f) != GL_OK) return (long)f->npending;
+    return 0;
+}
+
+static void file_destroy(void *st)
+{
+    struct file_sink *f = st;
+    if (f->b.len) file_flush(f);
+    if (f->own_fd) close(f->fd);
+    buf_free(&f->b);
+    free(f->pending);
+    free(f);
+}
+
+static const struct sink_ops file_ops = {
+    .name = "file", .write = file_write, .poll = file_poll, .destroy = file_destroy,
+};
+
+struct sink *sink_file_new(const char *path, sink_settle_fn settle, void *ctx,
+                           char *err, size_t errlen)
+{
+    int fd = 1, own = 0;
+    if (path && strcmp(path, "-")) {
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+            return NULL;
+        }
+        own = 1;
+    }
+    struct sink *s = xcalloc(1, sizeof *s);
+    struct file_sink *f = xcalloc(1, sizeof *f);
+    f->s = s;
+    f->fd = fd;
+    f->own_fd = own;
+    buf_init(&f->b);
+    s->ops = &file_ops;
+    s->st = f;
+    s->settle = settle;
+    s->settle_ctx = ctx;
+    return s;
+}

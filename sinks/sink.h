@@ -1,0 +1,96 @@
+/*
+ * sink.h - one interface for every output: NDJSON file/stdout, Kafka, and
+ * Elasticsearch/OpenSearch.
+ *
+ * A document is written with an opaque token; once the sink knows the
+ * document's fate it calls settle(ctx, token, outcome) exactly once:
+ * SINK_STORED (acknowledged: stored, or already stored), or SINK_DEADLETTER
+ * (permanently rejected and written to the dead letter with its reason).
+ * Callers advance checkpoints/offsets only from settle callbacks, never from
+ * write(). Nothing is ever dropped without a settle call.
+ *
+ * Ownership: write() borrows the document and copies what it keeps; the
+ * caller owns the sink and frees it with sink_free (which does not flush).
+ */
+#ifndef GPULOG_SINK_H
+#define GPULOG_SINK_H
+
+#include "../core/common.h"
+
+/* Routing class of a document: decides topic / data stream. */
+enum sink_stream { STREAM_METRICS, STREAM_EVENTS, STREAM_ANOMALIES };
+
+/* Maps event.dataset to a routing class: gpu.xid/gpu.sxid -> events,
+ * gpu.anomaly -> anomalies, everything else -> metrics. */
+enum sink_stream sink_stream_of(const char *dataset);
+
+struct sink_doc {
+    enum sink_stream stream;
+    const char *key;  size_t keylen;     /* Kafka message key (host/gpu) */
+    const char *id;                      /* event.id: ES _id, dedup key */
+    const char *json; size_t len;        /* the event, one JSON object */
+    void *token;                         /* handed back to settle() */
+};
+
+enum sink_outcome { SINK_STORED = 0, SINK_DEADLETTER = 1 };
+typedef void (*sink_settle_fn)(void *ctx, void *token, enum sink_outcome outcome);
+
+struct sink_ops {
+    const char *name;
+    /* GL_OK: accepted; GL_AGAIN: the sink is full (backpressure): call poll
+     * and try again; GL_ERROR: fatal (configuration), reason in errstr. */
+    int (*write)(void *st, const struct sink_doc *d);
+    /* Makes progress on I/O for up to timeout_ms; calls settle callbacks.
+     * Returns the number of documents still unsettled. */
+    long (*poll)(void *st, int timeout_ms);
+    void (*destroy)(void *st);
+};
+
+struct sink {
+    const struct sink_ops *ops;
+    void *st;
+    sink_settle_fn settle;
+    void *settle_ctx;
+    char errstr[GL_ERRLEN];
+};
+
+static inline int sink_write(struct sink *s, const struct sink_doc *d) { return s->ops->write(s->st, d); }
+static inline long sink_poll(struct sink *s, int timeout_ms) { return s->ops->poll(s->st, timeout_ms); }
+/* Polls until every document is settled or timeout_ms passed (-1 = no limit).
+ * Returns the number still unsettled (0 = all settled). */
+long sink_drain(struct sink *s, int timeout_ms);
+void sink_free(struct sink *s);
+
+/* NDJSON to a file, or stdout when path is NULL or "-". Settles on write. */
+struct sink *sink_file_new(const char *path, sink_settle_fn settle, void *ctx,
+                           char *err, size_t errlen);
+
+/* Kafka producer (sinks/kafka.c). props are "key=value" librdkafka settings
+ * applied after gpulog's defaults (idempotence, acks=all, compression,
+ * message.timeout.ms=0). */
+struct kafka_conf {
+    const char *brokers;
+    const char *topic[3];               /* by enum sink_stream; NULL = default */
+    const char *const *props;
+    size_t nprops;
+};
+struct sink *sink_kafka_new(const struct kafka_conf *kc, sink_settle_fn settle, void *ctx,
+                            char *err, size_t errlen);
+
+/* Elasticsearch/OpenSearch _bulk (sinks/es.c). */
+struct es_conf {
+    const char *url;                    /* http(s)://host:port */
+    const char *ns;                     /* data stream namespace, default "default" */
+    int index_metrics;                  /* also index metric events */
+    const char *user, *password;        /* basic auth (password from env/file) */
+    const char *api_key;
+    const char *ca_file, *cert_file, *key_file;
+    const char *deadletter_path;        /* file for rejected documents */
+    size_t batch_bytes;                 /* flush a bulk body at this size */
+    int batch_age_ms;                   /* or when the oldest item is this old */
+    size_t max_pending_bytes;           /* backpressure above this */
+};
+struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle, void *ctx,
+                         char *err, size_t errlen);
+
+#endif
