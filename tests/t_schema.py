@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Validates every event `gpulog parse` emits for the real corpus
+(../shared/corpus) and tests/fixtures/** against schemas/event.schema.json.
+
+One check per input file (a file passes when every event it gives validates),
+plus self-checks that the schema rejects what it must (typos, nulls, wrong
+types) so this test can fail. Per-file parse arguments come from
+tests/golden/<dir>/<file>.args, as in the golden tests.
+Ends with "N passed, N failed".
+"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+import jsonschema
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.chdir(ROOT)
+GPULOG = os.environ.get("GPULOG") or os.path.join(ROOT, os.environ.get("BUILD", "build"), "gpulog")
+CORPUS = "../shared/corpus"
+
+with open("schemas/event.schema.json") as f:
+    SCHEMA = json.load(f)
+jsonschema.Draft202012Validator.check_schema(SCHEMA)
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+passed = 0
+failed = 0
+
+
+def result(ok, name, why=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok   " + name)
+    else:
+        failed += 1
+        print("FAIL " + name + (": " + why if why else ""))
+
+
+def first_error(doc):
+    errs = sorted(VALIDATOR.iter_errors(doc), key=lambda e: list(e.path))
+    if not errs:
+        return None
+    e = errs[0]
+    where = "/".join(str(p) for p in e.path) or "(root)"
+    return "%s: %s" % (where, e.message[:300])
+
+
+def inputs():
+    out = []
+    if os.path.isdir(CORPUS):
+        for d in sorted(os.listdir(CORPUS)):
+            full = os.path.join(CORPUS, d)
+            if not os.path.isdir(full):
+                continue
+            for f in sorted(os.listdir(full)):
+                out.append((os.path.join(full, f), os.path.join("tests/golden", d, f + ".args")))
+    else:
+        result(False, "corpus", CORPUS + " not found (shared/ must sit beside the checkout)")
+    for base, _, files in sorted(os.walk("tests/fixtures")):
+        for f in sorted(files):
+            if f.endswith(".args"):
+                continue
+            p = os.path.join(base, f)
+            out.append((p, p + ".args"))
+    return out
+
+
+def extra_args(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return shlex.split(f.read())
+
+
+total_events = 0
+for path, argsf in inputs():
+    cmd = [GPULOG, "parse", "--tz", "UTC", "--host", "schema-host"] + extra_args(argsf) + [path]
+    env = dict(os.environ, GPULOG_READ_TIME="2025-01-01T00:00:00.000Z")
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
+    except Exception as ex:  # noqa: BLE001 - any failure to run is a failed check
+        result(False, path, "could not run gpulog: %s" % ex)
+        continue
+    if p.returncode != 0:
+        result(False, path, "exit %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[-300:]))
+        continue
+    bad = None
+    n = 0
+    for i, line in enumerate(p.stdout.decode("utf-8", errors="strict").splitlines(), 1):
+        n += 1
+        try:
+            doc = json.loads(line)
+        except ValueError as ex:
+            bad = "event %d: not JSON: %s" % (i, ex)
+            break
+        err = first_error(doc)
+        if err:
+            bad = "event %d: %s" % (i, err)
+            break
+    total_events += n
+    result(bad is None, "%s (%d events)" % (path, n), bad or "")
+
+# Self-checks: the schema must be able to fail.
+GOOD = {
+    "@timestamp": "2025-11-07T03:15:01.000Z", "event.kind": "metric", "event.dataset": "gpu.dmon",
+    "event.id": "0123456789abcdef0123456789abcdef", "agent.name": "gpulog", "agent.version": "0.1.0",
+    "host.name": "n1", "gpu.index": 0, "gpu.power.usage": 111, "gpu.throttling.thermal.active": False,
+}
+ALERT = {
+    "@timestamp": "2025-11-07T03:15:01.000Z", "event.kind": "alert", "event.dataset": "gpu.anomaly",
+    "event.id": "0123456789abcdef0123456789abcdef", "agent.name": "gpulog", "agent.version": "0.1.0",
+    "host.name": "n1", "gpu.index": 3, "event.type": "start", "rule.id": "zscore.gpu.power.usage",
+    "rule.name": "power z-score", "event.start": "2025-11-07T03:14:00.000Z", "event.risk_score": 73.5,
+    "event.severity": 2, "event.reason": "power 420 W above expected 280-330 W",
+    "anomaly.field": "gpu.power.usage", "anomaly.observed": 420, "anomaly.expected.low": 280.0,
+    "anomaly.expected.high": 330.0, "anomaly.zscore": 6.1,
+}
+result(first_error(GOOD) is None, "self-check: a minimal dmon event validates", str(first_error(GOOD)))
+result(first_error(ALERT) is None, "self-check: an alert validates", str(first_error(ALERT)))
+MUTATIONS = [
+    ("misspelt key", {"gpu.powr.usage": 1}),
+    ("null value", {"gpu.power.usage": None}),
+    ("float where integer", {"gpu.temperature.gpu": 45.5}),
+    ("percentage above 100", {"gpu.utilization.gpu.pct": 101}),
+    ("string number", {"gpu.index": "0"}),
+    ("timestamp without ms", {"@timestamp": "2025-11-07T03:15:01Z"}),
+    ("uppercase event.id", {"event.id": "0123456789ABCDEF0123456789ABCDEF"}),
+    ("unknown dataset", {"event.dataset": "gpu.dmonn"}),
+    ("boolean reason as int", {"gpu.throttling.reason.sw_power_cap": 1}),
+    ("alert without rule.id", "alert-no-rule"),
+    ("metric kind on anomaly dataset", {"event.dataset": "gpu.anomaly"}),
+]
+for name, change in MUTATIONS:
+    if change == "alert-no-rule":
+        doc = dict(ALERT)
+        del doc["rule.id"]
+    else:
+        doc = dict(GOOD)
+        doc.update(change)
+    result(first_error(doc) is not None, "self-check: rejects " + name, "schema accepted it")
+for req in SCHEMA["required"]:
+    doc = dict(GOOD)
+    del doc[req]
+    result(first_error(doc) is not None, "self-check: requires " + req, "schema accepted it")
+
+print("%d events validated" % total_events)
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
