@@ -1,0 +1,234 @@
+/*
+ * test_event.c - unit tests of core/event.c: field accessors, deterministic
+ * event ids, and the event_to_json -> event_from_json round trip (field by
+ * field and as text), plus the decoder's refusals.
+ */
+#include "../core/event.h"
+#include "test.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+
+/* Fills ev with one field of every type and awkward values. */
+static void fill(struct event *ev, const char *longstr, size_t longlen)
+{
+    event_init(ev);
+    ev->ts_ms = 1762485301123LL;
+    ev->created_ms = 1762485302000LL;
+    ev->kind = "metric";
+    ev->dataset = "gpu.dmon";
+    ev->host = "n\"1";
+    ev->path = "/var/log/gpu/dmon.log";
+    ev->offset = 168;
+    event_make_id(ev, ev->host, ev->path, ev->offset, "line", 4);
+    event_add_int(ev, "gpu.index", 3);
+    event_add_int(ev, "gpu.dmon.neg", -42);
+    event_add_int(ev, "gpu.dmon.big", 123456789012345678LL);
+    event_add_num(ev, "gpu.power.usage", 391.42);
+    event_add_num(ev, "gpu.dmon.tiny", 1e-300);
+    event_add_bool(ev, "gpu.throttling.thermal.active", 1);
+    event_add_bool(ev, "gpu.throttling.reason.sw_power_cap", 0);
+    event_add_str(ev, "gpu.name", "NVIDIA H100 80GB HBM3", 21);
+    const char *esc = "tab\there \"q\" back\\slash \xe2\x82\xac";
+    event_add_str(ev, "gpu.dmon.esc", esc, strlen(esc));
+    event_add_str(ev, "gpu.dmon.empty", "", 0);
+    event_add_str(ev, "gpu.dmon.long", longstr, longlen);
+    event_add_int(ev, "odd\"key", 1);
+    ev->original = "    3    391 raw";
+    ev->original_len = 16;
+}
+
+TEST(accessors)
+{
+    struct event ev;
+    event_init(&ev);
+    CHECK_EQ_INT(ev.offset, -1);
+    event_add_int(&ev, "a.b", 5);
+    event_add_str(&ev, "s", "xyz", 3);
+    event_add_bool(&ev, "f", 1);
+    double d = 0;
+    CHECK(event_get_num(&ev, "a.b", &d) && d == 5);
+    CHECK(event_get_num(&ev, "f", &d) && d == 1);
+    CHECK(!event_get_num(&ev, "s", &d));
+    CHECK(!event_get_num(&ev, "missing", &d));
+    size_t n = 0;
+    const char *s = event_get_str(&ev, "s", &n);
+    CHECK(s && n == 3 && !memcmp(s, "xyz", 3));
+    CHECK(event_get_str(&ev, "a.b", &n) == NULL);
+    event_set_str(&ev, "s", "longer value", 12);
+    s = event_get_str(&ev, "s", &n);
+    CHECK(s && n == 12 && !strcmp(s, "longer value"));
+    event_set_str(&ev, "new", "v", 1);
+    CHECK_EQ_INT(ev.nf, 4);
+    event_reset(&ev);
+    CHECK_EQ_INT(ev.nf, 0);
+    CHECK_EQ_INT(ev.offset, -1);
+    CHECK(event_get(&ev, "a.b") == NULL);
+    /* many fields: the array grows */
+    static char keys[100][12];
+    for (int i = 0; i < 100; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%d", i);
+        event_add_int(&ev, keys[i], i);
+    }
+    CHECK(event_get_num(&ev, "k99", &d) && d == 99);
+    event_free(&ev);
+}
+
+TEST(ids)
+{
+    struct event a, b;
+    event_init(&a);
+    event_init(&b);
+    event_make_id(&a, "h", "/p", 100, "line", 4);
+    event_make_id(&b, "h", "/p", 100, "line", 4);
+    CHECK_EQ_STR(a.id, b.id);
+    CHECK_EQ_INT(strlen(a.id), 32);
+    event_make_id(&b, "h", "/p", 101, "line", 4);
+    CHECK(strcmp(a.id, b.id) != 0);
+    event_make_id(&b, "h2", "/p", 100, "line", 4);
+    CHECK(strcmp(a.id, b.id) != 0);
+    event_make_id(&b, "h", "/q", 100, "line", 4);
+    CHECK(strcmp(a.id, b.id) != 0);
+    event_make_id(&b, "h", "/p", 100, "linE", 4);
+    CHECK(strcmp(a.id, b.id) != 0);
+    /* stdin ("-" / NULL source) is its own identity and stable */
+    event_make_id(&a, "h", NULL, 0, "x", 1);
+    event_make_id(&b, "h", NULL, 0, "x", 1);
+    CHECK_EQ_STR(a.id, b.id);
+    event_make_id(&b, NULL, NULL, 0, "x", 1);
+    CHECK(strcmp(a.id, b.id) != 0);
+    event_free(&a);
+    event_free(&b);
+}
+
+static int fields_equal(const struct event *a, const struct event *b, const char *key)
+{
+    const struct ev_field *fa = event_get(a, key), *fb = event_get(b, key);
+    if (!fa || !fb) { printf("  %s missing (%p %p)\n", key, (void *)fa, (void *)fb); return 0; }
+    if (fa->type != fb->type) {
+        /* whole doubles are written as integers: accept that one change */
+        if (fa->type == EV_NUM && fb->type == EV_INT && fa->v.d == (double)fb->v.i) return 1;
+        printf("  %s: type %d vs %d\n", key, fa->type, fb->type);
+        return 0;
+    }
+    switch (fa->type) {
+    case EV_INT: return fa->v.i == fb->v.i;
+    case EV_NUM: return fa->v.d == fb->v.d;
+    case EV_BOOL: return fa->v.b == fb->v.b;
+    case EV_STR: return fa->v.s.len == fb->v.s.len &&
+                        !memcmp(event_str(a, fa), event_str(b, fb), fa->v.s.len);
+    }
+    return 0;
+}
+
+TEST(json_round_trip)
+{
+    size_t longlen = 100000;
+    char *longstr = xmalloc(longlen);
+    for (size_t i = 0; i < longlen; i++) longstr[i] = (char)('a' + i % 26);
+    struct event ev, back;
+    fill(&ev, longstr, longlen);
+    event_init(&back);
+    struct buf j1, j2;
+    buf_init(&j1);
+    buf_init(&j2);
+    event_to_json(&ev, &j1);
+    /* valid JSON, one object, flat */
+    json_error_t je;
+    json_t *root = json_loadb(j1.p, j1.len, JSON_REJECT_DUPLICATES, &je);
+    CHECK(root && json_is_object(root));
+    CHECK_EQ_STR(json_string_value(json_object_get(root, "@timestamp")), "2025-11-07T03:15:01.123Z");
+    CHECK_EQ_STR(json_string_value(json_object_get(root, "event.created")), "2025-11-07T03:15:02.000Z");
+    CHECK_EQ_STR(json_string_value(json_object_get(root, "agent.name")), "gpulog");
+    CHECK_EQ_STR(json_string_value(json_object_get(root, "agent.version")), GPULOG_VERSION);
+    CHECK_EQ_STR(json_string_value(json_object_get(root, "event.original")), "    3    391 raw");
+    CHECK(json_is_integer(json_object_get(root, "gpu.index")));
+    CHECK(json_is_real(json_object_get(root, "gpu.power.usage")));
+    CHECK(json_is_true(json_object_get(root, "gpu.throttling.thermal.active")));
+    CHECK(json_is_false(json_object_get(root, "gpu.throttling.reason.sw_power_cap")));
+    CHECK_EQ_INT(json_integer_value(json_object_get(root, "odd\"key")), 1);
+    json_decref(root);
+
+    char err[GL_ERRLEN] = "";
+    CHECK_EQ_INT(event_from_json(&back, j1.p, j1.len, err, sizeof err), GL_OK);
+    CHECK_EQ_INT(back.ts_ms, ev.ts_ms);
+    CHECK_EQ_INT(back.created_ms, ev.created_ms);
+    CHECK_EQ_STR(back.kind, ev.kind);
+    CHECK_EQ_STR(back.dataset, ev.dataset);
+    CHECK_EQ_STR(back.host, ev.host);
+    CHECK_EQ_STR(back.path, ev.path);
+    CHECK_EQ_INT(back.offset, ev.offset);
+    CHECK_EQ_STR(back.id, ev.id);
+    for (size_t i = 0; i < ev.nf; i++)
+        if (!fields_equal(&ev, &back, ev.f[i].key)) { printf("  field %s\n", ev.f[i].key); CHECK(0); }
+    /* the decoder keeps event.original as a plain string field */
+    size_t on = 0;
+    const char *o = event_get_str(&back, "event.original", &on);
+    CHECK(o && on == 16 && !memcmp(o, "    3    391 raw", 16));
+    /* and encoding what was decoded gives the same text */
+    event_to_json(&back, &j2);
+    CHECK(j1.len == j2.len && !memcmp(j1.p, j2.p, j1.len));
+    if (j1.len != j2.len || memcmp(j1.p, j2.p, j1.len))
+        printf("  first:  %.300s\n  second: %.300s\n", j1.p, j2.p);
+    buf_free(&j1);
+    buf_free(&j2);
+    event_free(&ev);
+    event_free(&back);
+    free(longstr);
+}
+
+TEST(json_minimal_header)
+{
+    /* no created time, host, path or offset: those keys are omitted */
+    struct event ev;
+    event_init(&ev);
+    ev.ts_ms = 0;
+    ev.kind = "event";
+    ev.dataset = "gpu.xid";
+    memcpy(ev.id, "0123456789abcdef0123456789abcdef", 33);
+    struct buf b;
+    buf_init(&b);
+    event_to_json(&ev, &b);
+    CHECK_EQ_STR(b.p, "{\"@timestamp\":\"1970-01-01T00:00:00.000Z\",\"event.kind\":\"event\","
+                      "\"event.dataset\":\"gpu.xid\",\"event.id\":\"0123456789abcdef0123456789abcdef\","
+                      "\"agent.name\":\"gpulog\",\"agent.version\":\"" GPULOG_VERSION "\"}");
+    buf_free(&b);
+    event_free(&ev);
+}
+
+TEST(json_decode_refusals)
+{
+    struct event ev;
+    event_init(&ev);
+    char err[GL_ERRLEN];
+    static const char *const bad[] = {
+        "", "{", "[]", "42", "{\"event.kind\":\"metric\"}",
+        "{\"@timestamp\":\"yesterday\"}", "{\"@timestamp\":5}",
+        "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\",\"a\":1,\"a\":2}",
+        "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\"} trailing",
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(bad); i++) {
+        err[0] = '\0';
+        if (event_from_json(&ev, bad[i], strlen(bad[i]), err, sizeof err) != GL_ERROR || !err[0]) {
+            printf("  accepted: %s\n", bad[i]);
+            CHECK(0);
+        }
+    }
+    /* nested values and nulls are skipped, scalars kept */
+    const char *ok = "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\",\"x\":null,\"y\":[1],\"z\":{\"a\":1},\"n\":2.5}";
+    CHECK_EQ_INT(event_from_json(&ev, ok, strlen(ok), err, sizeof err), GL_OK);
+    CHECK_EQ_INT(ev.nf, 1);
+    double d;
+    CHECK(event_get_num(&ev, "n", &d) && d == 2.5);
+    event_free(&ev);
+}
+
+int main(void)
+{
+    RUN(accessors);
+    RUN(ids);
+    RUN(json_round_trip);
+    RUN(json_minimal_header);
+    RUN(json_decode_refusals);
+    return TEST_REPORT();
+}
