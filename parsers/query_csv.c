@@ -1,15 +1,555 @@
-/* query_csv.c - placeholder: this format is not implemented yet. */
+/*
+ * query_csv.c - `nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]`
+ * and its sibling `--query-compute-apps`.
+ *
+ * The header names the columns, numeric ones with a unit ("memory.used [MiB]").
+ * Aliases are folded onto the printed spelling (gpu_name -> name, clocks.gr ->
+ * clocks.current.graphics), known names map onto schema fields, every other
+ * column is kept as gpu.nvsmi.<name>. Units inside values ("106.56 W") are
+ * checked against the header's unit and stripped; missing spellings ([N/A],
+ * N/A, [Not Supported], any [...]) leave the field out. Header-less output
+ * takes its column names from --columns.
+ */
 #include "parser.h"
+#include "throttle.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define Q_MAX_COLS 4096
+#define Q_MAX_NAME 200
+
+enum qkind {
+    Q_AUTO,     /* gpu.nvsmi.*: number if numeric, else string */
+    Q_NUM,      /* mapped numeric field: must be a number */
+    Q_STR,      /* always a string */
+    Q_TS,       /* timestamp -> @timestamp */
+    Q_MASK,     /* clocks_event_reasons.active bitmask */
+    Q_REASON,   /* clocks_event_reasons.<reason>: Active / Not Active */
+    Q_SKIP,     /* duplicate of another column */
+};
+
+struct qcol {
+    const char *key;       /* field name (static or dyn) */
+    enum qkind kind;
+    char unit[16];         /* unit from the header without brackets, "" if none */
+    char *dyn;             /* owned key for gpu.nvsmi.* columns */
+};
+
+struct qcsv {
+    struct qcol *cols;
+    int ncols, capcols;
+    const char **tok;      /* per-row tokens (reused) */
+    size_t *tl;
+    size_t captok;
+    int have_header;
+    char *hdr;             /* text of the current header, to skip repeats */
+    size_t hdr_len;
+};
+
+/* Alternative spellings accepted by --query-gpu / --query-compute-apps,
+ * folded onto the name nvidia-smi prints in the header. */
+static const struct { const char *alias, *name; } q_alias[] = {
+    { "gpu_name", "name" },
+    { "gpu_uuid", "uuid" },
+    { "gpu_bus_id", "pci.bus_id" },
+    { "gpu_serial", "serial" },
+    { "clocks.gr", "clocks.current.graphics" },
+    { "clocks.sm", "clocks.current.sm" },
+    { "clocks.mem", "clocks.current.memory" },
+    { "clocks.video", "clocks.current.video" },
+    { "clocks.applications.gr", "clocks.applications.graphics" },
+    { "clocks.applications.mem", "clocks.applications.memory" },
+    { "clocks.default_applications.gr", "clocks.default_applications.graphics" },
+    { "clocks.default_applications.mem", "clocks.default_applications.memory" },
+    { "clocks.max.gr", "clocks.max.graphics" },
+    { "clocks.max.mem", "clocks.max.memory" },
+    { "used_gpu_memory", "used_memory" },
+};
+
+/* Printed name -> schema field (shared/docs/event-fields.md). */
+static const struct { const char *name, *key; enum qkind kind; } q_map[] = {
+    { "timestamp", "@timestamp", Q_TS },
+    { "index", "gpu.index", Q_NUM },
+    { "name", "gpu.name", Q_STR },
+    { "uuid", "gpu.uuid", Q_STR },
+    { "pci.bus_id", "gpu.pci.bus_id", Q_STR },
+    { "utilization.gpu", "gpu.utilization.gpu.pct", Q_NUM },
+    { "utilization.memory", "gpu.utilization.memory_copy.pct", Q_NUM },
+    { "utilization.encoder", "gpu.utilization.encoder.pct", Q_NUM },
+    { "utilization.decoder", "gpu.utilization.decoder.pct", Q_NUM },
+    { "utilization.jpeg", "gpu.utilization.jpeg.pct", Q_NUM },
+    { "utilization.ofa", "gpu.utilization.ofa.pct", Q_NUM },
+    { "temperature.gpu", "gpu.temperature.gpu", Q_NUM },
+    { "temperature.memory", "gpu.temperature.memory", Q_NUM },
+    { "power.draw", "gpu.power.usage", Q_NUM },
+    { "power.limit", "gpu.power.limit", Q_NUM },
+    { "memory.used", "gpu.memory.framebuffer.used_size", Q_NUM },
+    { "memory.total", "gpu.memory.framebuffer.total_size", Q_NUM },
+    { "clocks.current.sm", "gpu.clock.streaming_multiprocessor_frequency", Q_NUM },
+    { "clocks.current.graphics", "gpu.clock.graphics_frequency", Q_NUM },
+    { "clocks.current.memory", "gpu.clock.mem_frequency", Q_NUM },
+    { "fan.speed", "gpu.fan.speed.pct", Q_NUM },
+    { "pstate", "gpu.pstate", Q_STR },
+    { "ecc.errors.corrected.volatile.total", "gpu.ecc.corrected.volatile.count", Q_NUM },
+    { "ecc.errors.uncorrected.volatile.total", "gpu.ecc.uncorrected.volatile.count", Q_NUM },
+    { "clocks_event_reasons.active", "gpu.throttling.reasons", Q_MASK },
+    { "pid", "process.pid", Q_NUM },
+    { "process_name", "process.name", Q_STR },
+    { "used_memory", "gpu.process.memory.used_size", Q_NUM },
+};
+
+/* Unmapped names whose values are identifiers or versions: kept as strings
+ * even when they look numeric ("570.86", "9.0", serial "0000000000000"). */
+static const char *const q_strings[] = {
+    "serial", "driver_version", "kmd_version", "vbios_version", "compute_cap",
+    "hostname", "platform.chassis_serial_number", "fabric.clusterUuid",
+};
+static const char *const q_string_prefixes[] = { "inforom.", "pci." };
+
+/* Other names nvidia-smi prints without a unit (for recognising headers). */
+static const char *const q_known[] = {
+    "count", "display_mode", "display_active", "display_attached", "persistence_mode",
+    "compute_mode", "accounting.mode", "accounting.buffer_size", "addressing_mode",
+    "gpu_recovery_action", "driver_model.current", "driver_model.pending",
+    "ecc.mode.current", "ecc.mode.pending", "mig.mode.current", "mig.mode.pending",
+    "power.management", "clocks_event_reasons.supported", "reset_status.reset_required",
+};
+
+static int name_eq(const char *a, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n == l && !memcmp(a, lit, l);
+}
+
+static int has_prefix(const char *a, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n >= l && !memcmp(a, lit, l);
+}
+
+/* Folds an alias onto the printed name; writes it into out (NUL-terminated).
+ * Returns the length, or 0 if the name is too long. */
+static size_t q_canon(const char *s, size_t n, char out[Q_MAX_NAME + 1])
+{
+    if (n == 0 || n > Q_MAX_NAME) return 0;
+    for (size_t i = 0; i < GL_ARRAY_LEN(q_alias); i++)
+        if (name_eq(s, n, q_alias[i].alias)) {
+            size_t l = strlen(q_alias[i].name);
+            memcpy(out, q_alias[i].name, l + 1);
+            return l;
+        }
+    /* older drivers: clocks_throttle_reasons.* is today's clocks_event_reasons.* */
+    static const char old[] = "clocks_throttle_reasons", cur[] = "clocks_event_reasons";
+    if (has_prefix(s, n, old)) {
+        size_t rest = n - (sizeof old - 1);
+        memcpy(out, cur, sizeof cur - 1);
+        memcpy(out + sizeof cur - 1, s + sizeof old - 1, rest);
+        out[sizeof cur - 1 + rest] = '\0';
+        return sizeof cur - 1 + rest;
+    }
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return n;
+}
+
+/* 1 if the canonical name is one nvidia-smi prints (mapped, string or listed). */
+static int q_is_known(const char *c, size_t n)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(q_map); i++) if (name_eq(c, n, q_map[i].name)) return 1;
+    for (size_t i = 0; i < GL_ARRAY_LEN(q_strings); i++) if (name_eq(c, n, q_strings[i])) return 1;
+    for (size_t i = 0; i < GL_ARRAY_LEN(q_known); i++) if (name_eq(c, n, q_known[i])) return 1;
+    static const char rp[] = "clocks_event_reasons.";
+    if (has_prefix(c, n, rp) && throttle_reason_key(c + sizeof rp - 1, n - (sizeof rp - 1))) return 1;
+    return 0;
+}
+
+/* Next field of a row: fields are separated by ", " (nvidia-smi) when
+ * space_sep, else by ','. Each field is trimmed. Returns 0 at the end. */
+static int q_next(const char *s, size_t n, size_t *pos, int space_sep, int *done,
+                  const char **t, size_t *l)
+{
+    if (*done) return 0;
+    size_t i = *pos, a = i;
+    if (space_sep) while (i < n && !(s[i] == ',' && i + 1 < n && s[i + 1] == ' ')) i++;
+    else while (i < n && s[i] != ',') i++;
+    *t = s + a;
+    *l = i - a;
+    str_trim(t, l);
+    if (i >= n) *done = 1;
+    else *pos = i + (space_sep ? 2 : 1);
+    return 1;
+}
+
+/* Splits "memory.used [MiB]" into the name and the unit (without brackets). */
+static void q_split_unit(const char *t, size_t l, size_t *namelen, const char **unit, size_t *ulen)
+{
+    *unit = NULL;
+    *ulen = 0;
+    *namelen = l;
+    if (l >= 3 && t[l - 1] == ']') {
+        const char *ob = memchr(t, '[', l);
+        if (ob && ob > t) {
+            size_t nl = (size_t)(ob - t);
+            const char *nm = t;
+            str_trim(&nm, &nl);
+            *namelen = nl;
+            *unit = ob + 1;
+            *ulen = (size_t)(t + l - 1 - (ob + 1));
+        }
+    }
+}
+
+/* A unit word after a number: letters, '%', '/', at most 12 characters. */
+static int unit_like(const char *u, size_t n)
+{
+    if (n == 0 || n > 12) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = u[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '%' || c == '/')) return 0;
+    }
+    return 1;
+}
+
+/* Splits a value into its number text and unit ("106.56 W" -> "106.56", "W").
+ * The unit is empty when there is none. Returns 0 if the tail is not unit-like. */
+static int q_value_unit(const char *t, size_t l, const char **num, size_t *nl,
+                        const char **unit, size_t *ul)
+{
+    const char *sp = NULL;
+    for (size_t i = l; i > 0; i--) if (t[i - 1] == ' ') { sp = t + i - 1; break; }
+    *num = t;
+    *nl = l;
+    *unit = t + l;
+    *ul = 0;
+    if (!sp) return 1;
+    const char *u = sp + 1;
+    size_t ulen = (size_t)(t + l - u);
+    if (!unit_like(u, ulen)) return 0;
+    *nl = (size_t)(sp - t);
+    const char *nt = t;
+    str_trim(&nt, nl);
+    *unit = u;
+    *ul = ulen;
+    return 1;
+}
+
+/* 1 if the text is a number, possibly followed by a unit ("36 %", "28.16"). */
+static int q_numeric(const char *t, size_t l)
+{
+    const char *num, *unit;
+    size_t nl, ul;
+    double d;
+    if (!q_value_unit(t, l, &num, &nl, &unit, &ul)) return 0;
+    return gl_parse_double(num, nl, &d);
+}
+
+/* How much a line looks like a query header: 90 when every name is one that
+ * nvidia-smi prints (known, with a "[unit]", or dotted like "pcie.link.gen.max"),
+ * 55 when at least one is and the others are plain words, else 0. Any numeric
+ * field, empty field or odd character means a data row: 0. */
+static int q_header_score(const char *line, size_t len)
+{
+    const char *s = line;
+    size_t n = len;
+    if (n && s[n - 1] == '\r') n--;
+    str_trim(&s, &n);
+    if (n == 0 || s[0] == '#') return 0;
+    int space_sep = 0;
+    for (size_t i = 0; i + 1 < n; i++) if (s[i] == ',' && s[i + 1] == ' ') { space_sep = 1; break; }
+    size_t pos = 0;
+    int done = 0, known = 0, other = 0;
+    const char *t;
+    size_t l;
+    char canon[Q_MAX_NAME + 1];
+    while (q_next(s, n, &pos, space_sep, &done, &t, &l)) {
+        if (l == 0 || l > Q_MAX_NAME) return 0;
+        if (q_numeric(t, l)) return 0;
+        size_t nl, ul;
+        const char *unit;
+        q_split_unit(t, l, &nl, &unit, &ul);
+        int dotted = 0;
+        for (size_t i = 0; i < nl; i++) {
+            char c = t[i];
+            if (c == '.') dotted = 1;
+            else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+                return 0;            /* spaces, '/', ':' ... : a value, not a name */
+        }
+        if (nl == 0 || (t[0] >= '0' && t[0] <= '9')) return 0;
+        size_t cl = q_canon(t, nl, canon);
+        if (unit && unit_like(unit, ul)) known++;
+        else if (cl && q_is_known(canon, cl)) known++;
+        else if (!dotted) other++;
+    }
+    if (!known) return 0;
+    return other ? 55 : 90;
+}
+
+static int query_csv_sniff(const char *line, size_t len)
+{
+    return q_header_score(line, len);
+}
+
+static void *query_csv_create(struct parser *p)
+{
+    (void)p;
+    return xcalloc(1, sizeof(struct qcsv));
+}
+
+static void q_cols_clear(struct qcsv *q)
+{
+    for (int i = 0; i < q->ncols; i++) free(q->cols[i].dyn);
+    q->ncols = 0;
+    q->have_header = 0;
+}
+
+static void query_csv_destroy(void *st)
+{
+    struct qcsv *q = st;
+    q_cols_clear(q);
+    free(q->cols);
+    free(q->tok);
+    free(q->tl);
+    free(q->hdr);
+    free(q);
+}
+
+static void q_tok_reserve(struct qcsv *q, size_t need)
+{
+    if (need <= q->captok) return;
+    size_t c = q->captok ? q->captok : 16;
+    while (c < need) c *= 2;
+    q->tok = xrealloc(q->tok, c * sizeof *q->tok);
+    q->tl = xrealloc(q->tl, c * sizeof *q->tl);
+    q->captok = c;
+}
+
+/* Splits a row into q->tok; returns the field count. */
+static size_t q_split(struct qcsv *q, const char *s, size_t n, int space_sep)
+{
+    size_t commas = 0;
+    for (size_t i = 0; i < n; i++) if (s[i] == ',') commas++;
+    q_tok_reserve(q, commas + 1);
+    size_t pos = 0, k = 0;
+    int done = 0;
+    const char *t;
+    size_t l;
+    while (q_next(s, n, &pos, space_sep, &done, &t, &l)) {
+        q->tok[k] = t;
+        q->tl[k] = l;
+        k++;
+    }
+    return k;
+}
+
+static int has_comma_space(const char *s, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i++) if (s[i] == ',' && s[i + 1] == ' ') return 1;
+    return 0;
+}
+
+/* Learns the columns from a header line (or the --columns list). */
+static int q_learn(struct parser *p, struct qcsv *q, const char *s, size_t n)
+{
+    if (q->have_header && q->hdr && q->hdr_len == n && !memcmp(q->hdr, s, n))
+        return GL_DECLINED;                 /* the same header again (looped output) */
+    size_t k = q_split(q, s, n, has_comma_space(s, n));
+    if (k > Q_MAX_COLS) return parser_error(p, "header has more than %d columns", Q_MAX_COLS);
+    q_cols_clear(q);
+    if ((int)k > q->capcols) {
+        q->cols = xrealloc(q->cols, k * sizeof *q->cols);
+        q->capcols = (int)k;
+    }
+    int have_mask = 0;
+    char canon[Q_MAX_NAME + 1];
+    for (size_t i = 0; i < k; i++) {
+        struct qcol *c = &q->cols[i];
+        memset(c, 0, sizeof *c);
+        size_t nl, ul;
+        const char *unit;
+        q_split_unit(q->tok[i], q->tl[i], &nl, &unit, &ul);
+        size_t cl = q_canon(q->tok[i], nl, canon);
+        if (cl == 0) {
+            q->ncols = (int)i;
+            q_cols_clear(q);
+            return parser_error(p, "header column %zu: empty or too long name", i + 1);
+        }
+        if (unit && ul < sizeof c->unit) { memcpy(c->unit, unit, ul); c->unit[ul] = '\0'; }
+        c->kind = Q_AUTO;
+        for (size_t j = 0; j < GL_ARRAY_LEN(q_map); j++)
+            if (name_eq(canon, cl, q_map[j].name)) { c->key = q_map[j].key; c->kind = q_map[j].kind; break; }
+        static const char rp[] = "clocks_event_reasons.";
+        if (!c->key && has_prefix(canon, cl, rp)) {
+            const char *rk = throttle_reason_key(canon + sizeof rp - 1, cl - (sizeof rp - 1));
+            if (rk) { c->key = rk; c->kind = Q_REASON; }
+        }
+        if (!c->key) {
+            c->dyn = name_sanitize("gpu.nvsmi.", canon, cl);
+            c->key = c->dyn;
+            for (size_t j = 0; j < GL_ARRAY_LEN(q_strings); j++)
+                if (name_eq(canon, cl, q_strings[j])) c->kind = Q_STR;
+            for (size_t j = 0; j < GL_ARRAY_LEN(q_string_prefixes); j++)
+                if (has_prefix(canon, cl, q_string_prefixes[j])) c->kind = Q_STR;
+        }
+        if (c->kind == Q_MASK) have_mask = 1;
+        for (size_t j = 0; j < i; j++)          /* two spellings of one column */
+            if (q->cols[j].kind != Q_SKIP && !strcmp(q->cols[j].key, c->key)) { c->kind = Q_SKIP; break; }
+    }
+    /* the bitmask already gives every reason; the per-reason columns repeat it */
+    if (have_mask)
+        for (size_t i = 0; i < k; i++) if (q->cols[i].kind == Q_REASON) q->cols[i].kind = Q_SKIP;
+    q->ncols = (int)k;
+    q->have_header = 1;
+    free(q->hdr);
+    q->hdr = xstrndup(s, n);
+    q->hdr_len = n;
+    return GL_DECLINED;
+}
+
+static int digits(const char *s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+/* nvidia-smi's "YYYY/MM/DD HH:MM:SS.mmm" (local time, no zone; '-' accepted
+ * for '/', fraction optional). Returns GL_OK or GL_ERROR. */
+static int q_parse_ts(const char *s, size_t n, int64_t *out)
+{
+    int y, mo, d, h, mi, se, ms = 0;
+    if (n < 19 || (s[4] != '/' && s[4] != '-') || s[7] != s[4] ||
+        (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':')
+        return GL_ERROR;
+    if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) ||
+        !digits(s + 11, 2, &h) || !digits(s + 14, 2, &mi) || !digits(s + 17, 2, &se))
+        return GL_ERROR;
+    if (n > 19) {
+        if (s[19] != '.' || n == 20 || n > 29) return GL_ERROR;
+        int nd = 0;
+        for (size_t i = 20; i < n; i++, nd++) {
+            if (s[i] < '0' || s[i] > '9') return GL_ERROR;
+            if (nd < 3) ms = ms * 10 + (s[i] - '0');
+        }
+        for (; nd < 3; nd++) ms *= 10;
+    }
+    return gl_local_to_epoch_ms(y, mo, d, h, mi, se, ms, out);
+}
+
+/* The number inside a value, its unit checked against the header's.
+ * Returns 1 with the number text, 0 if it is not a number, -1 on a unit that
+ * differs from the header's. */
+static int q_number_text(const struct qcol *c, const char *t, size_t l, const char **num, size_t *nl)
+{
+    const char *unit;
+    size_t ul;
+    double d;
+    if (!q_value_unit(t, l, num, nl, &unit, &ul)) return 0;
+    if (!gl_parse_double(*num, *nl, &d)) return 0;
+    if (ul && c->unit[0] && !name_eq(unit, ul, c->unit)) return -1;
+    return 1;
+}
+
+static int q_row(struct parser *p, struct qcsv *q, const struct line_src *src,
+                 const char *line, size_t len, size_t k)
+{
+    struct event *ev = parser_begin(p, src, "metric", "gpu.query", line, len, 0);
+    for (size_t i = 0; i < k; i++) {
+        const struct qcol *c = &q->cols[i];
+        const char *t = q->tok[i];
+        size_t l = q->tl[i];
+        if (c->kind == Q_SKIP || value_is_missing(t, l)) continue;
+        int sl = l > 40 ? 40 : (int)l;
+        const char *num;
+        size_t nl;
+        int64_t iv;
+        double dv;
+        uint64_t mask;
+        switch (c->kind) {
+        case Q_TS:
+            if (q_parse_ts(t, l, &ev->ts_ms) != GL_OK)
+                return parser_error(p, "column %zu: bad timestamp '%.*s' (want YYYY/MM/DD HH:MM:SS.mmm)", i + 1, sl, t);
+            break;
+        case Q_STR:
+            event_add_str(ev, c->key, t, l);
+            break;
+        case Q_MASK:
+            if (!throttle_parse_mask(t, l, &mask))
+                return parser_error(p, "column %zu: not a bitmask: '%.*s'", i + 1, sl, t);
+            throttle_add_fields(ev, mask);
+            break;
+        case Q_REASON:
+            if (name_eq(t, l, "Active")) event_add_bool(ev, c->key, 1);
+            else if (name_eq(t, l, "Not Active")) event_add_bool(ev, c->key, 0);
+            else return parser_error(p, "column %zu: want Active or Not Active, got '%.*s'", i + 1, sl, t);
+            break;
+        case Q_NUM: {
+            int r = q_number_text(c, t, l, &num, &nl);
+            if (r < 0)
+                return parser_error(p, "column %zu: unit of '%.*s' differs from the header's [%s]", i + 1, sl, t, c->unit);
+            if (r == 0) return parser_error(p, "column %zu: not a number: '%.*s'", i + 1, sl, t);
+            if (gl_parse_i64(num, nl, &iv)) event_add_int(ev, c->key, iv);
+            else if (gl_parse_double(num, nl, &dv)) event_add_num(ev, c->key, dv);
+            break;
+        }
+        case Q_AUTO: {
+            int r = q_number_text(c, t, l, &num, &nl);
+            /* leading zeros ("0000000000000") mark an identifier, not a count */
+            int ident = nl > 1 && num[0] == '0' && num[1] >= '0' && num[1] <= '9';
+            if (r == 1 && !ident && gl_parse_i64(num, nl, &iv)) event_add_int(ev, c->key, iv);
+            else if (r == 1 && !ident && gl_parse_double(num, nl, &dv)) event_add_num(ev, c->key, dv);
+            else event_add_str(ev, c->key, t, l);
+            break;
+        }
+        case Q_SKIP:
+            break;
+        }
+    }
+    parser_emit(p);
+    return GL_OK;
+}
 
 static int query_csv_feed(struct parser *p, void *st, const struct line_src *src,
-                      const char *line, size_t len)
+                          const char *line, size_t len)
 {
-    (void)st; (void)src; (void)line; (void)len;
-    return parser_error(p, "format query-csv is not implemented yet");
+    struct qcsv *q = st;
+    if (len && line[len - 1] == '\r') len--;
+    const char *s = line;
+    size_t n = len;
+    str_trim(&s, &n);
+    if (n == 0) return GL_DECLINED;
+    if (s[0] == '#') return GL_DECLINED;
+    if (q_header_score(s, n) >= 50) return q_learn(p, q, s, n);
+    if (!q->have_header) {
+        if (!p->opt_columns || !*p->opt_columns)
+            return parser_error(p, "query CSV row without a header line (noheader): pass --columns with the "
+                                   "queried names, e.g. --columns utilization.gpu or --columns pid,used_memory");
+        int rc = q_learn(p, q, p->opt_columns, strlen(p->opt_columns));
+        if (rc == GL_ERROR) return rc;
+    }
+    size_t want = (size_t)q->ncols;
+    int space_sep = has_comma_space(s, n);
+    size_t k = q_split(q, s, n, space_sep);
+    if (k != want && space_sep) {
+        size_t k2 = q_split(q, s, n, 0);     /* fields written without the space */
+        if (k2 == want) k = k2;
+        else q_split(q, s, n, 1);
+    }
+    if (k != want)
+        return parser_error(p, "expected %zu field%s as in the header, got %zu", want, want == 1 ? "" : "s", k);
+    return q_row(p, q, src, line, len, k);
 }
 
 const struct parser_ops parser_query_csv = {
     .name = "query-csv",
     .help = "nvidia-smi --query-gpu/--query-compute-apps --format=csv[,noheader][,nounits]",
+    .create = query_csv_create,
+    .destroy = query_csv_destroy,
+    .sniff = query_csv_sniff,
     .feed = query_csv_feed,
+    .flush = NULL,
 };
