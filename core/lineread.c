@@ -70,12 +70,12 @@ enum lr_status lineread_next(struct lineread *lr, const char **line, size_t *len
             lr->offset += (int64_t)n + 1;
             lr->start += n + 1;
             lr->lineno++;
+            if (n && s[n - 1] == '\r') n--;      /* the limit excludes the CRLF */
             if (n > lr->max_line) { *len = n; *line = s; return LR_TOOLONG; }
-            if (n && s[n - 1] == '\r') n--;
             *line = s;
             *len = n;
             return LR_LINE;
-        } else if (avail > lr->max_line) {
+        } else if (avail > lr->max_line && !(avail == lr->max_line + 1 && s[avail - 1] == '\r')) {
             /* over-long line: report once, then skip to its newline */
             *off = lr->offset;
             *line = s;
