@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Real single-node OpenSearch 2.19 for gpulog's tests: an embedded node (Route B of
+# shared/docs/real-services.md) built from Maven Central jars (pom.xml beside this file)
+# and started by EmbeddedOpenSearch.java. It runs as root, needs no distribution zip.
+#   opensearch.sh fetch    resolve jars into target/dependency and compile the main class
+#                          (no-op when both are already there)
+#   opensearch.sh start    start the node, wait for cluster health yellow; keeps run/data,
+#                          so indices survive a stop/start (no-op when already running)
+#   opensearch.sh stop     stop it (SIGTERM closes the node); no-op when not running
+#   opensearch.sh status   exit 0 when running and the cluster is yellow or green
+#   opensearch.sh wipe     delete run/ (data and logs); refuses while running
+# Env: OPENSEARCH_PORT (19200), OPENSEARCH_TRANSPORT_PORT (19300),
+#      OPENSEARCH_RUN_DIR (services/opensearch/run), OPENSEARCH_HEAP (512m).
+#
+# Modules loaded: transport-netty4 (HTTP), analysis-common, lang-painless, mapper-extras,
+# reindex, ingest-common. Everything the tests need (_bulk, _count, _search, _mapping,
+# composable _index_template, data streams, _rollover, aggregations) is in the server.
+# ISM (_plugins/_ism) is NOT available: on 2.19 classpath plugins get no extension
+# loading, which job-scheduler/index-management need; use _rollover / delete directly.
+# (Maven Central does serve org.opensearch.distribution.integ-test-zip:opensearch:2.19.6:zip,
+# but it contains only the transport-netty4 module and refuses to run as root.)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+LIB="$HERE/target/dependency"
+CLS="$HERE/target/classes"
+RUN="${OPENSEARCH_RUN_DIR:-$HERE/run}"
+PORT="${OPENSEARCH_PORT:-19200}"; TPORT="${OPENSEARCH_TRANSPORT_PORT:-19300}"
+HEAP="${OPENSEARCH_HEAP:-512m}"
+URL="http://127.0.0.1:$PORT"
+PIDF="$RUN/opensearch.pid"
+# the 2.x launcher's fixed system options, minus AlwaysPreTouch; C1 only for a faster start
+JVM_OPTS="-Xms$HEAP -Xmx$HEAP -XX:+UseG1GC -XX:MaxDirectMemorySize=256m -Xss1m
+ -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=64m
+ -Djava.awt.headless=true -Dfile.encoding=UTF-8 -Djna.nosys=true
+ -Djava.locale.providers=SPI,COMPAT
+ -Dio.netty.noUnsafe=true -Dio.netty.noKeySetOptimization=true
+ -Dio.netty.recycler.maxCapacityPerThread=0 -Dio.netty.allocator.numDirectArenas=0
+ -Dlog4j.shutdownHookEnabled=false -Dlog4j2.disable.jmx=true"
+
+have_build() { compgen -G "$LIB/opensearch-2*.jar" >/dev/null && [ -f "$CLS/EmbeddedOpenSearch.class" ] \
+  && [ "$CLS/EmbeddedOpenSearch.class" -nt "$HERE/EmbeddedOpenSearch.java" ]; }
+
+running_pid() {   # pid of our node, or fail (checks the pid really is this node)
+  local pid
+  [ -f "$PIDF" ] || return 1
+  pid=$(cat "$PIDF" 2>/dev/null) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF "EmbeddedOpenSearch $RUN " || return 1
+  echo "$pid"
+}
+
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+healthy() { curl -fsS -m 5 "$URL/_cluster/health?wait_for_status=yellow&timeout=2s" 2>/dev/null \
+  | grep -qE '"status":"(yellow|green)"'; }
+
+case "${1:-}" in
+fetch)
+  have_build && exit 0
+  if ! compgen -G "$LIB/opensearch-2*.jar" >/dev/null; then
+    command -v mvn >/dev/null || { echo "opensearch: mvn not found (scripts/deps.sh installs maven)" >&2; exit 1; }
+    mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime
+  fi
+  mkdir -p "$CLS"
+  javac --release 17 -cp "$LIB/*" -d "$CLS" "$HERE/EmbeddedOpenSearch.java" ;;
+start)
+  if running_pid >/dev/null; then echo "opensearch already running at $URL"; exit 0; fi
+  have_build || { echo "opensearch: jars or classes missing, run $0 fetch" >&2; exit 1; }
+  for p in "$PORT" "$TPORT"; do
+    port_busy "$p" && { echo "opensearch: port $p already in use by another process" >&2; exit 1; }
+  done
+  mkdir -p "$RUN/config"; cp "$HERE/log4j2.properties" "$RUN/config/"
+  # setsid: the node must not die with the shell (or make) that started it
+  # shellcheck disable=SC2086
+  setsid nohup java $JVM_OPTS -cp "$CLS:$LIB/*" EmbeddedOpenSearch "$RUN" "$PORT" "$TPORT" \
+      > "$RUN/opensearch.out" 2>&1 < /dev/null &
+  echo $! > "$PIDF"
+  for _ in $(seq 1 360); do
+    healthy && { echo "opensearch up at $URL"; exit 0; }
+    running_pid >/dev/null || { echo "opensearch: node exited" >&2; tail -n 60 "$RUN/opensearch.out" >&2; exit 1; }
+    sleep 0.5
+  done
+  echo "opensearch: not ready after 180 s" >&2; tail -n 60 "$RUN/opensearch.out" >&2; exit 1 ;;
+stop)
+  pid=$(running_pid) || { rm -f "$PIDF"; exit 0; }
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || { rm -f "$PIDF"; exit 0; }; sleep 0.5; done
+  echo "opensearch: no exit after 30 s, killing" >&2
+  kill -9 "$pid" 2>/dev/null || true; rm -f "$PIDF" ;;
+status)
+  pid=$(running_pid) || { echo "opensearch: not running"; exit 1; }
+  healthy || { echo "opensearch: pid $pid not healthy at $URL"; exit 1; }
+  echo "opensearch: running, pid $pid, $URL" ;;
+wipe)
+  running_pid >/dev/null && { echo "opensearch: running, stop it first" >&2; exit 1; }
+  rm -rf "$RUN" ;;
+*) echo "usage: $0 fetch|start|stop|status|wipe" >&2; exit 2 ;;
+esac
