@@ -8,7 +8,7 @@
 #   WERROR=1        turn warnings into errors (CI does)
 
 PKG_CONFIG ?= pkg-config
-PKGS       := rdkafka libpcre2-8 jansson libcurl yaml-0.1 libmicrohttpd
+PKGS       := rdkafka libpcre2-8 jansson libcurl yaml-0.1 libmicrohttpd zlib
 CC         ?= cc
 ifeq ($(SANITIZE),1)
 BUILD      ?= build-asan

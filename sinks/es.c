@@ -1,0 +1,545 @@
+/*
+ * es.c - the Elasticsearch/OpenSearch sink: `_bulk` over one keep-alive
+ * connection (libcurl multi, so poll() never blocks past its timeout),
+ * gzip request bodies, batches by size and age, `create` into data streams
+ * with _id = event.id, and a settle call for every document:
+ *   2xx or 409 (already there)        -> SINK_STORED
+ *   429 / 5xx on an item              -> only that item is sent again, with
+ *                                        exponential backoff and jitter, no limit
+ *   any other item status             -> dead letter file, SINK_DEADLETTER
+ *   network error, timeout, 429/5xx or an unreadable answer for the whole
+ *   request                           -> the whole request is sent again
+ * Memory is bounded by max_pending_bytes: write() answers GL_AGAIN above it.
+ */
+#include "es_bulk.h"
+#include "es_cli.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define ES_DEFAULT_BATCH_BYTES   (5u << 20)
+#define ES_DEFAULT_BATCH_AGE_MS  1000
+#define ES_DEFAULT_MAX_PENDING   (64u << 20)
+#define ES_RETRY_BASE_MS         100
+#define ES_RETRY_MAX_MS          5000
+#define ES_MAX_RESPONSE          (64u << 20)
+
+struct es_item {
+    struct es_item *next;
+    void *token;
+    int64_t t;               /* ready: when written; delayed: not before */
+    int attempts;            /* item-level retries so far */
+    uint32_t len;            /* document bytes */
+    uint8_t stream;
+    uint8_t idlen;
+    char data[];             /* id, NUL, document */
+};
+
+static inline const char *item_id(const struct es_item *it) { return it->data; }
+static inline const char *item_doc(const struct es_item *it) { return it->data + it->idlen + 1; }
+static inline size_t item_cost(const struct es_item *it) { return sizeof *it + it->idlen + 1 + it->len; }
+
+struct es_sink {
+    struct sink *s;
+    /* configuration (own copies) */
+    char *url, *bulk_url, *ns, *user, *password, *api_key, *ca, *cert, *key, *dl_path;
+    char index[3][128];
+    int index_metrics;
+    size_t batch_bytes, max_pending;
+    int batch_age_ms;
+    size_t batch_limit;      /* shrinks after 413/400 on a whole request */
+    /* queues */
+    struct es_item *ready, *ready_tail;  /* FIFO of items never sent or sent back whole */
+    size_t ready_bytes;
+    struct es_item *delayed;             /* items waiting for their retry time */
+    struct es_item **flight;             /* items of the request in progress */
+    size_t nflight, capflight;
+    size_t pending_bytes;
+    long unsettled;
+    /* the request */
+    CURLM *multi;
+    CURL *easy;
+    struct curl_slist *hdrs;
+    int busy;
+    struct buf body, gz, resp;
+    size_t body_raw_len;
+    z_stream zs;
+    int zs_ready;
+    int64_t hold_until;                  /* whole-request backoff */
+    int conn_failures;
+    uint64_t rnd;
+    int dl_fd;
+    struct es_stats st;
+};
+
+static void item_free(struct es_sink *e, struct es_item *it)
+{
+    e->pending_bytes -= item_cost(it);
+    e->unsettled--;
+    free(it);
+}
+
+static void settle(struct es_sink *e, struct es_item *it, enum sink_outcome o)
+{
+    void *tok = it->token;
+    item_free(e, it);
+    if (e->s->settle) e->s->settle(e->s->settle_ctx, tok, o);
+}
+
+/* Writes the dead-letter record; GL_OK when it is durably handed to the
+ * file (or stderr). */
+static int deadletter_write(struct es_sink *e, const struct es_item *it, int status, const char *reason)
+{
+    struct buf b;
+    buf_init(&b);
+    es_deadletter_record(&b, gl_now_ms(), status, reason, e->index[it->stream],
+                         item_id(it), item_doc(it), it->len);
+    int fd = e->dl_fd >= 0 ? e->dl_fd : 2;
+    size_t off = 0;
+    int ret = GL_OK;
+    while (off < b.len) {
+        ssize_t n = write(fd, b.p + off, b.len - off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            log_error("msg=\"dead letter write failed\" path=\"%s\" error=\"%s\"",
+                      e->dl_path ? e->dl_path : "stderr", strerror(errno));
+            ret = GL_ERROR;
+            break;
+        }
+        off += (size_t)n;
+    }
+    buf_free(&b);
+    return ret;
+}
+
+static void delay_item(struct es_sink *e, struct es_item *it, int64_t now)
+{
+    it->attempts++;
+    it->t = now + es_backoff_ms(it->attempts, ES_RETRY_BASE_MS, ES_RETRY_MAX_MS, &e->rnd);
+    it->next = e->delayed;
+    e->delayed = it;
+}
+
+static void reject_item(struct es_sink *e, struct es_item *it, int status, const char *reason, int64_t now)
+{
+    if (deadletter_write(e, it, status, reason) != GL_OK) {
+        delay_item(e, it, now);      /* keep it: nothing is dropped */
+        return;
+    }
+    e->st.deadlettered++;
+    settle(e, it, SINK_DEADLETTER);
+}
+
+/* Puts the whole in-flight batch back at the head of the ready queue. */
+static void requeue_flight(struct es_sink *e)
+{
+    for (size_t i = e->nflight; i-- > 0;) {
+        struct es_item *it = e->flight[i];
+        it->next = e->ready;
+        e->ready = it;
+        if (!e->ready_tail) e->ready_tail = it;
+        e->ready_bytes += it->len;
+    }
+    e->nflight = 0;
+}
+
+static void whole_failure(struct es_sink *e, int64_t now, const char *what)
+{
+    e->st.request_failures++;
+    e->conn_failures++;
+    int64_t d = es_backoff_ms(e->conn_failures, ES_RETRY_BASE_MS, ES_RETRY_MAX_MS, &e->rnd);
+    e->hold_until = now + d;
+    log_warn("msg=\"bulk request failed, will send again\" docs=%zu retry_in_ms=%lld reason=\"%s\"",
+             e->nflight, (long long)d, what);
+    e->st.resent_docs += e->nflight;
+    requeue_flight(e);
+}
+
+static void add_flight(struct es_sink *e, struct es_item *it)
+{
+    if (e->nflight == e->capflight) {
+        e->capflight = e->capflight ? e->capflight * 2 : 1024;
+        e->flight = xrealloc(e->flight, e->capflight * sizeof *e->flight);
+    }
+    e->flight[e->nflight++] = it;
+    es_bulk_append(&e->body, e->index[it->stream], it->idlen ? item_id(it) : NULL,
+                   item_doc(it), it->len);
+}
+
+static int gzip_body(struct es_sink *e)
+{
+    if (!e->zs_ready) {
+        memset(&e->zs, 0, sizeof e->zs);
+        if (deflateInit2(&e->zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return GL_ERROR;
+        e->zs_ready = 1;
+    } else {
+        deflateReset(&e->zs);
+    }
+    buf_reset(&e->gz);
+    size_t bound = deflateBound(&e->zs, e->body.len) + 64;
+    buf_grow(&e->gz, bound);
+    e->zs.next_in = (Bytef *)e->body.p;
+    e->zs.avail_in = (uInt)e->body.len;
+    e->zs.next_out = (Bytef *)e->gz.p;
+    e->zs.avail_out = (uInt)(e->gz.cap - 1);
+    if (deflate(&e->zs, Z_FINISH) != Z_STREAM_END) return GL_ERROR;
+    e->gz.len = e->gz.cap - 1 - e->zs.avail_out;
+    return GL_OK;
+}
+
+static int64_t next_due(const struct es_sink *e)
+{
+    int64_t due = INT64_MAX;
+    for (const struct es_item *it = e->delayed; it; it = it->next)
+        if (it->t < due) due = it->t;
+    if (e->ready) {
+        int64_t t = e->ready_bytes >= e->batch_limit ? 0 : e->ready->t + e->batch_age_ms;
+        if (t < due) due = t;
+    }
+    if (due != INT64_MAX && due < e->hold_until) due = e->hold_until;
+    return due;
+}
+
+static void start_request(struct es_sink *e, int64_t now)
+{
+    if (e->busy || now < e->hold_until) return;
+    int due_delayed = 0;
+    for (struct es_item *it = e->delayed; it && !due_delayed; it = it->next)
+        if (it->t <= now) due_delayed = 1;
+    int ready_due = e->ready && (e->ready_bytes >= e->batch_limit || now - e->ready->t >= e->batch_age_ms);
+    if (!due_delayed && !ready_due) return;
+
+    buf_reset(&e->body);
+    e->nflight = 0;
+    /* items whose retry time came first, then the ready queue */
+    struct es_item **pp = &e->delayed;
+    while (*pp && (e->body.len < e->batch_limit || !e->nflight)) {
+        struct es_item *it = *pp;
+        if (it->t <= now) {
+            *pp = it->next;
+            add_flight(e, it);
+            e->st.retried_docs++;
+        } else {
+            pp = &it->next;
+        }
+    }
+    while (e->ready && (e->body.len < e->batch_limit || !e->nflight)) {
+        struct es_item *it = e->ready;
+        e->ready = it->next;
+        if (!e->ready) e->ready_tail = NULL;
+        e->ready_bytes -= it->len;
+        add_flight(e, it);
+    }
+    e->body_raw_len = e->body.len;
+    if (gzip_body(e) != GL_OK) {
+        whole_failure(e, now, "gzip failed");
+        return;
+    }
+    buf_reset(&e->resp);
+    curl_easy_setopt(e->easy, CURLOPT_POSTFIELDS, e->gz.p);
+    curl_easy_setopt(e->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)e->gz.len);
+    curl_multi_add_handle(e->multi, e->easy);
+    e->busy = 1;
+    e->st.requests++;
+    e->st.bytes_raw += e->body_raw_len;
+    e->st.bytes_sent += e->gz.len;
+}
+
+static void handle_items(struct es_sink *e, int64_t now)
+{
+    struct es_bulk_result res;
+    char err[GL_ERRLEN];
+    if (es_bulk_parse(e->resp.p ? e->resp.p : "", e->resp.len, e->nflight, &res, err, sizeof err) != GL_OK) {
+        whole_failure(e, now, err);
+        return;
+    }
+    e->conn_failures = 0;
+    if (e->batch_limit < e->batch_bytes) {
+        e->batch_limit *= 2;
+        if (e->batch_limit > e->batch_bytes) e->batch_limit = e->batch_bytes;
+    }
+    size_t n = e->nflight;
+    e->nflight = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct es_item *it = e->flight[i];
+        int status = res.items[i].status;
+        switch (es_item_verdict(status)) {
+        case ES_STORED:
+            if (status == 409) e->st.duplicates++;
+            else e->st.stored++;
+            settle(e, it, SINK_STORED);
+            break;
+        case ES_RETRY:
+            e->st.item_retries++;
+            delay_item(e, it, now);
+            break;
+        case ES_REJECT:
+            reject_item(e, it, status, res.items[i].reason ? res.items[i].reason : "rejected", now);
+            break;
+        }
+    }
+    es_bulk_result_free(&res);
+}
+
+static void request_done(struct es_sink *e, CURLcode rc, int64_t now)
+{
+    curl_multi_remove_handle(e->multi, e->easy);
+    e->busy = 0;
+    long status = 0;
+    curl_easy_getinfo(e->easy, CURLINFO_RESPONSE_CODE, &status);
+    char what[GL_ERRLEN];
+    if (rc != CURLE_OK) {
+        snprintf(what, sizeof what, "%s", curl_easy_strerror(rc));
+        whole_failure(e, now, what);
+        return;
+    }
+    if (status >= 200 && status < 300) {
+        handle_items(e, now);
+        return;
+    }
+    snprintf(what, sizeof what, "HTTP %ld: %.160s", status, e->resp.p ? e->resp.p : "");
+    if (status == 413 || status == 400) {
+        if (e->nflight > 1) {
+            /* too large, or one document breaks the whole request: split */
+            e->batch_limit = e->body_raw_len / 2 ? e->body_raw_len / 2 : 1;
+            e->st.request_failures++;
+            e->st.resent_docs += e->nflight;
+            requeue_flight(e);
+            return;
+        }
+        if (e->nflight == 1) {
+            struct es_item *it = e->flight[0];
+            e->nflight = 0;
+            reject_item(e, it, (int)status, what, now);
+            return;
+        }
+    }
+    if (status == 401 || status == 403)
+        log_error("msg=\"the cluster refuses our credentials; documents are kept and sent again\" status=%ld", status);
+    whole_failure(e, now, what);
+}
+
+static long es_poll(void *st, int timeout_ms)
+{
+    struct es_sink *e = st;
+    int64_t now = gl_now_ms();
+    int64_t deadline = now + (timeout_ms > 0 ? timeout_ms : 0);
+    for (;;) {
+        start_request(e, now);
+        if (e->busy) {
+            int running = 0;
+            curl_multi_perform(e->multi, &running);
+            CURLMsg *m;
+            int left;
+            int done = 0;
+            while ((m = curl_multi_info_read(e->multi, &left)))
+                if (m->msg == CURLMSG_DONE && m->easy_handle == e->easy) {
+                    request_done(e, m->data.result, gl_now_ms());
+                    done = 1;
+                }
+            if (done) { now = gl_now_ms(); continue; }
+        }
+        now = gl_now_ms();
+        if (!e->unsettled || now >= deadline) break;
+        int64_t wait = deadline - now;
+        if (!e->busy) {
+            int64_t due = next_due(e);
+            if (due <= now) continue;
+            if (due - now < wait) wait = due - now;
+        }
+        if (e->busy) curl_multi_poll(e->multi, NULL, 0, (int)wait, NULL);
+        else usleep((useconds_t)(wait * 1000));
+        now = gl_now_ms();
+    }
+    return e->unsettled;
+}
+
+static int es_write(void *st, const struct sink_doc *d)
+{
+    struct es_sink *e = st;
+    if (d->stream == STREAM_METRICS && !e->index_metrics) {
+        e->st.skipped++;
+        if (e->s->settle) e->s->settle(e->s->settle_ctx, d->token, SINK_STORED);
+        return GL_OK;
+    }
+    size_t idlen = d->id ? strlen(d->id) : 0;
+    if (idlen > 255) idlen = 0;          /* not an event.id: let the server pick one */
+    size_t cost = sizeof(struct es_item) + idlen + 1 + d->len;
+    if (e->unsettled && e->pending_bytes + cost > e->max_pending) {
+        e->st.backpressure++;
+        return GL_AGAIN;
+    }
+    struct es_item *it = xmalloc(cost);
+    it->next = NULL;
+    it->token = d->token;
+    it->t = gl_now_ms();
+    it->attempts = 0;
+    it->len = (uint32_t)d->len;
+    it->stream = (uint8_t)(d->stream <= STREAM_ANOMALIES ? d->stream : STREAM_METRICS);
+    it->idlen = (uint8_t)idlen;
+    if (idlen) memcpy(it->data, d->id, idlen);
+    it->data[idlen] = '\0';
+    memcpy(it->data + idlen + 1, d->json, d->len);
+    if (e->ready_tail) e->ready_tail->next = it;
+    else e->ready = it;
+    e->ready_tail = it;
+    e->ready_bytes += d->len;
+    e->pending_bytes += cost;
+    e->unsettled++;
+    return GL_OK;
+}
+
+static void free_list(struct es_item *it)
+{
+    while (it) {
+        struct es_item *n = it->next;
+        free(it);
+        it = n;
+    }
+}
+
+static void es_destroy(void *st)
+{
+    struct es_sink *e = st;
+    log_info("msg=\"es sink\" stored=%llu duplicates=%llu deadlettered=%llu item_retries=%llu "
+             "requests=%llu request_failures=%llu unsettled=%ld",
+             (unsigned long long)e->st.stored, (unsigned long long)e->st.duplicates,
+             (unsigned long long)e->st.deadlettered, (unsigned long long)e->st.item_retries,
+             (unsigned long long)e->st.requests, (unsigned long long)e->st.request_failures,
+             e->unsettled);
+    if (e->busy) curl_multi_remove_handle(e->multi, e->easy);
+    if (e->easy) curl_easy_cleanup(e->easy);
+    if (e->multi) curl_multi_cleanup(e->multi);
+    curl_slist_free_all(e->hdrs);
+    for (size_t i = 0; i < e->nflight; i++) free(e->flight[i]);
+    free(e->flight);
+    free_list(e->ready);
+    free_list(e->delayed);
+    buf_free(&e->body);
+    buf_free(&e->gz);
+    buf_free(&e->resp);
+    if (e->zs_ready) deflateEnd(&e->zs);
+    if (e->dl_fd >= 0) close(e->dl_fd);
+    if (e->password) { volatile char *p = e->password; while (*p) *p++ = 0; }
+    if (e->api_key) { volatile char *p = e->api_key; while (*p) *p++ = 0; }
+    free(e->url); free(e->bulk_url); free(e->ns); free(e->user); free(e->password);
+    free(e->api_key); free(e->ca); free(e->cert); free(e->key); free(e->dl_path);
+    free(e);
+}
+
+static const struct sink_ops es_ops = {
+    .name = "elasticsearch", .write = es_write, .poll = es_poll, .destroy = es_destroy,
+};
+
+static size_t collect_resp(char *p, size_t sz, size_t n, void *ud)
+{
+    struct es_sink *e = ud;
+    if (e->resp.len + sz * n > ES_MAX_RESPONSE) return 0;   /* abort: retried whole */
+    buf_append(&e->resp, p, sz * n);
+    return sz * n;
+}
+
+static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
+
+void sink_es_stats(const struct sink *s, struct es_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (s && s->ops == &es_ops) *out = ((const struct es_sink *)s->st)->st;
+}
+
+struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle_fn, void *ctx,
+                         char *err, size_t errlen)
+{
+    if (!ec || !ec->url || (strncmp(ec->url, "http://", 7) && strncmp(ec->url, "https://", 8))) {
+        snprintf(err, errlen, "es: the URL must start with http:// or https://");
+        return NULL;
+    }
+    const char *ns = ec->ns && *ec->ns ? ec->ns : "default";
+    if (!es_ns_valid(ns)) {
+        snprintf(err, errlen, "es: '%s' is not a valid namespace", ns);
+        return NULL;
+    }
+    static int curl_ready;
+    if (!curl_ready) { curl_global_init(CURL_GLOBAL_DEFAULT); curl_ready = 1; }
+
+    struct es_sink *e = xcalloc(1, sizeof *e);
+    e->dl_fd = -1;
+    if (ec->deadletter_path && strcmp(ec->deadletter_path, "-")) {
+        e->dl_fd = open(ec->deadletter_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (e->dl_fd < 0) {
+            snprintf(err, errlen, "es: dead letter %s: %s", ec->deadletter_path, strerror(errno));
+            free(e);
+            return NULL;
+        }
+    }
+    e->url = xstrdup(ec->url);
+    e->ns = xstrdup(ns);
+    e->user = dup_or_null(ec->user);
+    e->password = dup_or_null(ec->password);
+    e->api_key = dup_or_null(ec->api_key);
+    e->ca = dup_or_null(ec->ca_file);
+    e->cert = dup_or_null(ec->cert_file);
+    e->key = dup_or_null(ec->key_file);
+    e->dl_path = dup_or_null(ec->deadletter_path);
+    e->index_metrics = ec->index_metrics;
+    for (int i = 0; i < 3; i++) es_stream_name((enum sink_stream)i, e->ns, e->index[i], sizeof e->index[i]);
+    e->batch_bytes = ec->batch_bytes ? ec->batch_bytes : ES_DEFAULT_BATCH_BYTES;
+    e->batch_age_ms = ec->batch_age_ms > 0 ? ec->batch_age_ms : ES_DEFAULT_BATCH_AGE_MS;
+    e->max_pending = ec->max_pending_bytes ? ec->max_pending_bytes : ES_DEFAULT_MAX_PENDING;
+    if (e->max_pending < e->batch_bytes) e->max_pending = e->batch_bytes;
+    e->batch_limit = e->batch_bytes;
+    e->rnd = (uint64_t)gl_now_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)e;
+    buf_init(&e->body);
+    buf_init(&e->gz);
+    buf_init(&e->resp);
+
+    struct buf u;
+    buf_init(&u);
+    buf_puts(&u, e->url);
+    while (u.len && u.p[u.len - 1] == '/') u.p[--u.len] = '\0';
+    buf_puts(&u, ES_BULK_PATH);
+    e->bulk_url = u.p;
+
+    e->multi = curl_multi_init();
+    e->easy = curl_easy_init();
+    if (!e->multi || !e->easy) {
+        snprintf(err, errlen, "es: curl init failed");
+        es_destroy(e);
+        return NULL;
+    }
+    struct es_conf own = {
+        .url = e->url, .user = e->user, .password = e->password, .api_key = e->api_key,
+        .ca_file = e->ca, .cert_file = e->cert, .key_file = e->key,
+    };
+    es_curl_auth(e->easy, &own, &e->hdrs);
+    e->hdrs = curl_slist_append(e->hdrs, "Content-Type: application/x-ndjson");
+    e->hdrs = curl_slist_append(e->hdrs, "Content-Encoding: gzip");
+    e->hdrs = curl_slist_append(e->hdrs, "Expect:");
+    curl_easy_setopt(e->easy, CURLOPT_URL, e->bulk_url);
+    curl_easy_setopt(e->easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(e->easy, CURLOPT_HTTPHEADER, e->hdrs);
+    curl_easy_setopt(e->easy, CURLOPT_WRITEFUNCTION, collect_resp);
+    curl_easy_setopt(e->easy, CURLOPT_WRITEDATA, e);
+    curl_easy_setopt(e->easy, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(e->easy, CURLOPT_TIMEOUT_MS, 120000L);
+    curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, 2L);
+
+    struct sink *s = xcalloc(1, sizeof *s);
+    s->ops = &es_ops;
+    s->st = e;
+    s->settle = settle_fn;
+    s->settle_ctx = ctx;
+    e->s = s;
+    char masked[512];
+    es_url_masked(e->url, masked, sizeof masked);
+    log_debug("msg=\"es sink ready\" url=\"%s\" namespace=%s index_metrics=%d auth=%s",
+              masked, e->ns, e->index_metrics,
+              e->api_key ? "api_key" : e->user ? "basic" : "none");
+    return s;
+}

@@ -1,0 +1,224 @@
+/* es_cli.c - see es_cli.h. */
+#include "es_cli.h"
+#include "es_bulk.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void es_cli_init(struct es_cli *c)
+{
+    memset(c, 0, sizeof *c);
+    c->conf.ns = "default";
+}
+
+static int parse_size(const char *arg, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(arg, &end, 10);
+    if (errno || end == arg || v < 0) return 0;
+    if (*end == 'k' || *end == 'K') { v *= 1024; end++; }
+    else if (*end == 'm' || *end == 'M') { v *= 1024 * 1024; end++; }
+    if (*end) return 0;
+    *out = v;
+    return 1;
+}
+
+int es_cli_opt(struct es_cli *c, int opt, const char *arg, char *err, size_t errlen)
+{
+    long long v;
+    switch (opt) {
+    case ES_OPT_URL: c->conf.url = arg; return 1;
+    case ES_OPT_NS:
+        if (!es_ns_valid(arg)) {
+            snprintf(err, errlen, "--es-namespace: '%s' is not a valid namespace ([a-z0-9_], at most 100)", arg);
+            return -1;
+        }
+        c->conf.ns = arg;
+        return 1;
+    case ES_OPT_INDEX_METRICS: c->conf.index_metrics = 1; return 1;
+    case ES_OPT_USER: c->conf.user = arg; return 1;
+    case ES_OPT_PASSWORD_FILE:
+        free(c->password);
+        if (!(c->password = es_read_secret(arg, err, errlen))) return -1;
+        return 1;
+    case ES_OPT_API_KEY_FILE:
+        free(c->api_key);
+        if (!(c->api_key = es_read_secret(arg, err, errlen))) return -1;
+        return 1;
+    case ES_OPT_CA: c->conf.ca_file = arg; return 1;
+    case ES_OPT_CERT: c->conf.cert_file = arg; return 1;
+    case ES_OPT_KEY: c->conf.key_file = arg; return 1;
+    case ES_OPT_DEADLETTER: c->conf.deadletter_path = arg; return 1;
+    case ES_OPT_BATCH_BYTES:
+    case ES_OPT_MAX_PENDING:
+        if (!parse_size(arg, &v) || v < 1) {
+            snprintf(err, errlen, "bad size '%s' (bytes, or with k/M)", arg);
+            return -1;
+        }
+        if (opt == ES_OPT_BATCH_BYTES) c->conf.batch_bytes = (size_t)v;
+        else c->conf.max_pending_bytes = (size_t)v;
+        return 1;
+    case ES_OPT_BATCH_AGE:
+        if (!parse_size(arg, &v) || v > 3600000) {
+            snprintf(err, errlen, "--es-batch-age-ms: bad value '%s'", arg);
+            return -1;
+        }
+        c->conf.batch_age_ms = (int)v;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int es_cli_finish(struct es_cli *c, char *err, size_t errlen)
+{
+    const char *env;
+    if (!c->password && (env = getenv("GPULOG_ES_PASSWORD")) && *env) c->password = xstrdup(env);
+    if (!c->api_key && (env = getenv("GPULOG_ES_API_KEY")) && *env) c->api_key = xstrdup(env);
+    if (c->password && !c->conf.user) {
+        snprintf(err, errlen, "a password is set (GPULOG_ES_PASSWORD or --es-password-file) but no --es-user");
+        return GL_ERROR;
+    }
+    if (c->conf.url && strncmp(c->conf.url, "http://", 7) && strncmp(c->conf.url, "https://", 8)) {
+        snprintf(err, errlen, "--es: the URL must start with http:// or https://");
+        return GL_ERROR;
+    }
+    c->conf.password = c->password;
+    c->conf.api_key = c->api_key;
+    return GL_OK;
+}
+
+static void wipe_free(char *s)
+{
+    if (!s) return;
+    volatile char *p = s;
+    while (*p) *p++ = 0;
+    free(s);
+}
+
+void es_cli_free(struct es_cli *c)
+{
+    wipe_free(c->password);
+    wipe_free(c->api_key);
+    c->password = c->api_key = NULL;
+}
+
+char *es_read_secret(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char line[4096];
+    if (!fgets(line, sizeof line, f)) line[0] = '\0';
+    fclose(f);
+    size_t n = strcspn(line, "\r\n");
+    line[n] = '\0';
+    if (!n) {
+        snprintf(err, errlen, "%s: empty secret file", path);
+        return NULL;
+    }
+    char *s = xstrdup(line);
+    volatile char *p = line;
+    for (size_t i = 0; i < n; i++) p[i] = 0;
+    return s;
+}
+
+void es_url_masked(const char *url, char *out, size_t outlen)
+{
+    if (!url) { snprintf(out, outlen, "(none)"); return; }
+    const char *scheme = strstr(url, "://");
+    const char *host = scheme ? scheme + 3 : url;
+    const char *slash = strchr(host, '/');
+    const char *at = strchr(host, '@');
+    if (at && (!slash || at < slash))
+        snprintf(out, outlen, "%.*s***@%s", (int)(host - url), url, at + 1);
+    else
+        snprintf(out, outlen, "%s", url);
+}
+
+int es_curl_auth(CURL *h, const struct es_conf *ec, struct curl_slist **hdrs)
+{
+    if (ec->user) {
+        curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(h, CURLOPT_USERNAME, ec->user);
+        curl_easy_setopt(h, CURLOPT_PASSWORD, ec->password ? ec->password : "");
+    }
+    if (ec->api_key) {
+        struct buf b;
+        buf_init(&b);
+        buf_printf(&b, "Authorization: ApiKey %s", ec->api_key);
+        *hdrs = curl_slist_append(*hdrs, b.p);
+        volatile char *p = b.p;
+        for (size_t i = 0; i < b.len; i++) p[i] = 0;
+        buf_free(&b);
+    }
+    if (ec->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, ec->ca_file);
+    if (ec->cert_file) curl_easy_setopt(h, CURLOPT_SSLCERT, ec->cert_file);
+    if (ec->key_file) curl_easy_setopt(h, CURLOPT_SSLKEY, ec->key_file);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "gpulog/" GPULOG_VERSION);
+    return GL_OK;
+}
+
+static size_t collect_body(char *p, size_t sz, size_t n, void *ud)
+{
+    buf_append(ud, p, sz * n);
+    return sz * n;
+}
+
+int es_request(const struct es_conf *ec, const char *method, const char *path,
+               const char *body, size_t len, const char *content_type,
+               const char *const *extra_headers,
+               struct buf *resp, long *status, char *err, size_t errlen)
+{
+    static int curl_ready;
+    if (!curl_ready) { curl_global_init(CURL_GLOBAL_DEFAULT); curl_ready = 1; }
+    CURL *h = curl_easy_init();
+    if (!h) { snprintf(err, errlen, "curl_easy_init failed"); return GL_ERROR; }
+    struct buf url;
+    buf_init(&url);
+    buf_puts(&url, ec->url);
+    while (url.len && url.p[url.len - 1] == '/') url.p[--url.len] = '\0';
+    buf_puts(&url, path);
+    struct curl_slist *hdrs = NULL;
+    es_curl_auth(h, ec, &hdrs);
+    if (body) {
+        struct buf ct;
+        buf_init(&ct);
+        buf_printf(&ct, "Content-Type: %s", content_type ? content_type : "application/json");
+        hdrs = curl_slist_append(hdrs, ct.p);
+        buf_free(&ct);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    }
+    for (const char *const *x = extra_headers; x && *x; x++) hdrs = curl_slist_append(hdrs, *x);
+    hdrs = curl_slist_append(hdrs, "Expect:");
+    curl_easy_setopt(h, CURLOPT_URL, url.p);
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    if (!strcmp(method, "HEAD")) curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 60000L);
+    CURLcode rc = curl_easy_perform(h);
+    int ret = GL_OK;
+    if (rc != CURLE_OK) {
+        char masked[512];
+        es_url_masked(ec->url, masked, sizeof masked);
+        snprintf(err, errlen, "%s %s%s: %s", method, masked, path, curl_easy_strerror(rc));
+        ret = GL_ERROR;
+    } else {
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+    }
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(h);
+    buf_free(&url);
+    return ret;
+}
