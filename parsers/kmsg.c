@@ -1,15 +1,730 @@
-/* kmsg.c - placeholder: this format is not implemented yet. */
+/*
+ * kmsg.c - kernel messages from the NVIDIA drivers: NVRM Xid (GPU), NVSwitch
+ * SXid, NVLink5 Xid 144-150 and "fallen off the bus" without an Xid.
+ *
+ * Every prefix style of shared/docs/xid.md 3.3 is stripped first: dmesg
+ * "[ 1843.308145] " (boot-relative: the event gets the read time), dmesg -T
+ * "[Tue Mar  4 02:11:09 2025] " (local time in --tz), dmesg --decode
+ * "kern  :warn  : " facility/level, ISO "2025-01-25T10:34:54,859532+00:00",
+ * syslog "Mar  4 02:11:10 host kernel: " (no year: the read time's year, or
+ * the year before if that would be more than a day ahead), "kernel: ",
+ * /dev/kmsg "6,123,456789,-;" records, or nothing at all (read time).
+ * Indented lines without a prefix continue the previous record and take its
+ * time.
+ *
+ * Xid and SXid lines are matched with two PCRE2 patterns compiled once per
+ * process (JIT when available); each parser owns one match_data it reuses.
+ * Companion lines "NVRM: GPU at PCI:...: GPU-<uuid>" fill a small PCI->UUID
+ * map used on later events of that device. The three-line probe message
+ * "The NVIDIA GPU <bus>" / "(PCI ID: ...) installed in this system has" /
+ * "fallen off the bus ..." is held in the parser until it completes and then
+ * emitted as one critical Xid 79 event. Every other line is declined.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include "parser.h"
+#include "kmsg.h"
+#include "xid_catalog.h"
+
+#include <pcre2.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define KMSG_UUID_SLOTS 64
+#define KMSG_BUS_LEN 32
+#define KMSG_UUID_LEN 48
+#define KMSG_PENDING_PARTS 3    /* lines of the probe-time fallen-off message */
+#define KMSG_DUP79_LINES 8      /* "GPU has fallen off the bus" this close to an Xid 79 is a duplicate */
+
+/* ------------------------------------------------------------ patterns */
+
+/* groups: 1 bus, 2 code, 3 pid, 4 name, 5 free text */
+static const char kmsg_re_xid_src[] =
+    "Xid \\((?:PCI:)?([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+(?:\\.[0-9A-Fa-f]+)?)\\)[^:]*: (\\d{1,9})"
+    "(?:,\\s*(?:pid=(?:'?<unknown>'?|(\\d{1,10})),\\s*name=(.*?)(?:,\\s+|$))?(.*))?$";
+/* groups: 1 bus (with function), 2 code, 3 detail */
+static const char kmsg_re_sxid_src[] =
+    "SXid \\((?:PCI:)?([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+(?:\\.[0-9A-Fa-f]+)?)\\)[^:]*: (\\d{1,9})"
+    "(?:,\\s*(.*))?$";
+
+static pthread_once_t kmsg_re_once = PTHREAD_ONCE_INIT;
+static pcre2_code *kmsg_re_xid, *kmsg_re_sxid;
+
+static pcre2_code *kmsg_re_compile(const char *src)
+{
+    int err;
+    PCRE2_SIZE off;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)src, PCRE2_ZERO_TERMINATED, 0, &err, &off, NULL);
+    if (!re) {
+        PCRE2_UCHAR msg[160];
+        pcre2_get_error_message(err, msg, sizeof msg);
+        log_error("msg=\"kmsg: cannot compile pattern\" offset=%zu error=\"%s\"", (size_t)off, (char *)msg);
+        return NULL;
+    }
+    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);   /* falls back to the interpreter if JIT is absent */
+    return re;
+}
+
+static void kmsg_re_init(void)
+{
+    kmsg_re_xid = kmsg_re_compile(kmsg_re_xid_src);
+    kmsg_re_sxid = kmsg_re_compile(kmsg_re_sxid_src);
+}
+
+/* ------------------------------------------------------------ state */
+
+struct kmsg_uuid {
+    char bus[KMSG_BUS_LEN];      /* normalised: lower case, no function */
+    char uuid[KMSG_UUID_LEN];
+};
+
+struct kmsg_pending {
+    int parts;                   /* 0 = nothing pending */
+    struct buf raw;              /* raw lines joined with '\n' (event.original) */
+    struct buf text;             /* message parts joined with ' ' */
+    char bus[KMSG_BUS_LEN];      /* as printed */
+    int has_ts;
+    int64_t ts_ms;
+    struct line_src src;         /* of the first line; strings owned below */
+    char *host, *path, *source;
+};
+
+struct kmsg {
+    pcre2_match_data *md;
+    struct kmsg_uuid uuids[KMSG_UUID_SLOTS];
+    int nuuid, uuid_next;
+    int has_last_ts;             /* time of the last record, for continuations */
+    int64_t last_ts;
+    uint64_t seq;                /* lines fed */
+    char last79_bus[KMSG_BUS_LEN];
+    uint64_t last79_seq;
+    struct kmsg_pending pend;
+};
+
+static void *kmsg_create(struct parser *p)
+{
+    (void)p;
+    pthread_once(&kmsg_re_once, kmsg_re_init);
+    struct kmsg *k = xcalloc(1, sizeof *k);
+    k->md = pcre2_match_data_create(8, NULL);
+    if (!k->md) { log_error("msg=\"kmsg: out of memory\""); abort(); }
+    buf_init(&k->pend.raw);
+    buf_init(&k->pend.text);
+    return k;
+}
+
+static void pending_clear(struct kmsg_pending *pd)
+{
+    pd->parts = 0;
+    buf_reset(&pd->raw);
+    buf_reset(&pd->text);
+    free(pd->host); free(pd->path); free(pd->source);
+    pd->host = pd->path = pd->source = NULL;
+}
+
+static void kmsg_destroy(void *st)
+{
+    struct kmsg *k = st;
+    pending_clear(&k->pend);
+    buf_free(&k->pend.raw);
+    buf_free(&k->pend.text);
+    pcre2_match_data_free(k->md);
+    free(k);
+}
+
+/* ------------------------------------------------------------ small scanners */
+
+static const char *find(const char *s, size_t n, const char *lit)
+{
+    return memmem(s, n, lit, strlen(lit));
+}
+
+static int starts(const char *s, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n >= l && !memcmp(s, lit, l);
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int is_lower(char c) { return c >= 'a' && c <= 'z'; }
+static int is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+/* n digits at s -> *v; returns 1 on success. */
+static int digits(const char *s, size_t n, int *v)
+{
+    int x = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_digit(s[i])) return 0;
+        x = x * 10 + (s[i] - '0');
+    }
+    *v = x;
+    return 1;
+}
+
+static int month_num(const char *s)
+{
+    static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    for (int i = 0; i < 12; i++)
+        if (!memcmp(s, names + 3 * i, 3)) return i + 1;
+    return 0;
+}
+
+/* "HH:MM:SS" at s (8 bytes available). */
+static int hms(const char *s, int *h, int *m, int *sec)
+{
+    return s[2] == ':' && s[5] == ':' && digits(s, 2, h) && digits(s + 3, 2, m) && digits(s + 6, 2, sec);
+}
+
+/* Normalises a PCI address for lookups: lower case, without ".function". */
+static void bus_norm(const char *s, size_t n, char out[KMSG_BUS_LEN])
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 1 < KMSG_BUS_LEN; i++) {
+        char c = s[i];
+        if (c == '.') break;
+        out[o++] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+    }
+    out[o] = '\0';
+}
+
+/* Length of a PCI address "dddd:bb:dd[.f]" at s, or 0. */
+static size_t bus_len(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (is_hex(s[i]) || s[i] == ':' || s[i] == '.')) i++;
+    while (i > 0 && (s[i - 1] == ':' || s[i - 1] == '.')) i--;   /* "...:00.0:" ends with ':' */
+    int colons = 0;
+    for (size_t j = 0; j < i; j++) if (s[j] == ':') colons++;
+    return colons >= 2 ? i : 0;
+}
+
+/* ------------------------------------------------------------ prefixes */
+
+struct kprefix {
+    const char *body;            /* the message after every prefix */
+    size_t blen;
+    int has_ts;                  /* wall-clock time found */
+    int64_t ts_ms;
+    int has_up;                  /* boot-relative time found */
+    double up;
+    int indented;                /* started with blanks */
+    int prefixed;                /* at least one prefix stripped */
+};
+
+/* "kern  :warn  : " (dmesg --decode): returns the bytes to skip or 0. */
+static size_t px_facility(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (i >= n || !is_lower(s[i])) return 0;
+    while (i < n && is_lower(s[i])) i++;
+    while (i < n && s[i] == ' ') i++;
+    if (i >= n || s[i] != ':') return 0;
+    i++;
+    if (i >= n || !is_lower(s[i])) return 0;
+    while (i < n && is_lower(s[i])) i++;
+    while (i < n && s[i] == ' ') i++;
+    if (i >= n || s[i] != ':') return 0;
+    i++;
+    if (i < n && s[i] != ' ') return 0;
+    return i;
+}
+
+/* "[ 1843.308145]" -> seconds; returns the bytes or 0. */
+static size_t px_uptime(const char *s, size_t n, double *up)
+{
+    size_t i = 1;
+    if (n < 4 || s[0] != '[') return 0;
+    while (i < n && s[i] == ' ') i++;
+    size_t a = i;
+    while (i < n && is_digit(s[i])) i++;
+    if (i == a || i >= n || s[i] != '.') return 0;
+    i++;
+    size_t b = i;
+    while (i < n && is_digit(s[i])) i++;
+    if (i == b || i >= n || s[i] != ']') return 0;
+    if (!gl_parse_double(s + a, i - a, up)) return 0;
+    return i + 1;
+}
+
+/* "[Tue Mar  4 02:11:09 2025]" -> epoch ms in --tz; returns the bytes or 0. */
+static size_t px_ctime(const char *s, size_t n, int64_t *ts)
+{
+    /* [Www Mmm dd HH:MM:SS YYYY] with dd space-padded or not */
+    if (n < 25 || s[0] != '[' || s[4] != ' ' || s[8] != ' ') return 0;
+    int mo = month_num(s + 5);
+    if (!mo) return 0;
+    size_t i = 9;
+    while (i < n && s[i] == ' ') i++;
+    size_t a = i;
+    while (i < n && is_digit(s[i])) i++;
+    int d;
+    if (i - a < 1 || i - a > 2 || !digits(s + a, i - a, &d)) return 0;
+    if (i + 15 > n || s[i] != ' ') return 0;
+    i++;
+    int h, mi, se, y;
+    if (!hms(s + i, &h, &mi, &se) || s[i + 8] != ' ' || !digits(s + i + 9, 4, &y) || s[i + 13] != ']')
+        return 0;
+    if (gl_local_to_epoch_ms(y, mo, d, h, mi, se, 0, ts) != GL_OK) return 0;
+    return i + 14;
+}
+
+/* ISO 8601 token "2025-01-25T10:34:54,859532+00:00" -> epoch ms. */
+static size_t px_iso(const char *s, size_t n, int64_t *ts)
+{
+    if (n < 19 || !is_digit(s[0]) || s[4] != '-' || s[7] != '-' || s[10] != 'T') return 0;
+    size_t i = 0;
+    while (i < n && s[i] != ' ') i++;
+    if (gl_parse_iso_ts(s, i, ts) != GL_OK) return 0;
+    return i;
+}
+
+/* Picks the year for a syslog time (which has none): the read time's year,
+ * the one after or the one before, whichever is latest without being more
+ * than a day after the read time. */
+static int syslog_epoch(int mo, int d, int h, int mi, int se, int ms, int64_t now_ms, int64_t *ts)
+{
+    time_t now = (time_t)(now_ms / 1000);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    int y0 = tm.tm_year + 1900;
+    for (int y = y0 + 1; y >= y0 - 1; y--) {
+        int64_t t;
+        if (gl_local_to_epoch_ms(y, mo, d, h, mi, se, ms, &t) != GL_OK) continue;
+        if (t <= now_ms + 86400000LL) { *ts = t; return 1; }
+    }
+    return 0;
+}
+
+/* "Mar  4 02:11:10[.123456] " -> epoch ms; returns the bytes or 0. */
+static size_t px_syslog(const char *s, size_t n, int64_t now_ms, int64_t *ts)
+{
+    if (n < 16 || s[3] != ' ') return 0;
+    int mo = month_num(s);
+    if (!mo) return 0;
+    size_t i = 4;
+    while (i < n && s[i] == ' ') i++;
+    size_t a = i;
+    while (i < n && is_digit(s[i])) i++;
+    int d;
+    if (i - a < 1 || i - a > 2 || !digits(s + a, i - a, &d)) return 0;
+    if (i + 9 > n || s[i] != ' ') return 0;
+    i++;
+    int h, mi, se, ms = 0;
+    if (!hms(s + i, &h, &mi, &se)) return 0;
+    i += 8;
+    if (i < n && s[i] == '.') {
+        i++;
+        int nd = 0;
+        while (i < n && is_digit(s[i])) { if (nd < 3) ms = ms * 10 + (s[i] - '0'); nd++; i++; }
+        if (!nd) return 0;
+        while (nd < 3) { ms *= 10; nd++; }
+    }
+    if (i < n && s[i] != ' ') return 0;
+    if (!syslog_epoch(mo, d, h, mi, se, ms, now_ms, ts)) return 0;
+    return i;
+}
+
+/* After a syslog/journal time: "host kernel: " or "kernel: ". */
+static size_t px_host_kernel(const char *s, size_t n)
+{
+    if (starts(s, n, "kernel: ") || (n == 7 && starts(s, n, "kernel:"))) return 7;
+    size_t i = 0;
+    while (i < n && s[i] != ' ') i++;
+    if (i == 0 || i >= n) return 0;
+    size_t j = i;
+    while (j < n && s[j] == ' ') j++;
+    if (starts(s + j, n - j, "kernel:")) return j + 7;
+    return 0;
+}
+
+/* "6,1234,1843308145,-;" (/dev/kmsg): priority, sequence, microseconds since
+ * boot, flags. Returns the bytes or 0. */
+static size_t px_devkmsg(const char *s, size_t n, double *up)
+{
+    size_t i = 0;
+    int field = 0;
+    size_t ua = 0, ue = 0;
+    while (field < 3) {
+        size_t a = i;
+        while (i < n && is_digit(s[i])) i++;
+        if (i == a || i >= n || s[i] != ',') return 0;
+        if (field == 2) { ua = a; ue = i; }
+        i++;
+        field++;
+    }
+    while (i < n && s[i] != ';' && s[i] != ' ') i++;
+    if (i >= n || s[i] != ';') return 0;
+    int64_t us;
+    if (!gl_parse_i64(s + ua, ue - ua, &us)) return 0;
+    *up = (double)us / 1e6;
+    return i + 1;
+}
+
+/* Strips every known prefix of a kernel line. */
+static void kmsg_prefix(const char *line, size_t len, int64_t now_ms, struct kprefix *px)
+{
+    const char *s = line;
+    size_t n = len;
+    memset(px, 0, sizeof *px);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) n--;
+    if (n && (*s == ' ' || *s == '\t')) px->indented = 1;
+    while (n && (*s == ' ' || *s == '\t')) { s++; n--; }
+    size_t k;
+    if ((k = px_devkmsg(s, n, &px->up))) { px->has_up = 1; px->prefixed = 1; s += k; n -= k; }
+    for (int round = 0; round < 6 && n; round++) {
+        k = 0;
+        if (s[0] == '<' && n > 3 && is_digit(s[1])) {            /* printk level "<4>" */
+            size_t i = 1;
+            while (i < n && is_digit(s[i])) i++;
+            if (i < n && s[i] == '>') k = i + 1;
+        }
+        if (!k && s[0] == '[') {
+            if ((k = px_uptime(s, n, &px->up))) px->has_up = 1;
+            else if ((k = px_ctime(s, n, &px->ts_ms))) px->has_ts = 1;
+        }
+        if (!k && is_digit(s[0]) && (k = px_iso(s, n, &px->ts_ms))) {
+            px->has_ts = 1;
+            size_t j = k;
+            while (j < n && s[j] == ' ') j++;
+            size_t h = px_host_kernel(s + j, n - j);
+            if (h) k = j + h;
+        }
+        if (!k && s[0] >= 'A' && s[0] <= 'S' && (k = px_syslog(s, n, now_ms, &px->ts_ms))) {
+            px->has_ts = 1;
+            size_t j = k;
+            while (j < n && s[j] == ' ') j++;
+            size_t h = px_host_kernel(s + j, n - j);
+            if (h) k = j + h;
+        }
+        if (!k && is_lower(s[0])) {
+            if (starts(s, n, "kernel:")) k = 7;
+            else k = px_facility(s, n);
+        }
+        if (!k) break;
+        px->prefixed = 1;
+        s += k;
+        n -= k;
+        while (n && (*s == ' ' || *s == '\t')) { s++; n--; }
+    }
+    px->body = s;
+    px->blen = n;
+}
+
+int kmsg_prefix_uptime(const char *line, size_t len, double *secs)
+{
+    struct kprefix px;
+    kmsg_prefix(line, len, gl_now_ms(), &px);
+    if (!px.has_up) return 0;
+    *secs = px.up;
+    return 1;
+}
+
+/* ------------------------------------------------------------ events */
+
+static const char *uuid_get(struct kmsg *k, const char *bus, size_t n)
+{
+    char key[KMSG_BUS_LEN];
+    bus_norm(bus, n, key);
+    for (int i = 0; i < k->nuuid; i++)
+        if (!strcmp(k->uuids[i].bus, key)) return k->uuids[i].uuid;
+    return NULL;
+}
+
+static void uuid_put(struct kmsg *k, const char *bus, size_t bn, const char *uuid, size_t un)
+{
+    char key[KMSG_BUS_LEN];
+    bus_norm(bus, bn, key);
+    struct kmsg_uuid *slot = NULL;
+    for (int i = 0; i < k->nuuid; i++)
+        if (!strcmp(k->uuids[i].bus, key)) { slot = &k->uuids[i]; break; }
+    if (!slot) {
+        if (k->nuuid < KMSG_UUID_SLOTS) slot = &k->uuids[k->nuuid++];
+        else { slot = &k->uuids[k->uuid_next]; k->uuid_next = (k->uuid_next + 1) % KMSG_UUID_SLOTS; }
+    }
+    memcpy(slot->bus, key, sizeof key);
+    if (un >= KMSG_UUID_LEN) un = KMSG_UUID_LEN - 1;
+    memcpy(slot->uuid, uuid, un);
+    slot->uuid[un] = '\0';
+}
+
+/* Adds name, severity, class and action of a catalog entry (or "unknown"). */
+static void add_catalog(struct event *ev, const struct xid_info *xi, enum xid_sev sev)
+{
+    event_add_str(ev, "gpu.xid.name", xi ? xi->name : "unknown", strlen(xi ? xi->name : "unknown"));
+    const char *sn = xid_sev_name(sev);
+    event_add_str(ev, "gpu.xid.severity", sn, strlen(sn));
+    event_add_int(ev, "event.severity", (int64_t)sev);
+    if (xi) {
+        event_add_str(ev, "gpu.xid.class", xi->cls, strlen(xi->cls));
+        event_add_str(ev, "gpu.xid.action", xi->action, strlen(xi->action));
+    }
+}
+
+/* 1 if the word (Fatal, Nonfatal, ...) occurs in s delimited by non-letters. */
+static int has_word(const char *s, size_t n, const char *w)
+{
+    size_t l = strlen(w);
+    for (const char *p = s; (p = memmem(p, n - (size_t)(p - s), w, l)) != NULL; p++) {
+        int before = p == s || !((p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') || p[-1] == '-');
+        const char *e = p + l;
+        int after = e == s + n || !((*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') || *e == '-');
+        if (before && after) return 1;
+        if ((size_t)(p - s) + l >= n) break;
+    }
+    return 0;
+}
+
+static void set_time(struct event *ev, const struct kprefix *px, const struct kmsg *k)
+{
+    if (px->has_ts) ev->ts_ms = px->ts_ms;
+    else if (px->indented && !px->prefixed && k->has_last_ts) ev->ts_ms = k->last_ts;
+}
+
+#define GRP(i) (ov[2 * (i)] == PCRE2_UNSET ? NULL : body + ov[2 * (i)])
+#define GLEN(i) (ov[2 * (i)] == PCRE2_UNSET ? 0 : (size_t)(ov[2 * (i) + 1] - ov[2 * (i)]))
+
+static int kmsg_xid(struct parser *p, struct kmsg *k, const struct line_src *src,
+                    const char *line, size_t len, const struct kprefix *px,
+                    const char *body, size_t blen)
+{
+    if (!kmsg_re_xid) return parser_error(p, "kmsg: Xid pattern unavailable");
+    int rc = pcre2_match(kmsg_re_xid, (PCRE2_SPTR)body, blen, 0, 0, k->md, NULL);
+    if (rc < 0) return parser_error(p, "kmsg: unrecognised Xid line: %.80s", body);
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(k->md);
+    int64_t code;
+    if (!gl_parse_i64(GRP(2), GLEN(2), &code)) return parser_error(p, "kmsg: bad Xid code");
+    const char *msg = GRP(5);
+    size_t mlen = GLEN(5);
+    str_trim(&msg, &mlen);
+
+    const struct xid_info *xi = xid_lookup((int)code);
+    enum xid_sev sev = xi ? xi->sev : XID_SEV_WARNING;
+    if (code >= 144 && code <= 150 && msg) {
+        if (has_word(msg, mlen, "Fatal")) sev = XID_SEV_CRITICAL;
+        else if (has_word(msg, mlen, "Nonfatal") || has_word(msg, mlen, "Non-fatal")) sev = XID_SEV_WARNING;
+    }
+
+    struct event *ev = parser_begin(p, src, "event", "gpu.xid", line, len, 1);
+    set_time(ev, px, k);
+    event_add_int(ev, "gpu.xid.code", code);
+    add_catalog(ev, xi, sev);
+    event_add_str(ev, "gpu.pci.bus_id", GRP(1), GLEN(1));
+    const char *uuid = uuid_get(k, GRP(1), GLEN(1));
+    if (uuid) event_add_str(ev, "gpu.uuid", uuid, strlen(uuid));
+    int64_t pid;
+    if (GRP(3) && gl_parse_i64(GRP(3), GLEN(3), &pid)) event_add_int(ev, "process.pid", pid);
+    const char *name = GRP(4);
+    size_t nlen = GLEN(4);
+    if (name) {
+        str_trim(&name, &nlen);
+        if (nlen >= 2 && name[0] == '\'' && name[nlen - 1] == '\'') { name++; nlen -= 2; }
+        if (nlen && !(nlen == 9 && !memcmp(name, "<unknown>", 9)))
+            event_add_str(ev, "process.name", name, nlen);
+    }
+    if (mlen) event_add_str(ev, "message", msg, mlen);
+    if (code == 79) {
+        bus_norm(GRP(1), GLEN(1), k->last79_bus);
+        k->last79_seq = k->seq;
+    }
+    parser_emit(p);
+    return GL_OK;
+}
+
+static int kmsg_sxid(struct parser *p, struct kmsg *k, const struct line_src *src,
+                     const char *line, size_t len, const struct kprefix *px,
+                     const char *body, size_t blen)
+{
+    if (!kmsg_re_sxid) return parser_error(p, "kmsg: SXid pattern unavailable");
+    int rc = pcre2_match(kmsg_re_sxid, (PCRE2_SPTR)body, blen, 0, 0, k->md, NULL);
+    if (rc < 0) return GL_DECLINED;       /* "SXid" in some other text */
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(k->md);
+    int64_t code;
+    if (!gl_parse_i64(GRP(2), GLEN(2), &code)) return parser_error(p, "kmsg: bad SXid code");
+    const char *msg = GRP(3);
+    size_t mlen = GLEN(3);
+    str_trim(&msg, &mlen);
+
+    const struct xid_info *xi = sxid_lookup((int)code);
+    enum xid_sev sev = xi ? xi->sev : XID_SEV_WARNING;
+    /* the severity word leads the detail: Fatal raises, Non-fatal caps */
+    if (msg && starts(msg, mlen, "Fatal")) sev = XID_SEV_CRITICAL;
+    else if (msg && (starts(msg, mlen, "Non-fatal") || starts(msg, mlen, "Nonfatal")) && sev > XID_SEV_WARNING)
+        sev = XID_SEV_WARNING;
+
+    struct event *ev = parser_begin(p, src, "event", "gpu.sxid", line, len, 1);
+    set_time(ev, px, k);
+    event_add_int(ev, "gpu.sxid.code", code);
+    add_catalog(ev, xi, sev);
+    event_add_str(ev, "gpu.pci.bus_id", GRP(1), GLEN(1));
+    if (mlen) event_add_str(ev, "message", msg, mlen);
+    parser_emit(p);
+    return GL_OK;
+}
+
+/* One critical Xid-79-like event for a fallen-off-the-bus message. */
+static void emit_fallen(struct parser *p, struct kmsg *k, const struct line_src *src,
+                        const char *raw, size_t rawlen, int has_ts, int64_t ts,
+                        const char *bus, size_t buslen, const char *msg, size_t mlen)
+{
+    const struct xid_info *xi = xid_lookup(79);
+    struct event *ev = parser_begin(p, src, "event", "gpu.xid", raw, rawlen, 1);
+    if (has_ts) ev->ts_ms = ts;
+    event_add_int(ev, "gpu.xid.code", 79);
+    add_catalog(ev, xi, XID_SEV_CRITICAL);
+    if (buslen) {
+        event_add_str(ev, "gpu.pci.bus_id", bus, buslen);
+        const char *uuid = uuid_get(k, bus, buslen);
+        if (uuid) event_add_str(ev, "gpu.uuid", uuid, strlen(uuid));
+        bus_norm(bus, buslen, k->last79_bus);
+        k->last79_seq = k->seq;
+    }
+    if (mlen) event_add_str(ev, "message", msg, mlen);
+    parser_emit(p);
+}
+
+static int recent_79(const struct kmsg *k, const char *bus, size_t buslen)
+{
+    char key[KMSG_BUS_LEN];
+    bus_norm(bus, buslen, key);
+    return k->last79_bus[0] && !strcmp(key, k->last79_bus) && k->seq - k->last79_seq <= KMSG_DUP79_LINES;
+}
+
+static void pending_start(struct kmsg *k, const struct line_src *src, const struct kprefix *px,
+                          const char *line, size_t len, const char *bus, size_t buslen)
+{
+    struct kmsg_pending *pd = &k->pend;
+    pending_clear(pd);
+    pd->parts = 1;
+    buf_append(&pd->raw, line, len);
+    if (buslen >= KMSG_BUS_LEN) buslen = KMSG_BUS_LEN - 1;
+    memcpy(pd->bus, bus, buslen);
+    pd->bus[buslen] = '\0';
+    pd->has_ts = px->has_ts || (px->indented && !px->prefixed && k->has_last_ts);
+    pd->ts_ms = px->has_ts ? px->ts_ms : k->last_ts;
+    pd->src = *src;
+    pd->host = src->host ? xstrdup(src->host) : NULL;
+    pd->path = src->path ? xstrdup(src->path) : NULL;
+    pd->source = src->source ? xstrdup(src->source) : NULL;
+    pd->src.host = pd->host;
+    pd->src.path = pd->path;
+    pd->src.source = pd->source;
+}
+
+/* Text after "NVRM:" of one line; handles the fallen-off-the-bus forms and
+ * the companion lines. Returns GL_OK, GL_DECLINED or GL_ERROR. */
+static int kmsg_nvrm(struct parser *p, struct kmsg *k, const struct line_src *src,
+                     const char *line, size_t len, const struct kprefix *px,
+                     const char *m, size_t mn)
+{
+    struct kmsg_pending *pd = &k->pend;
+    if (starts(m, mn, "GPU at PCI:")) {
+        const char *b = m + 11;
+        size_t bl = bus_len(b, mn - 11);
+        const char *u = bl ? find(b + bl, mn - 11 - bl, "GPU-") : NULL;
+        if (u) {
+            size_t ul = 4, hexn = 0;
+            while (u + ul < m + mn && (is_hex(u[ul]) || u[ul] == '-')) { if (u[ul] != '-') hexn++; ul++; }
+            if (hexn >= 8 && (u + ul == m + mn || u[ul] == ' ')) uuid_put(k, b, bl, u, ul);
+        }
+        return GL_DECLINED;
+    }
+    if (starts(m, mn, "The NVIDIA GPU ")) {
+        const char *b = m + 15;
+        size_t bl = bus_len(b, mn - 15);
+        if (!bl) return GL_DECLINED;
+        pending_start(k, src, px, line, len, b, bl);
+        buf_append(&pd->text, m, mn);
+        if (!find(m, mn, "fallen off the bus")) return GL_DECLINED;
+        /* the whole message on one line */
+    } else if (pd->parts) {
+        pd->parts++;
+        buf_putc(&pd->raw, '\n');
+        buf_append(&pd->raw, line, len);
+        buf_putc(&pd->text, ' ');
+        buf_append(&pd->text, m, mn);
+        if (!find(m, mn, "fallen off the bus")) {
+            if (pd->parts >= KMSG_PENDING_PARTS) pending_clear(pd);   /* some other probe message */
+            return GL_DECLINED;
+        }
+    } else if (starts(m, mn, "GPU ") && find(m, mn, "fallen off the bus")) {
+        /* "GPU 0000:a1:00.0: GPU has fallen off the bus." */
+        const char *b = m + 4;
+        size_t bl = bus_len(b, mn - 4);
+        if (bl && recent_79(k, b, bl)) return GL_DECLINED;   /* echo of the Xid 79 just seen */
+        const char *msg = b + bl;
+        size_t ml = mn - 4 - bl;
+        if (ml && *msg == ':') { msg++; ml--; }
+        str_trim(&msg, &ml);
+        emit_fallen(p, k, src, line, len, px->has_ts || (px->indented && !px->prefixed && k->has_last_ts),
+                    px->has_ts ? px->ts_ms : k->last_ts, b, bl, msg, ml);
+        return GL_OK;
+    } else {
+        return GL_DECLINED;
+    }
+    /* the pending message is complete */
+    if (recent_79(k, pd->bus, strlen(pd->bus))) {
+        pending_clear(pd);
+        return GL_DECLINED;
+    }
+    emit_fallen(p, k, &pd->src, pd->raw.p, pd->raw.len, pd->has_ts, pd->ts_ms,
+                pd->bus, strlen(pd->bus), pd->text.p, pd->text.len);
+    pending_clear(pd);
+    return GL_OK;
+}
 
 static int kmsg_feed(struct parser *p, void *st, const struct line_src *src,
-                      const char *line, size_t len)
+                     const char *line, size_t len)
 {
-    (void)st; (void)src; (void)line; (void)len;
-    return parser_error(p, "format kmsg is not implemented yet");
+    struct kmsg *k = st;
+    k->seq++;
+    struct kprefix px;
+    kmsg_prefix(line, len, src->now_ms, &px);
+    if (px.blen == 0) return GL_DECLINED;
+    const char *body = px.body;
+    size_t blen = px.blen;
+    int rc = GL_DECLINED;
+
+    const char *nv = starts(body, blen, "NVRM:") ? body : find(body, blen, "NVRM:");
+    if (nv) {
+        const char *m = nv + 5;
+        size_t mn = blen - (size_t)(m - body);
+        while (mn && (*m == ' ' || *m == '\t')) { m++; mn--; }
+        if (starts(m, mn, "Xid "))
+            rc = kmsg_xid(p, k, src, line, len, &px, nv, blen - (size_t)(nv - body));
+        else
+            rc = kmsg_nvrm(p, k, src, line, len, &px, m, mn);
+    } else if (find(body, blen, "SXid")) {
+        rc = kmsg_sxid(p, k, src, line, len, &px, body, blen);
+    }
+    if (px.has_ts) { k->has_last_ts = 1; k->last_ts = px.ts_ms; }
+    else if (px.prefixed) k->has_last_ts = 0;     /* a record without wall clock */
+    return rc;
+}
+
+static void kmsg_flush(struct parser *p, void *st)
+{
+    (void)p;
+    struct kmsg *k = st;
+    /* an unfinished probe message never said "fallen off the bus": drop it */
+    pending_clear(&k->pend);
+}
+
+/* Kernel NVIDIA lines only: auto routes every line scoring > 0 here. */
+static int kmsg_sniff(const char *line, size_t len)
+{
+    if (memmem(line, len, "NVRM:", 5) || memmem(line, len, "SXid", 4) ||
+        memmem(line, len, "nvidia-nvswitch", 15))
+        return 90;
+    return 0;
 }
 
 const struct parser_ops parser_kmsg = {
     .name = "kmsg",
     .help = "kernel messages: NVRM Xid, NVSwitch SXid, NVLink5, fallen off the bus",
+    .create = kmsg_create,
+    .destroy = kmsg_destroy,
+    .sniff = kmsg_sniff,
     .feed = kmsg_feed,
+    .flush = kmsg_flush,
 };

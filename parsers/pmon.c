@@ -1,15 +1,282 @@
-/* pmon.c - placeholder: this format is not implemented yet. */
+/*
+ * pmon.c - `nvidia-smi pmon`: one event per (GPU, process) line.
+ *
+ * Columns are learnt from every '#' line naming "gpu" and "pid", so -s u,
+ * -s m, -s um, old (no jpg/ofa) and new layouts and -o D/T parse alike.
+ * The command is the last column and may contain spaces: the first N-1
+ * fields are split on blanks and the rest of the line, trimmed, is the
+ * command. Placeholder lines of an idle GPU (pid "-") are declined.
+ */
 #include "parser.h"
 
-static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
-                      const char *line, size_t len)
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PMON_MAX_COLS 64
+
+enum pcol_kind { PC_INT, PC_PID, PC_TYPE, PC_CMD, PC_DATE, PC_TIME, PC_AUTO };
+
+struct pmon_col {
+    const char *key;       /* field name (static or dyn) */
+    enum pcol_kind kind;
+    char *dyn;             /* owned key for unknown columns */
+};
+
+struct pmon {
+    int ncols;
+    struct pmon_col cols[PMON_MAX_COLS];
+    int cmd_last;          /* the last column is the command */
+    int have_header;
+};
+
+/* pmon column name -> schema field (shared/docs/event-fields.md). */
+static const struct { const char *col, *key; enum pcol_kind kind; } pmon_map[] = {
+    { "gpu",     "gpu.index", PC_INT },
+    { "pid",     "process.pid", PC_PID },
+    { "type",    "gpu.process.type", PC_TYPE },
+    { "command", "process.name", PC_CMD },
+    { "sm",      "gpu.process.utilization.sm.pct", PC_INT },
+    { "mem",     "gpu.process.utilization.mem.pct", PC_INT },
+    { "enc",     "gpu.process.utilization.enc.pct", PC_INT },
+    { "dec",     "gpu.process.utilization.dec.pct", PC_INT },
+    { "jpg",     "gpu.process.utilization.jpg.pct", PC_INT },
+    { "ofa",     "gpu.process.utilization.ofa.pct", PC_INT },
+    { "fb",      "gpu.process.memory.used_size", PC_INT },
+};
+
+static void *pmon_create(struct parser *p) { (void)p; return xcalloc(1, sizeof(struct pmon)); }
+
+static void pmon_cols_clear(struct pmon *m)
 {
-    (void)st; (void)src; (void)line; (void)len;
-    return parser_error(p, "format pmon is not implemented yet");
+    for (int i = 0; i < m->ncols; i++) free(m->cols[i].dyn);
+    m->ncols = 0;
+    m->have_header = 0;
+    m->cmd_last = 0;
+}
+
+static void pmon_destroy(void *st)
+{
+    struct pmon *m = st;
+    pmon_cols_clear(m);
+    free(m);
+}
+
+/* Splits on runs of blanks into at most max tokens; *rest (if not NULL) gets
+ * what follows the max-th token. Returns the token count. */
+static int pmon_split(const char *s, size_t n, const char **tok, size_t *tl, int max,
+                      const char **rest, size_t *restlen)
+{
+    int k = 0;
+    size_t i = 0;
+    for (;;) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+        if (i >= n || k == max) break;
+        size_t a = i;
+        while (i < n && s[i] != ' ' && s[i] != '\t') i++;
+        tok[k] = s + a;
+        tl[k] = i - a;
+        k++;
+    }
+    if (rest) {
+        *rest = s + i;
+        *restlen = n - i;
+        str_trim(rest, restlen);
+    }
+    return k;
+}
+
+static int tok_is(const char *t, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n == l && !memcmp(t, lit, l);
+}
+
+/* A '#' line: the names line (has gpu and pid) or anything else (units). */
+static int pmon_header(struct parser *p, struct pmon *m, const char *s, size_t n)
+{
+    const char *tok[PMON_MAX_COLS + 1];
+    size_t tl[PMON_MAX_COLS + 1];
+    /* "#Date Time gpu ..." glues '#' to the first name */
+    int k = pmon_split(s + 1, n - 1, tok, tl, PMON_MAX_COLS + 1, NULL, NULL);
+    int has_gpu = 0, has_pid = 0;
+    for (int i = 0; i < k; i++) {
+        if (tok_is(tok[i], tl[i], "gpu")) has_gpu = 1;
+        if (tok_is(tok[i], tl[i], "pid")) has_pid = 1;
+    }
+    if (!has_gpu || !has_pid) return GL_DECLINED;       /* units line, comment */
+    if (k > PMON_MAX_COLS) return parser_error(p, "pmon header has more than %d columns", PMON_MAX_COLS);
+    pmon_cols_clear(m);
+    for (int i = 0; i < k; i++) {
+        struct pmon_col *c = &m->cols[i];
+        c->dyn = NULL;
+        c->key = NULL;
+        c->kind = PC_AUTO;
+        if (tok_is(tok[i], tl[i], "Date")) { c->kind = PC_DATE; c->key = "date"; continue; }
+        if (tok_is(tok[i], tl[i], "Time")) { c->kind = PC_TIME; c->key = "time"; continue; }
+        for (size_t j = 0; j < GL_ARRAY_LEN(pmon_map); j++) {
+            if (tok_is(tok[i], tl[i], pmon_map[j].col)) {
+                c->key = pmon_map[j].key;
+                c->kind = pmon_map[j].kind;
+                break;
+            }
+        }
+        if (!c->key) {
+            c->dyn = name_sanitize("gpu.pmon.", tok[i], tl[i]);
+            c->key = c->dyn;
+        }
+    }
+    m->ncols = k;
+    m->cmd_last = m->cols[k - 1].kind == PC_CMD;
+    m->have_header = 1;
+    return GL_DECLINED;
+}
+
+/* Parses a decimal integer (optionally negative) made only of digits. */
+static inline int pmon_int(const char *s, size_t n, int64_t *out)
+{
+    if (n == 0 || n > 18) return 0;
+    size_t i = 0;
+    int neg = 0;
+    if (s[0] == '-') { if (n == 1) return 0; neg = 1; i = 1; }
+    int64_t v = 0;
+    for (; i < n; i++) {
+        unsigned c = (unsigned)(s[i] - '0');
+        if (c > 9) return 0;
+        v = v * 10 + c;
+    }
+    *out = neg ? -v : v;
+    return 1;
+}
+
+#define SHOW(l) (int)((l) > 40 ? 40 : (l))
+
+static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
+                     const char *line, size_t len)
+{
+    struct pmon *m = st;
+    const char *s = line;
+    size_t n = len;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) n--;
+    while (n && (*s == ' ' || *s == '\t')) { s++; n--; }
+    if (n == 0) return GL_DECLINED;
+    if (s[0] == '#') return pmon_header(p, m, s, n);
+    if (!m->have_header)
+        return parser_error(p, "not a pmon row (no '#' header line seen): %.60s", s);
+
+    const char *tok[PMON_MAX_COLS + 1];
+    size_t tl[PMON_MAX_COLS + 1];
+    const char *cmd = NULL;
+    size_t cmdlen = 0;
+    int want = m->cmd_last ? m->ncols - 1 : m->ncols;
+    int k = pmon_split(s, n, tok, tl, want, &cmd, &cmdlen);
+    if (k != want || (!m->cmd_last && cmdlen)) {
+        if (s[0] < '0' || s[0] > '9')
+            return parser_error(p, "not a pmon row: %.60s", s);
+        return parser_error(p, "expected %d fields as in the pmon header, got %d", m->ncols,
+                            k + (cmdlen ? 1 : 0));
+    }
+    if (m->cmd_last) {
+        tok[k] = cmd;
+        tl[k] = cmdlen;
+        k++;
+    }
+
+    /* placeholder of a GPU without processes: pid "-" */
+    for (int i = 0; i < k; i++)
+        if (m->cols[i].kind == PC_PID && tl[i] == 1 && tok[i][0] == '-') return GL_DECLINED;
+
+    struct event *ev = parser_begin(p, src, "metric", "gpu.pmon", line, len, 0);
+    int have_gpu = 0, have_pid = 0;
+    int date = -1, y = 0, mo = 0, dd = 0, hh = -1, mi = 0, ss = 0;
+    for (int i = 0; i < k; i++) {
+        const char *t = tok[i];
+        size_t l = tl[i];
+        const struct pmon_col *c = &m->cols[i];
+        int64_t v;
+        if (value_is_missing(t, l)) continue;
+        switch (c->kind) {
+        case PC_INT:
+        case PC_PID:
+            if (!pmon_int(t, l, &v)) {
+                double dv;
+                if (c->kind == PC_PID || !gl_parse_double(t, l, &dv))
+                    return parser_error(p, "column %d: not a number: '%.*s'", i + 1, SHOW(l), t);
+                event_add_num(ev, c->key, dv);
+                break;
+            }
+            event_add_int(ev, c->key, v);
+            if (c->kind == PC_PID) have_pid = 1;
+            else if (!strcmp(c->key, "gpu.index")) have_gpu = 1;
+            break;
+        case PC_TYPE:
+        case PC_CMD:
+            event_add_str(ev, c->key, t, l);
+            break;
+        case PC_DATE:
+            if (l != 8 || !pmon_int(t, l, &v))
+                return parser_error(p, "bad date '%.*s' (want YYYYMMDD)", SHOW(l), t);
+            date = (int)v;
+            y = date / 10000; mo = date / 100 % 100; dd = date % 100;
+            break;
+        case PC_TIME:
+            if (l != 8 || t[2] != ':' || t[5] != ':' || !pmon_int(t, 2, &v))
+                return parser_error(p, "bad time '%.*s' (want HH:MM:SS)", SHOW(l), t);
+            hh = (int)v;
+            if (!pmon_int(t + 3, 2, &v)) return parser_error(p, "bad time '%.*s'", SHOW(l), t);
+            mi = (int)v;
+            if (!pmon_int(t + 6, 2, &v)) return parser_error(p, "bad time '%.*s'", SHOW(l), t);
+            ss = (int)v;
+            break;
+        case PC_AUTO:
+            event_add_auto(ev, c->key, t, l, 1);
+            break;
+        }
+    }
+    if (!have_gpu) return parser_error(p, "pmon row has no gpu index");
+    if (!have_pid) return parser_error(p, "pmon row has no pid");
+    if (hh >= 0) {
+        if (date < 0) {
+            /* -o T alone: the date is the reading day in the tool's zone */
+            time_t now = (time_t)(src->now_ms / 1000);
+            struct tm tm;
+            localtime_r(&now, &tm);
+            y = tm.tm_year + 1900; mo = tm.tm_mon + 1; dd = tm.tm_mday;
+        }
+        if (gl_local_to_epoch_ms(y, mo, dd, hh, mi, ss, 0, &ev->ts_ms) != GL_OK)
+            return parser_error(p, "bad date/time %08d %02d:%02d:%02d", date, hh, mi, ss);
+    } else if (date >= 0) {
+        if (gl_local_to_epoch_ms(y, mo, dd, 0, 0, 0, 0, &ev->ts_ms) != GL_OK)
+            return parser_error(p, "bad date %08d", date);
+    }
+    parser_emit(p);
+    return GL_OK;
+}
+
+/* A pmon header: a '#' line naming both gpu and pid. */
+static int pmon_sniff(const char *line, size_t len)
+{
+    const char *s = line;
+    size_t n = len;
+    str_trim(&s, &n);
+    if (n < 4 || s[0] != '#') return 0;
+    const char *tok[PMON_MAX_COLS + 1];
+    size_t tl[PMON_MAX_COLS + 1];
+    int k = pmon_split(s + 1, n - 1, tok, tl, PMON_MAX_COLS + 1, NULL, NULL);
+    int gpu = 0, pid = 0;
+    for (int i = 0; i < k; i++) {
+        if (tok_is(tok[i], tl[i], "gpu")) gpu = 1;
+        else if (tok_is(tok[i], tl[i], "pid")) pid = 1;
+    }
+    return gpu && pid ? 95 : 0;
 }
 
 const struct parser_ops parser_pmon = {
     .name = "pmon",
-    .help = "nvidia-smi pmon (one event per GPU and process)",
+    .help = "nvidia-smi pmon (one event per GPU and process; -s u/m/um, -o D/T)",
+    .create = pmon_create,
+    .destroy = pmon_destroy,
+    .sniff = pmon_sniff,
     .feed = pmon_feed,
+    .flush = NULL,
 };

@@ -1,0 +1,17 @@
+/*
+ * kmsg.h - helpers of the kernel-message parser (parsers/kmsg.c) that other
+ * modules need: the collector reads boot-relative times to anchor them to
+ * the wall clock.
+ */
+#ifndef GPULOG_KMSG_H
+#define GPULOG_KMSG_H
+
+#include <stddef.h>
+
+/* If line (borrowed, len bytes) carries a boot-relative kernel time, either
+ * as a dmesg "[ 1843.308145] " prefix (possibly after a syslog or facility
+ * prefix) or as a /dev/kmsg record "6,1234,1843308145,-;...", stores it in
+ * *secs (seconds since boot) and returns 1; else returns 0. */
+int kmsg_prefix_uptime(const char *line, size_t len, double *secs);
+
+#endif

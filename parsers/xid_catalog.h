@@ -1,0 +1,31 @@
+/*
+ * xid_catalog.h - what each NVIDIA Xid (GPU) and SXid (NVSwitch) code means,
+ * how bad it is and what an operator usually does about it.
+ *
+ * The tables are static and built from shared/docs/xid.md (sections 1 and 2);
+ * severities are the project's alerting choice, not NVIDIA's. Lookups return
+ * pointers into those static tables (never freed) or NULL for a code the
+ * catalog does not know (callers then use severity "warning", name "unknown").
+ */
+#ifndef GPULOG_XID_CATALOG_H
+#define GPULOG_XID_CATALOG_H
+
+enum xid_sev { XID_SEV_INFO = 1, XID_SEV_WARNING = 2, XID_SEV_CRITICAL = 3 };
+
+struct xid_info {
+    int lo, hi;              /* code range, inclusive (lo == hi for one code) */
+    const char *name;        /* short human name, e.g. "GPU memory page fault" */
+    const char *cls;         /* likely cause: application, driver, hardware, ecc,
+                              * nvlink, bus, power, thermal, firmware */
+    enum xid_sev sev;        /* catalog severity */
+    const char *action;      /* usual operator action */
+};
+
+/* Returns the catalog entry for Xid code, or NULL if unknown/unused. */
+const struct xid_info *xid_lookup(int code);
+/* Returns the catalog entry for NVSwitch SXid code, or NULL if unknown. */
+const struct xid_info *sxid_lookup(int code);
+/* "info", "warning" or "critical" (static string). */
+const char *xid_sev_name(enum xid_sev s);
+
+#endif
