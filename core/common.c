@@ -322,6 +322,8 @@ int gl_tz_set(const char *zone)
     if (!strcmp(zone, "UTC") || !strcmp(zone, "Z") || !strcmp(zone, "GMT") ||
         !strcmp(zone, "Etc/UTC") || !strcmp(zone, "UTC0")) {
         tz_is_utc = 1;
+        setenv("TZ", "UTC0", 1);   /* localtime_r users (dmon -o T read day) agree */
+        tzset();
         return GL_OK;
     }
     char path[512];
