@@ -1,0 +1,266 @@
+/* test_es_bulk.c - bulk body builder, response parser, classification,
+ * backoff and dead-letter records of the ES sink; plus the sink against a
+ * closed port (nothing settled, nothing lost). No server needed. */
+#include "../sinks/es_bulk.h"
+#include "../sinks/es_cli.h"
+#include "test.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+TEST(stream_names)
+{
+    char b[64];
+    CHECK(es_stream_name(STREAM_ANOMALIES, "default", b, sizeof b) > 0);
+    CHECK_EQ_STR(b, "logs-gpu.anomaly-default");
+    es_stream_name(STREAM_EVENTS, "prod", b, sizeof b);
+    CHECK_EQ_STR(b, "logs-gpu.xid-prod");
+    es_stream_name(STREAM_METRICS, NULL, b, sizeof b);
+    CHECK_EQ_STR(b, "metrics-gpu.dmon-default");
+    CHECK_EQ_INT(es_stream_name(STREAM_METRICS, "default", b, 10), -1);
+    CHECK(es_ns_valid("default"));
+    CHECK(es_ns_valid("team_a1"));
+    CHECK(!es_ns_valid("Prod"));
+    CHECK(!es_ns_valid("a-b"));
+    CHECK(!es_ns_valid("_x"));
+    CHECK(!es_ns_valid(""));
+    CHECK(!es_ns_valid("a*"));
+}
+
+TEST(bulk_body)
+{
+    struct buf b;
+    buf_init(&b);
+    const char *doc = "{\"a\":1,\n\"m\":\"x\"}";
+    es_bulk_append(&b, "logs-gpu.xid-default", "0123abcd", doc, strlen(doc));
+    es_bulk_append(&b, "logs-gpu.anomaly-default", NULL, "{}", 2);
+    CHECK_EQ_STR(b.p,
+        "{\"create\":{\"_index\":\"logs-gpu.xid-default\",\"_id\":\"0123abcd\"}}\n"
+        "{\"a\":1, \"m\":\"x\"}\n"
+        "{\"create\":{\"_index\":\"logs-gpu.anomaly-default\"}}\n"
+        "{}\n");
+    /* every line is one JSON value */
+    size_t lines = 0;
+    for (char *p = b.p, *nl; (nl = strchr(p, '\n')); p = nl + 1, lines++) {
+        json_t *j = json_loadb(p, (size_t)(nl - p), 0, NULL);
+        CHECK(json_is_object(j));
+        json_decref(j);
+    }
+    CHECK_EQ_INT(lines, 4);
+    buf_free(&b);
+}
+
+TEST(verdicts)
+{
+    CHECK_EQ_INT(es_item_verdict(200), ES_STORED);
+    CHECK_EQ_INT(es_item_verdict(201), ES_STORED);
+    CHECK_EQ_INT(es_item_verdict(409), ES_STORED);
+    CHECK_EQ_INT(es_item_verdict(429), ES_RETRY);
+    CHECK_EQ_INT(es_item_verdict(500), ES_RETRY);
+    CHECK_EQ_INT(es_item_verdict(503), ES_RETRY);
+    CHECK_EQ_INT(es_item_verdict(400), ES_REJECT);
+    CHECK_EQ_INT(es_item_verdict(404), ES_REJECT);
+    CHECK_EQ_INT(es_item_verdict(403), ES_REJECT);
+    CHECK_EQ_INT(es_item_verdict(0), ES_REJECT);
+}
+
+TEST(parse_mixed)
+{
+    /* shape of an OpenSearch answer under filter_path */
+    const char *r =
+        "{\"errors\":true,\"items\":["
+        "{\"create\":{\"status\":201}},"
+        "{\"create\":{\"status\":409,\"error\":{\"type\":\"version_conflict_engine_exception\",\"reason\":\"exists\"}}},"
+        "{\"create\":{\"status\":429,\"error\":{\"type\":\"opensearch_rejected_execution_exception\",\"reason\":\"queue full\"}}},"
+        "{\"create\":{\"status\":400,\"error\":{\"type\":\"mapper_parsing_exception\",\"reason\":\"failed to parse field [gpu.power.usage]\"}}},"
+        "{\"index\":{\"status\":503}}]}";
+    struct es_bulk_result res;
+    char err[256];
+    CHECK_EQ_INT(es_bulk_parse(r, strlen(r), 5, &res, err, sizeof err), GL_OK);
+    CHECK_EQ_INT(res.errors, 1);
+    CHECK_EQ_INT(res.n, 5);
+    CHECK_EQ_INT(res.items[0].status, 201);
+    CHECK(res.items[0].reason == NULL);
+    CHECK_EQ_INT(res.items[1].status, 409);
+    CHECK_EQ_INT(es_item_verdict(res.items[2].status), ES_RETRY);
+    CHECK_EQ_INT(res.items[3].status, 400);
+    CHECK_EQ_STR(res.items[3].reason, "mapper_parsing_exception: failed to parse field [gpu.power.usage]");
+    CHECK_EQ_INT(res.items[4].status, 503);
+    es_bulk_result_free(&res);
+}
+
+TEST(parse_bad)
+{
+    struct es_bulk_result res;
+    char err[256];
+    const char *ok2 = "{\"errors\":false,\"items\":[{\"create\":{\"status\":201}},{\"create\":{\"status\":201}}]}";
+    /* wrong item count: the whole request must be retried */
+    CHECK_EQ_INT(es_bulk_parse(ok2, strlen(ok2), 3, &res, err, sizeof err), GL_ERROR);
+    CHECK_EQ_INT(es_bulk_parse(ok2, strlen(ok2), 2, &res, err, sizeof err), GL_OK);
+    es_bulk_result_free(&res);
+    /* truncated body, HTML, no errors flag, item without status */
+    const char *bad[] = {
+        "{\"errors\":false,\"items\":[{\"create\":{\"sta",
+        "<html>502 Bad Gateway</html>",
+        "{\"items\":[]}",
+        "{\"errors\":true,\"items\":[{\"create\":{}}]}",
+        "{\"errors\":true}",
+        "[]",
+    };
+    size_t expect[] = { 1, 1, 0, 1, 1, 0 };
+    for (size_t i = 0; i < GL_ARRAY_LEN(bad); i++)
+        CHECK_EQ_INT(es_bulk_parse(bad[i], strlen(bad[i]), expect[i], &res, err, sizeof err), GL_ERROR);
+    /* filter_path can drop the items of an all-good answer */
+    const char *bare = "{\"errors\":false}";
+    CHECK_EQ_INT(es_bulk_parse(bare, strlen(bare), 3, &res, err, sizeof err), GL_OK);
+    CHECK_EQ_INT(res.n, 3);
+    CHECK_EQ_INT(res.items[2].status, 201);
+    es_bulk_result_free(&res);
+}
+
+TEST(backoff)
+{
+    uint64_t rnd = 42;
+    for (int a = 1; a <= 20; a++) {
+        int64_t full = 100;
+        for (int i = 1; i < a && full < 5000; i++) full *= 2;
+        if (full > 5000) full = 5000;
+        for (int k = 0; k < 50; k++) {
+            int64_t d = es_backoff_ms(a, 100, 5000, &rnd);
+            CHECK(d >= full - full / 2 && d <= full);
+        }
+    }
+    /* jitter: not every draw is the same */
+    int64_t first = es_backoff_ms(5, 100, 5000, &rnd);
+    int differs = 0;
+    for (int k = 0; k < 20; k++) differs |= es_backoff_ms(5, 100, 5000, &rnd) != first;
+    CHECK(differs);
+}
+
+TEST(deadletter_record)
+{
+    struct buf b;
+    buf_init(&b);
+    const char *doc = "{\"event.id\":\"ab\",\"gpu.power.usage\":\"hot\"}";
+    es_deadletter_record(&b, 0, 400, "mapper_parsing_exception: \"x\"", "logs-gpu.xid-default", "ab", doc, strlen(doc));
+    CHECK(b.len && b.p[b.len - 1] == '\n');
+    json_t *j = json_loadb(b.p, b.len, 0, NULL);
+    CHECK(json_is_object(j));
+    CHECK_EQ_INT(json_integer_value(json_object_get(j, "deadletter.status")), 400);
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "deadletter.reason")), "mapper_parsing_exception: \"x\"");
+    CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(j, "document"), "gpu.power.usage")), "hot");
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "event.id")), "ab");
+    json_decref(j);
+    /* a document that is not JSON is kept as a string */
+    buf_reset(&b);
+    es_deadletter_record(&b, 0, 400, "bad", "i", NULL, "{broken\n", 8);
+    j = json_loadb(b.p, b.len, 0, NULL);
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "document")), "{broken\n");
+    json_decref(j);
+    buf_free(&b);
+}
+
+TEST(cli_and_mask)
+{
+    char out[128], err[256];
+    es_url_masked("https://elastic:s3cret@es.example:9200/", out, sizeof out);
+    CHECK_EQ_STR(out, "https://***@es.example:9200/");
+    CHECK(!strstr(out, "s3cret"));
+    es_url_masked("http://h:9200/a@b", out, sizeof out);
+    CHECK_EQ_STR(out, "http://h:9200/a@b");
+    struct es_cli c;
+    es_cli_init(&c);
+    CHECK_EQ_INT(es_cli_opt(&c, ES_OPT_NS, "Bad-NS", err, sizeof err), -1);
+    CHECK_EQ_INT(es_cli_opt(&c, ES_OPT_NS, "prod", err, sizeof err), 1);
+    CHECK_EQ_INT(es_cli_opt(&c, ES_OPT_BATCH_BYTES, "2M", err, sizeof err), 1);
+    CHECK_EQ_INT(c.conf.batch_bytes, 2 << 20);
+    CHECK_EQ_INT(es_cli_opt(&c, 'x', "", err, sizeof err), 0);
+    CHECK_EQ_INT(es_cli_opt(&c, ES_OPT_URL, "ftp://x", err, sizeof err), 1);
+    CHECK_EQ_INT(es_cli_finish(&c, err, sizeof err), GL_ERROR);
+    char path[] = "/tmp/gpulog-es-secret.XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK(write(fd, "pw1\nignored\n", 12) == 12);
+    close(fd);
+    setenv("GPULOG_ES_PASSWORD", "from-env", 1);
+    CHECK_EQ_INT(es_cli_opt(&c, ES_OPT_URL, "http://127.0.0.1:9", err, sizeof err), 1);
+    CHECK_EQ_INT(es_cli_opt(&c, ES_OPT_PASSWORD_FILE, path, err, sizeof err), 1);
+    CHECK_EQ_INT(es_cli_finish(&c, err, sizeof err), GL_ERROR);   /* password without user */
+    CHECK_EQ_INT(es_cli_opt(&c, ES_OPT_USER, "u", err, sizeof err), 1);
+    CHECK_EQ_INT(es_cli_finish(&c, err, sizeof err), GL_OK);
+    CHECK_EQ_STR(c.conf.password, "pw1");                        /* the file wins over env */
+    unsetenv("GPULOG_ES_PASSWORD");
+    unlink(path);
+    CHECK_EQ_INT(es_cli_opt(&c, ES_OPT_API_KEY_FILE, path, err, sizeof err), -1);
+    es_cli_free(&c);
+}
+
+static int settled_calls;
+static void count_settle(void *ctx, void *tok, enum sink_outcome o)
+{
+    (void)ctx; (void)tok; (void)o;
+    settled_calls++;
+}
+
+/* A port with nothing listening: documents stay unsettled (kept for a
+ * retry), metrics without --index-metrics settle at once, and the memory
+ * bound answers GL_AGAIN. */
+TEST(sink_refused)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t al = sizeof a;
+    CHECK(bind(s, (struct sockaddr *)&a, sizeof a) == 0);
+    CHECK(getsockname(s, (struct sockaddr *)&a, &al) == 0);
+    close(s);                                   /* now nothing listens there */
+    char url[64], err[256];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", ntohs(a.sin_port));
+    struct es_conf ec = { .url = url, .batch_bytes = 1024, .batch_age_ms = 1, .max_pending_bytes = 4096 };
+    gl_log_level = GL_LOG_ERROR;
+    struct sink *sk = sink_es_new(&ec, count_settle, NULL, err, sizeof err);
+    CHECK(sk != NULL);
+    if (!sk) return;
+    const char *doc = "{\"@timestamp\":\"2025-01-01T00:00:00.000Z\",\"event.dataset\":\"gpu.xid\"}";
+    struct sink_doc d = { .stream = STREAM_EVENTS, .id = "00112233445566778899aabbccddeeff",
+                          .json = doc, .len = strlen(doc) };
+    int n = 0, again = 0;
+    for (int i = 0; i < 200 && !again; i++) {
+        int rc = sink_write(sk, &d);
+        if (rc == GL_AGAIN) again = 1; else if (rc == GL_OK) n++;
+    }
+    CHECK(again);
+    CHECK(n > 1 && n < 200);
+    struct sink_doc m = d;
+    m.stream = STREAM_METRICS;
+    CHECK_EQ_INT(sink_write(sk, &m), GL_OK);
+    CHECK_EQ_INT(settled_calls, 1);
+    long left = sink_drain(sk, 700);
+    CHECK_EQ_INT(left, n);
+    CHECK_EQ_INT(settled_calls, 1);
+    struct es_stats st;
+    sink_es_stats(sk, &st);
+    CHECK(st.request_failures >= 1);
+    CHECK_EQ_INT(st.stored, 0);
+    sink_free(sk);
+    /* a URL that is not http(s) is refused up front */
+    ec.url = "localhost:9200";
+    CHECK(sink_es_new(&ec, count_settle, NULL, err, sizeof err) == NULL);
+}
+
+int main(void)
+{
+    RUN(stream_names);
+    RUN(bulk_body);
+    RUN(verdicts);
+    RUN(parse_mixed);
+    RUN(parse_bad);
+    RUN(backoff);
+    RUN(deadletter_record);
+    RUN(cli_and_mask);
+    RUN(sink_refused);
+    return TEST_REPORT();
+}
