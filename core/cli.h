@@ -22,6 +22,7 @@ int cmd_collect(int argc, char **argv);
 int cmd_detect(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_setup(int argc, char **argv);
+int cmd_config(int argc, char **argv);
 
 /* The machine's host name (static storage). */
 const char *cli_hostname(void);

@@ -13,6 +13,7 @@ static const struct command commands[] = {
     { "detect",  "stream processor: consume events from Kafka, detect anomalies", cmd_detect },
     { "run",     "all in one process: parse, detect, print (no Kafka or Elasticsearch)", cmd_run },
     { "setup",   "install Elasticsearch/OpenSearch templates and Kibana objects", cmd_setup },
+    { "config",  "check a configuration file, print the effective configuration", cmd_config },
 };
 
 static void usage(FILE *f)

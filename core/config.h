@@ -1,0 +1,180 @@
+/*
+ * config.h - the gpulog configuration: one YAML file, environment variables
+ * and command-line flags, described by one table.
+ *
+ * Every key lives in one row of a table {path, type, default, offset, help}
+ * (Fluent Bit's config_map idea): the parser, `gpulog config print`, the
+ * environment mapping and docs/configuration.md all come from that table,
+ * so they cannot disagree.
+ *
+ * Precedence, lowest first:
+ *   1. built-in defaults (every key has one)        config_defaults()
+ *   2. the YAML file (--config FILE or $GPULOG_CONFIG) config_load()
+ *   3. environment variables GPULOG_<SECTION>_<KEY>  config_apply_env()
+ *      (the key path upper-cased, '.' -> '_': kafka.brokers -> GPULOG_KAFKA_BROKERS)
+ *   4. command-line flags, applied last by each command with config_set()
+ * config_init() does 1-3 in one call.
+ *
+ * Ownership: a struct gpulog_config owns every string in it; config_free
+ * releases them. Strings are never NULL after config_defaults (empty = unset).
+ * Errors are written to a caller buffer; file errors read FILE:LINE:COL: msg,
+ * one per line when there are several.
+ */
+#ifndef GPULOG_CONFIG_H
+#define GPULOG_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A string map kept as "key=value" strings (ready for librdkafka -X style). */
+struct config_map {
+    char **kv;
+    size_t n;
+};
+
+enum config_source_type { CONFIG_SRC_EXEC, CONFIG_SRC_FILE, CONFIG_SRC_KMSG, CONFIG_SRC_STDIN };
+
+/* One input of `gpulog collect` / `gpulog run`. */
+struct config_source {
+    char *type;        /* "exec", "file", "kmsg" or "stdin" */
+    char *command;     /* exec: the command line */
+    char *path;        /* file: path or glob; kmsg: device or file (default /dev/kmsg) */
+    char *format;      /* a parser name, "auto" by default */
+};
+
+struct config_sources {
+    struct config_source *v;
+    size_t n;
+};
+
+struct gpulog_config {
+    char *host;                 /* host.name; "" = this machine's host name */
+    char *tz;                   /* zone of tool timestamps; "" = local zone */
+    struct {
+        char *level;            /* debug|info|warn|error */
+        char *format;           /* logfmt|json */
+    } log;
+    struct config_sources sources;
+    struct {
+        char *brokers;
+        char *topic_metrics, *topic_events, *topic_anomalies, *topic_deadletter;
+        char *group;
+        struct config_map properties;
+    } kafka;
+    struct {
+        char *profile;          /* gpu|generic */
+        char *config;           /* detector configuration file; "" = built-in profile */
+        struct config_map overrides;
+    } detect;
+    struct {
+        char *url;
+        char *ns;               /* elasticsearch.namespace */
+        int index_metrics;
+        char *user;
+        char *password;         /* secret */
+        char *password_file;
+        char *api_key;          /* secret */
+        char *api_key_file;
+        char *ca_file, *cert_file, *key_file;
+        char *deadletter;       /* "kafka" or a file path; "" = <state_dir>/es-deadletter.ndjson */
+        int64_t batch_bytes;
+        int64_t batch_age_ms;
+        int64_t max_pending_bytes;
+    } es;
+    char *state_dir;
+    char *metrics_addr;         /* HOST:PORT; "" = no metrics server */
+    int64_t shutdown_timeout_ms;
+};
+
+/* The value types of the table. */
+enum config_type {
+    CONFIG_STR,       /* any scalar */
+    CONFIG_INT,       /* integer */
+    CONFIG_BOOL,      /* true/false (also yes/no, on/off) */
+    CONFIG_DURATION,  /* 250ms, 10s, 5m, 1h; a bare number is seconds; stored in ms */
+    CONFIG_SIZE,      /* bytes: 4096, 64KiB, 5MiB, 1GiB (K/M/G are 1024-based too) */
+    CONFIG_ENUM,      /* one of the '|'-separated choices */
+    CONFIG_ADDR,      /* HOST:PORT, [IPv6]:PORT or :PORT; "" = disabled */
+    CONFIG_MAP,       /* mapping of scalars (nested keys joined with '.') */
+    CONFIG_SOURCES,   /* list of source mappings */
+};
+
+#define CONFIG_F_SECRET 1u   /* masked as "***" by config print */
+
+/* One row of the table. off is the offset of the field in its struct
+ * (struct gpulog_config, or struct config_source for the source-item table). */
+struct config_key {
+    const char *path;
+    enum config_type type;
+    const char *def;          /* default as text (parsed like a file value) */
+    size_t off;
+    const char *choices;      /* CONFIG_ENUM: "a|b|c" */
+    unsigned flags;
+    const char *help;
+};
+
+/* The key table (and the table of keys inside one sources[] item). */
+const struct config_key *config_keys(size_t *n);
+const struct config_key *config_source_keys(size_t *n);
+/* Looks a key up by its dotted path; NULL if unknown. */
+const struct config_key *config_key_find(const char *path);
+/* The environment variable name of a key ("GPULOG_KAFKA_BROKERS"). */
+void config_env_name(const char *path, char *out, size_t outlen);
+
+/* Fills cfg with the defaults of every key. cfg is overwritten, not freed. */
+void config_defaults(struct gpulog_config *cfg);
+/* Frees everything cfg owns and zeroes it. */
+void config_free(struct gpulog_config *cfg);
+
+/* Reads a YAML file over cfg (which holds defaults or earlier values).
+ * Unknown keys, wrong types and duplicate keys are errors. Returns GL_OK, or
+ * GL_ERROR with "FILE:LINE:COL: message" lines in err (as many as fit);
+ * cfg is then partially updated and should be freed. */
+int config_load(const char *path, struct gpulog_config *cfg, char *err, size_t errlen);
+/* The same from a string; name is used in error messages. */
+int config_load_string(const char *name, const char *yaml, size_t len,
+                       struct gpulog_config *cfg, char *err, size_t errlen);
+
+/* Applies every set GPULOG_<SECTION>_<KEY> variable (scalar keys only, plus
+ * GPULOG_KAFKA_PROPERTIES / GPULOG_DETECT_OVERRIDES as "k=v,k=v"). Returns
+ * GL_OK or GL_ERROR with "GPULOG_X: message" in err. */
+int config_apply_env(struct gpulog_config *cfg, char *err, size_t errlen);
+
+/* Sets one key from a string, as a flag would. For a map key, value is
+ * "k=v" (adds or replaces k), or the path names the entry directly
+ * ("kafka.properties.sasl.username"). For "sources" the value is
+ * "TYPE[:ARG]" (exec:CMD, file:PATH, kmsg[:PATH], stdin) and is appended;
+ * call config_clear_sources first when flags replace the file's sources.
+ * Returns GL_OK or GL_ERROR with the reason in err. */
+int config_set(struct gpulog_config *cfg, const char *path, const char *value,
+               char *err, size_t errlen);
+void config_clear_sources(struct gpulog_config *cfg);
+
+/* defaults < file (path, or $GPULOG_CONFIG when path is NULL; no file when
+ * both are unset) < environment. Commands call this, then config_set for
+ * each flag given, then config_apply_log. */
+int config_init(struct gpulog_config *cfg, const char *path, char *err, size_t errlen);
+
+/* Sets gl_log_level / gl_log_json from cfg->log. */
+void config_apply_log(const struct gpulog_config *cfg);
+
+/* Returns the secret from value if non-empty, else the first line of file
+ * (trailing newline stripped), else "" (all heap; caller frees). GL_ERROR if
+ * the file cannot be read. Use for elasticsearch.password / api_key. */
+int config_secret(const char *value, const char *file, char **out, char *err, size_t errlen);
+
+/* Splits "HOST:PORT", "[V6]:PORT" or ":PORT" (host "" = any). GL_OK or GL_ERROR. */
+int config_split_addr(const char *addr, char *host, size_t hostlen, int *port);
+
+/* Looks a map entry up ("sasl.username"); NULL if absent. Borrowed. */
+const char *config_map_get(const struct config_map *m, const char *key);
+
+struct buf;
+/* Appends the configuration as YAML; secrets (CONFIG_F_SECRET keys and
+ * map entries whose key names a password, secret or private key) are "***"
+ * when mask is set. */
+void config_print(const struct gpulog_config *cfg, int mask, struct buf *out);
+/* Appends docs/configuration.md (Markdown generated from the table). */
+void config_docs(struct buf *out);
+
+#endif
