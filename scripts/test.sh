@@ -33,7 +33,8 @@ count() {   # $1 name, $2 log file, $3 exit code
 }
 
 if [ "${GPULOG_NO_SERVICES:-0}" != 1 ] && [ -x scripts/services.sh ]; then
-  if scripts/services.sh up; then started_services=1; else echo "== services failed to start: integration tests will fail"; fi
+  if scripts/services.sh status >/dev/null 2>&1; then scripts/services.sh up >/dev/null; echo "== services already running: left running"
+  elif scripts/services.sh up; then started_services=1; else echo "== services failed to start: integration tests will fail"; fi
 fi
 # shellcheck disable=SC1091
 [ -f services/env.sh ] && . services/env.sh

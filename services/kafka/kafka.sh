@@ -19,7 +19,7 @@ LIB="$HERE/target/dependency"
 RUN="${KAFKA_RUN_DIR:-$HERE/run}"
 PORT="${KAFKA_PORT:-19092}"; CPORT="${KAFKA_CONTROLLER_PORT:-19093}"
 PARTS="${KAFKA_PARTITIONS:-3}"
-JVM_OPTS="${KAFKA_JVM_OPTS:--Xms128m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExplicitGCInvokesConcurrent -XX:MaxDirectMemorySize=256m -XX:TieredStopAtLevel=1 -Xss512k -Djava.awt.headless=true}"
+JVM_OPTS="${KAFKA_JVM_OPTS:--Xms128m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExplicitGCInvokesConcurrent -XX:MaxDirectMemorySize=256m -Xss512k -Djava.awt.headless=true}"
 LOGOPTS="-Dlog4j2.configurationFile=$HERE/log4j2.properties -Dkafka.logs.dir=$RUN/logs"
 PIDF="$RUN/kafka.pid"
 
@@ -58,7 +58,9 @@ case "${1:-}" in
 fetch)
   have_jars && exit 0
   command -v mvn >/dev/null || { echo "kafka: mvn not found (scripts/deps.sh installs maven)" >&2; exit 1; }
-  mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime ;;
+  # one retry: a registry hiccup should not fail a CI run
+  mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+    || { sleep 5; mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime; } ;;
 start)
   if running_pid >/dev/null; then echo "kafka already running at 127.0.0.1:$PORT"; exit 0; fi
   have_jars || { echo "kafka: jars missing, run $0 fetch" >&2; exit 1; }

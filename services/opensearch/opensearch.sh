@@ -10,7 +10,8 @@
 #   opensearch.sh status   exit 0 when running and the cluster is yellow or green
 #   opensearch.sh wipe     delete run/ (data and logs); refuses while running
 # Env: OPENSEARCH_PORT (19200), OPENSEARCH_TRANSPORT_PORT (19300),
-#      OPENSEARCH_RUN_DIR (services/opensearch/run), OPENSEARCH_HEAP (512m).
+#      OPENSEARCH_RUN_DIR (services/opensearch/run), OPENSEARCH_HEAP (512m),
+#      OPENSEARCH_JVM_EXTRA (more JVM options, appended).
 #
 # Modules loaded: transport-netty4 (HTTP), analysis-common, lang-painless, mapper-extras,
 # reindex, ingest-common. Everything the tests need (_bulk, _count, _search, _mapping,
@@ -28,14 +29,13 @@ PORT="${OPENSEARCH_PORT:-19200}"; TPORT="${OPENSEARCH_TRANSPORT_PORT:-19300}"
 HEAP="${OPENSEARCH_HEAP:-512m}"
 URL="http://127.0.0.1:$PORT"
 PIDF="$RUN/opensearch.pid"
-# the 2.x launcher's fixed system options, minus AlwaysPreTouch; C1 only for a faster start
+# the 2.x launcher's fixed system options, minus AlwaysPreTouch
 JVM_OPTS="-Xms$HEAP -Xmx$HEAP -XX:+UseG1GC -XX:MaxDirectMemorySize=256m -Xss1m
- -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=64m
  -Djava.awt.headless=true -Dfile.encoding=UTF-8 -Djna.nosys=true
  -Djava.locale.providers=SPI,COMPAT
  -Dio.netty.noUnsafe=true -Dio.netty.noKeySetOptimization=true
  -Dio.netty.recycler.maxCapacityPerThread=0 -Dio.netty.allocator.numDirectArenas=0
- -Dlog4j.shutdownHookEnabled=false -Dlog4j2.disable.jmx=true"
+ -Dlog4j.shutdownHookEnabled=false -Dlog4j2.disable.jmx=true ${OPENSEARCH_JVM_EXTRA:-}"
 
 have_build() { compgen -G "$LIB/opensearch-2*.jar" >/dev/null && [ -f "$CLS/EmbeddedOpenSearch.class" ] \
   && [ "$CLS/EmbeddedOpenSearch.class" -nt "$HERE/EmbeddedOpenSearch.java" ]; }
@@ -59,7 +59,9 @@ fetch)
   have_build && exit 0
   if ! compgen -G "$LIB/opensearch-2*.jar" >/dev/null; then
     command -v mvn >/dev/null || { echo "opensearch: mvn not found (scripts/deps.sh installs maven)" >&2; exit 1; }
-    mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime
+    # one retry: a registry hiccup should not fail a CI run
+    mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+      || { sleep 5; mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime; }
   fi
   mkdir -p "$CLS"
   javac --release 17 -cp "$LIB/*" -d "$CLS" "$HERE/EmbeddedOpenSearch.java" ;;
