@@ -385,15 +385,17 @@ static int csv_learn(struct parser *p, struct csvp *c, const char *s, size_t n)
         size_t hl, ul;
         const char *u;
         split_header_unit(t, l, &hl, &u, &ul);
-        size_t nl = norm_name(t, hl, nm);
-        if (nl == 0) nm[nl++] = '_', nm[nl] = '\0';
+        /* metrics/labels keep the whole header text ("Latency (ms)" ->
+         * metrics.latency_ms); the other roles match the name without unit */
         col->kind = C_VALUE;
-        col->metric = name_sanitize("metrics.", nm, nl);
-        col->label = name_sanitize("labels.", nm, nl);
+        col->metric = name_sanitize("metrics.", t, l);
+        col->label = name_sanitize("labels.", t, l);
+        size_t nl = norm_name(t, hl, nm);
         if (u) {
             enum dim d;
             double f;
             if (unit_lookup(u, ul, &d, &f)) { col->hscale = f; col->hdim = d; }
+            else col->hdim = D_NONE, col->hscale = -1;     /* a unit we do not know */
         }
         for (size_t j = 0; j < GL_ARRAY_LEN(csv_time_names); j++)
             if (lit_eq(nm, nl, csv_time_names[j])) {
@@ -410,7 +412,7 @@ static int csv_learn(struct parser *p, struct csvp *c, const char *s, size_t n)
                     col->key = csv_alias[j].key;
                     col->dim = csv_alias[j].dim;
                     /* "power [F]": not the field's unit, keep it as a plain metric */
-                    if (col->kind == C_NUM && col->hscale && col->dim != D_NONE && col->hdim != col->dim) {
+                    if (col->kind == C_NUM && col->hscale != 0 && col->dim != D_NONE && col->hdim != col->dim) {
                         col->kind = C_VALUE;
                         col->key = NULL;
                     }
@@ -627,7 +629,7 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
         case C_NUM: {
             if (!number_unit(t, l, &num, &nl, &u, &ul))
                 return parser_error(p, "column %d: not a number: '%.*s'", i + 1, sl, t);
-            double f = col->hscale ? col->hscale : 1;
+            double f = col->hscale > 0 ? col->hscale : 1;
             if (ul) {
                 enum dim dm;
                 if (!unit_lookup(u, ul, &dm, &f) || (col->dim != D_NONE && dm != col->dim))

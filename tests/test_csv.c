@@ -1,0 +1,359 @@
+/*
+ * test_csv.c - unit tests of parsers/csv.c: compact GPU CSV with units stuck
+ * to values, generic CSV time series (epoch and ISO times, host and gpu
+ * columns, metrics.* / labels.*), unit conversion, quoting, rejected rows,
+ * CRLF, comments and header sniffing against dmon-csv and query-csv.
+ */
+#include "../parsers/parser.h"
+#include "test.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+
+#define MAX_EV 256
+
+struct got {
+    int n;
+    json_t *ev[MAX_EV];
+    int ok, declined, rejected;
+    char err[GL_ERRLEN];
+};
+
+static void got_clear(struct got *g)
+{
+    for (int i = 0; i < g->n; i++) json_decref(g->ev[i]);
+    memset(g, 0, sizeof *g);
+}
+
+static void emit_cb(void *ctx, const struct event *ev)
+{
+    struct got *g = ctx;
+    struct buf b;
+    buf_init(&b);
+    event_to_json(ev, &b);
+    json_error_t je;
+    json_t *j = json_loadb(b.p, b.len, 0, &je);
+    if (!j) printf("  emitted invalid JSON: %s\n", b.p);
+    if (g->n < MAX_EV && j) g->ev[g->n++] = j;
+    else json_decref(j);
+    buf_free(&b);
+}
+
+static void feed_text(struct parser *p, struct got *g, const char *text)
+{
+    struct line_src src = { .host = "h1", .path = "t.csv", .source = "t.csv", .now_ms = 1700000000000LL };
+    const char *s = text;
+    while (*s) {
+        const char *e = strchr(s, '\n');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        src.lineno++;
+        int rc = parser_feed(p, &src, s, n);
+        if (rc == GL_OK) g->ok++;
+        else if (rc == GL_DECLINED) g->declined++;
+        else { g->rejected++; snprintf(g->err, sizeof g->err, "%s", p->err); }
+        src.offset += (int64_t)n + 1;
+        s = e ? e + 1 : s + n;
+    }
+}
+
+static void run(const struct parser_ops *ops, const char *text, struct got *g)
+{
+    got_clear(g);
+    struct parser *p = parser_new(ops, emit_cb, g);
+    feed_text(p, g, text);
+    parser_flush(p);
+    parser_free(p);
+}
+
+static json_t *field(struct got *g, int i, const char *key)
+{
+    return i < g->n ? json_object_get(g->ev[i], key) : NULL;
+}
+
+static double num(struct got *g, int i, const char *key)
+{
+    json_t *v = field(g, i, key);
+    return v && json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static int is_int(struct got *g, int i, const char *key)
+{
+    json_t *v = field(g, i, key);
+    return v && json_is_integer(v);
+}
+
+static const char *str(struct got *g, int i, const char *key)
+{
+    json_t *v = field(g, i, key);
+    return v && json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static int has(struct got *g, int i, const char *key) { return field(g, i, key) != NULL; }
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { printf("  cannot read %s\n", path); return NULL; }
+    struct buf b;
+    buf_init(&b);
+    char tmp[4096];
+    size_t r;
+    while ((r = fread(tmp, 1, sizeof tmp, f)) > 0) buf_append(&b, tmp, r);
+    fclose(f);
+    if (!b.p) buf_puts(&b, "");
+    return b.p;
+}
+
+static struct got G;
+
+/* "# gpu, power_draw, temp_gpu, ..." / "0, 230W, 78C, 92%": through auto. */
+TEST(compact_units)
+{
+    char *t = slurp("tests/fixtures/csv/compact-units.csv");
+    CHECK(t != NULL);
+    if (!t) return;
+    run(&parser_auto, t, &G);
+    CHECK_EQ_INT(G.rejected, 0);
+    CHECK_EQ_INT(G.n, 3);
+    CHECK_EQ_STR(str(&G, 0, "event.dataset"), "csv.generic");
+    CHECK_NEAR(num(&G, 0, "gpu.index"), 0, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 230, 0);
+    CHECK(is_int(&G, 0, "gpu.power.usage"));
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 78, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.memory"), 84, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.utilization.gpu.pct"), 92, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.utilization.memory_copy.pct"), 41, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.used_size"), 61234, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.total_size"), 81920, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.clock.streaming_multiprocessor_frequency"), 1410, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.clock.mem_frequency"), 1593, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.fan.speed.pct"), 65, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.power.limit"), 400, 0);
+    /* GiB -> MiB and GHz -> MHz, integers where exact */
+    CHECK_NEAR(num(&G, 1, "gpu.memory.framebuffer.used_size"), 40960, 0);
+    CHECK(is_int(&G, 1, "gpu.memory.framebuffer.used_size"));
+    CHECK_NEAR(num(&G, 1, "gpu.memory.framebuffer.total_size"), 81920, 0);
+    CHECK_NEAR(num(&G, 1, "gpu.clock.streaming_multiprocessor_frequency"), 1410, 0);
+    CHECK(is_int(&G, 1, "gpu.clock.streaming_multiprocessor_frequency"));
+    CHECK(!has(&G, 2, "gpu.temperature.memory"));       /* "-" */
+    CHECK_NEAR(num(&G, 2, "gpu.index"), 2, 0);
+    int metrics = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(G.ev[0], k, v) if (!strncmp(k, "metrics.", 8) || !strncmp(k, "labels.", 7)) metrics++;
+    CHECK_EQ_INT(metrics, 0);                           /* every column was an alias */
+    free(t);
+    /* the same through --format csv */
+    run(&parser_csv, "# gpu, power_draw, temp_gpu, utilization_gpu\n0, 230W, 78C, 92%\n", &G);
+    CHECK_EQ_INT(G.n, 1);
+    CHECK_NEAR(num(&G, 0, "gpu.utilization.gpu.pct"), 92, 0);
+    CHECK_EQ_INT(G.declined, 1);
+}
+
+/* Epoch seconds and milliseconds, a host column, metrics and labels. */
+TEST(generic_epoch_host)
+{
+    char *t = slurp("tests/fixtures/csv/generic-epoch-host.csv");
+    CHECK(t != NULL);
+    if (!t) return;
+    run(&parser_auto, t, &G);
+    CHECK_EQ_INT(G.rejected, 0);
+    CHECK_EQ_INT(G.n, 4);
+    CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2023-11-14T22:13:20.000Z");
+    CHECK_EQ_STR(str(&G, 2, "@timestamp"), "2023-11-14T22:14:20.000Z");
+    CHECK_EQ_STR(str(&G, 0, "host.name"), "node-a");
+    CHECK_EQ_STR(str(&G, 1, "host.name"), "node-b");
+    CHECK_EQ_STR(str(&G, 2, "host.name"), "node-a");
+    CHECK_NEAR(num(&G, 0, "gpu.index"), 0, 0);
+    CHECK_NEAR(num(&G, 3, "gpu.index"), 1, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 250.5, 1e-9);
+    CHECK_NEAR(num(&G, 0, "gpu.utilization.gpu.pct"), 97, 0);
+    CHECK_EQ_STR(str(&G, 0, "labels.job"), "train-7");
+    CHECK_NEAR(num(&G, 0, "metrics.queue_depth"), 3, 0);
+    CHECK(is_int(&G, 0, "metrics.queue_depth"));
+    CHECK_NEAR(num(&G, 0, "metrics.latency_ms"), 12.5, 1e-9);
+    CHECK(!has(&G, 2, "gpu.power.usage"));              /* empty */
+    CHECK(!has(&G, 2, "metrics.latency_ms"));
+    CHECK_EQ_STR(str(&G, 3, "labels.job"), "eval, nightly");   /* quoted comma */
+    CHECK_NEAR(num(&G, 3, "gpu.power.usage"), 180.25, 1e-9);
+    /* the event id comes from the source position, not the row's host */
+    CHECK(strcmp(str(&G, 0, "event.id"), str(&G, 1, "event.id")) != 0);
+    free(t);
+}
+
+TEST(time_formats)
+{
+    gl_tz_set("UTC");
+    run(&parser_csv,
+        "time,value\n"
+        "2024-01-16T14:44:16Z,1\n"
+        "2024-01-16T16:44:16.5+02:00,2\n"
+        "2024-01-16 14:44:16,3\n"
+        "2024/01/16 14:44:16.977,4\n"
+        "2024-01-16,5\n"
+        "1705416256977,6\n"
+        "1705416256.25,7\n"
+        "1705416256977000,8\n", &G);
+    CHECK_EQ_INT(G.rejected, 0);
+    CHECK_EQ_INT(G.n, 8);
+    static const char *const want[] = {
+        "2024-01-16T14:44:16.000Z", "2024-01-16T14:44:16.500Z", "2024-01-16T14:44:16.000Z",
+        "2024-01-16T14:44:16.977Z", "2024-01-16T00:00:00.000Z", "2024-01-16T14:44:16.977Z",
+        "2024-01-16T14:44:16.250Z", "2024-01-16T14:44:16.977Z",
+    };
+    for (int i = 0; i < 8; i++) {
+        CHECK_EQ_STR(str(&G, i, "@timestamp"), want[i]);
+        CHECK_NEAR(num(&G, i, "metrics.value"), i + 1, 0);
+    }
+    /* zone-less times are read in the --tz zone */
+    CHECK_EQ_INT(gl_tz_set("Europe/Berlin"), GL_OK);
+    run(&parser_csv, "@timestamp,v\n2024-07-01 12:00:00,1\n2024-07-01T12:00:00Z,2\n", &G);
+    CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2024-07-01T10:00:00.000Z");
+    CHECK_EQ_STR(str(&G, 1, "@timestamp"), "2024-07-01T12:00:00.000Z");
+    gl_tz_set("UTC");
+    /* a date and a time column together */
+    run(&parser_csv, "date,time,gpu_temp\n2024-01-02,03:04:05.678,61\n", &G);
+    CHECK_EQ_INT(G.n, 1);
+    CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2024-01-02T03:04:05.678Z");
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 61, 0);
+    /* a table without a time column gets the read time */
+    run(&parser_csv, "gpu,power_draw\n0,100W\n", &G);
+    CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2023-11-14T22:13:20.000Z");
+}
+
+TEST(rejected_rows)
+{
+    run(&parser_csv,
+        "ts,gpu,temp_gpu\n"
+        "1700000000,0,50\n"
+        "yesterday,0,50\n"          /* unparseable time */
+        "1700000001,0\n"            /* too few fields */
+        "1700000002,0,50,9\n"       /* too many */
+        "1700000003,zero,50\n"      /* not a GPU index */
+        "1700000004,0,hot\n"        /* alias must be numeric */
+        "1700000005,0,50F\n"        /* unit of another kind */
+        "2024-13-40 00:00:00,0,1\n" /* impossible date */
+        "1700000006,1,51\n", &G);
+    CHECK_EQ_INT(G.n, 2);
+    CHECK_EQ_INT(G.rejected, 7);
+    CHECK_NEAR(num(&G, 1, "gpu.index"), 1, 0);
+    run(&parser_csv, "ts,gpu,temp_gpu\nyesterday,0,50\n", &G);
+    CHECK(strstr(G.err, "time") != NULL);
+    run(&parser_csv, "ts,gpu,temp_gpu\n1700000001,0\n", &G);
+    CHECK(strstr(G.err, "expected 3 fields") != NULL);
+    run(&parser_csv, "ts,gpu,temp_gpu\n1700000001,0,50F\n", &G);
+    CHECK(strstr(G.err, "unit") != NULL);
+    run(&parser_csv, "ts,gpu,temp_gpu\n1700000001,0,\"50\n", &G);
+    CHECK(strstr(G.err, "quote") != NULL);
+    run(&parser_csv, "1,2,3\n", &G);
+    CHECK_EQ_INT(G.rejected, 1);
+    CHECK(strstr(G.err, "header") != NULL);
+}
+
+/* Units in the header rather than in the values. */
+TEST(units_in_header)
+{
+    run(&parser_csv, "timestamp,memory_used [GiB],power (W),clock_sm [GHz],disk [GB]\n"
+                     "1700000000,1.5,300,1.98,12\n", &G);
+    CHECK_EQ_INT(G.n, 1);
+    CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.used_size"), 1536, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 300, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.clock.streaming_multiprocessor_frequency"), 1980, 1e-9);
+    CHECK_NEAR(num(&G, 0, "metrics.disk_gb"), 12, 0);
+    /* a header unit of the wrong kind leaves the column a plain metric */
+    run(&parser_csv, "timestamp,power [F]\n1700000000,7\n", &G);
+    CHECK(!has(&G, 0, "gpu.power.usage"));
+    CHECK_NEAR(num(&G, 0, "metrics.power_f"), 7, 0);
+}
+
+TEST(gpu_and_host_columns)
+{
+    run(&parser_csv, "time,index,hostname,gpu_uuid,pstate,throttle_reasons\n"
+                     "1700000000,GPU 3,n7,GPU-abc,P2,0x44\n", &G);
+    CHECK_EQ_INT(G.n, 1);
+    CHECK_NEAR(num(&G, 0, "gpu.index"), 3, 0);
+    CHECK_EQ_STR(str(&G, 0, "host.name"), "n7");
+    CHECK_EQ_STR(str(&G, 0, "gpu.uuid"), "GPU-abc");
+    CHECK_EQ_STR(str(&G, 0, "gpu.pstate"), "P2");
+    CHECK_NEAR(num(&G, 0, "gpu.throttling.reasons"), 0x44, 0);
+    CHECK(json_is_true(field(&G, 0, "gpu.throttling.reason.sw_power_cap")));
+    run(&parser_csv, "time,gpu,temp_gpu\n1700000000,GPU-1234-abcd,40\n", &G);
+    CHECK_EQ_STR(str(&G, 0, "gpu.uuid"), "GPU-1234-abcd");
+    CHECK(!has(&G, 0, "gpu.index"));
+    /* without a host column the reader's host stays */
+    CHECK_EQ_STR(str(&G, 0, "host.name"), "h1");
+}
+
+TEST(crlf_comments_quotes)
+{
+    run(&parser_csv, "# exported by a tool\r\n# gpu, temp_gpu\r\n0, 50C\r\n\r\n# another remark\r\n1, 51C\r\n", &G);
+    CHECK_EQ_INT(G.rejected, 0);
+    CHECK_EQ_INT(G.n, 2);
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 50, 0);
+    CHECK_NEAR(num(&G, 1, "gpu.temperature.gpu"), 51, 0);
+    run(&parser_csv, "\"timestamp\",\"host\",\"note\"\n\"1700000000\",\"n1\",\"say \"\"hi\"\", ok\"\n", &G);
+    CHECK_EQ_INT(G.n, 1);
+    CHECK_EQ_STR(str(&G, 0, "labels.note"), "say \"hi\", ok");
+    CHECK_EQ_STR(str(&G, 0, "host.name"), "n1");
+    /* null/NaN spellings are absent, never a string or a number */
+    run(&parser_csv, "ts,a,b,c\n1700000000,NaN,null,N/A\n", &G);
+    CHECK(!has(&G, 0, "metrics.a") && !has(&G, 0, "labels.a"));
+    CHECK(!has(&G, 0, "metrics.b") && !has(&G, 0, "labels.b"));
+    CHECK(!has(&G, 0, "metrics.c") && !has(&G, 0, "labels.c"));
+    /* a repeated header (concatenated files) is a header again */
+    run(&parser_csv, "ts,gpu,temp_gpu\n1700000000,0,50\nts,gpu,temp_gpu\n1700000001,0,51\n", &G);
+    CHECK_EQ_INT(G.n, 2);
+    CHECK_EQ_INT(G.declined, 2);
+}
+
+/* Header scores: csv 60 on its own headers, 0 on data; dmon-csv and
+ * query-csv keep their own headers. */
+TEST(sniff)
+{
+    static const char *const own[] = {
+        "# gpu, power_draw, temp_gpu, utilization_gpu",
+        "timestamp,host,gpu,power_draw",
+        "time,value",
+        "@timestamp,metric_a,metric_b",
+        "date,time,gpu_temp",
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(own); i++) {
+        int sc = parser_csv.sniff(own[i], strlen(own[i]));
+        if (sc != 60) printf("  header %zu scored %d\n", i, sc);
+        CHECK_EQ_INT(sc, 60);
+    }
+    static const char *const data[] = {
+        "0, 230W, 78C, 92%", "1700000000,node-a,0,250.5", "2024-01-16T14:44:16Z,1",
+        "node-a,idle", "# exported by a tool", "a,b", "", "# gpu   pwr gtemp",
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(data); i++) {
+        int sc = parser_csv.sniff(data[i], strlen(data[i]));
+        if (sc) printf("  data %zu scored %d\n", i, sc);
+        CHECK_EQ_INT(sc, 0);
+    }
+    const char *dm = "# gpu, pwr, gtemp, mtemp, sm, mem, enc, dec, mclk, pclk";
+    CHECK(parser_csv.sniff(dm, strlen(dm)) < 90);
+    CHECK_EQ_INT(parser_dmon_csv.sniff(dm, strlen(dm)), 90);
+    const char *q = "timestamp, index, name, utilization.gpu [%], memory.used [MiB]";
+    CHECK(parser_csv.sniff(q, strlen(q)) < parser_query_csv.sniff(q, strlen(q)));
+    /* and through auto, a dmon CSV header still goes to dmon-csv */
+    run(&parser_auto, "# gpu, pwr, gtemp, sm\n0, 100, 40, 5\n", &G);
+    CHECK_EQ_INT(G.n, 1);
+    CHECK_EQ_STR(str(&G, 0, "event.dataset"), "gpu.dmon");
+}
+
+int main(void)
+{
+    gl_tz_set("UTC");
+    RUN(compact_units);
+    RUN(generic_epoch_host);
+    RUN(time_formats);
+    RUN(rejected_rows);
+    RUN(units_in_header);
+    RUN(gpu_and_host_columns);
+    RUN(crlf_comments_quotes);
+    RUN(sniff);
+    got_clear(&G);
+    return TEST_REPORT();
+}
