@@ -1,0 +1,353 @@
+/* test_pmon.c - nvidia-smi pmon parser: corpus, layouts, commands with spaces, placeholders. */
+#include "test.h"
+#include "../parsers/parser.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CORPUS "../shared/corpus/pmon/"
+#define MAXEV 256
+#define NOINT (-424242LL)
+
+/* ---- collecting events as their JSON, then reading them back ---- */
+
+struct coll { int n; char *json[MAXEV]; };
+
+static void coll_emit(void *ctx, const struct event *ev)
+{
+    struct coll *c = ctx;
+    struct buf b;
+    buf_init(&b);
+    event_to_json(ev, &b);
+    if (c->n < MAXEV) c->json[c->n++] = b.p;
+    else buf_free(&b);
+}
+
+static void coll_free(struct coll *c)
+{
+    for (int i = 0; i < c->n; i++) free(c->json[i]);
+    c->n = 0;
+}
+
+static int64_t read_time;   /* now_ms given to every line */
+
+/* Feeds text line by line to a new parser of ops; returns its stats. */
+static struct parser_stats run_text(const struct parser_ops *ops, const char *text, size_t len,
+                                    struct coll *c)
+{
+    struct parser *p = parser_new(ops, coll_emit, c);
+    struct line_src src = { .host = "n1", .path = "t.log", .source = "t.log", .now_ms = read_time };
+    size_t i = 0;
+    while (i < len) {
+        const char *e = memchr(text + i, '\n', len - i);
+        size_t l = e ? (size_t)(e - (text + i)) : len - i;
+        src.offset = (int64_t)i;
+        src.lineno++;
+        parser_feed(p, &src, text + i, l);
+        i += l + 1;
+    }
+    parser_flush(p);
+    struct parser_stats st = p->stats;
+    parser_free(p);
+    return st;
+}
+
+static struct parser_stats run_str(const struct parser_ops *ops, const char *text, struct coll *c)
+{
+    return run_text(ops, text, strlen(text), c);
+}
+
+static struct parser_stats run_file(const struct parser_ops *ops, const char *path, struct coll *c)
+{
+    struct parser_stats st = { 0, 0, 0, 0 };
+    FILE *f = fopen(path, "rb");
+    if (!f) { printf("  cannot open %s\n", path); st.rejected = 999; return st; }
+    char *data = malloc(1 << 20);
+    size_t n = fread(data, 1, (1 << 20) - 1, f);
+    fclose(f);
+    st = run_text(ops, data, n, c);
+    free(data);
+    return st;
+}
+
+static struct event g_ev;
+
+static const struct event *at(struct coll *c, int i)
+{
+    static int init;
+    if (!init) { event_init(&g_ev); init = 1; }
+    event_reset(&g_ev);
+    char err[128];
+    if (i < c->n && event_from_json(&g_ev, c->json[i], strlen(c->json[i]), err, sizeof err) != GL_OK)
+        printf("  event %d: bad JSON: %s\n", i, err);
+    return &g_ev;
+}
+
+static const char *S(const struct event *e, const char *key)
+{
+    static char out[8][2048];
+    static int k;
+    size_t n;
+    const char *s = event_get_str(e, key, &n);
+    if (!s) return NULL;
+    char *o = out[k++ & 7];
+    snprintf(o, sizeof out[0], "%.*s", (int)n, s);
+    return o;
+}
+
+static long long I(const struct event *e, const char *key)
+{
+    const struct ev_field *f = event_get(e, key);
+    return f && f->type == EV_INT ? f->v.i : NOINT;
+}
+
+static int HAS(const struct event *e, const char *key) { return event_get(e, key) != NULL; }
+
+static const char *TS(const struct event *e)
+{
+    static char b[25];
+    gl_fmt_ts(e->ts_ms, b);
+    return b;
+}
+
+static int64_t iso(const char *s)
+{
+    int64_t t = 0;
+    gl_parse_iso_ts(s, strlen(s), &t);
+    return t;
+}
+
+/* ---- tests ---- */
+
+TEST(sonar_s_mu_fb_value_by_value)
+{
+    struct coll c = { 0 };
+    struct parser_stats st = run_file(&parser_auto, CORPUS "sonar-s-mu-fb-4gpu.txt", &c);
+    CHECK_EQ_INT(c.n, 10);
+    CHECK_EQ_INT(st.declined, 4);          /* two header pairs */
+    CHECK_EQ_INT(st.rejected, 0);
+    const struct event *e = at(&c, 0);
+    CHECK_EQ_STR(e->kind, "metric");
+    CHECK_EQ_STR(e->dataset, "gpu.pmon");
+    CHECK_EQ_INT(e->ts_ms, read_time);
+    CHECK_EQ_INT(I(e, "gpu.index"), 0);
+    CHECK_EQ_INT(I(e, "process.pid"), 447153);
+    CHECK_EQ_STR(S(e, "gpu.process.type"), "C");
+    CHECK_EQ_INT(I(e, "gpu.process.memory.used_size"), 7669);
+    CHECK(!HAS(e, "gpu.process.utilization.sm.pct"));
+    CHECK(!HAS(e, "gpu.process.utilization.enc.pct"));
+    CHECK_EQ_STR(S(e, "process.name"), "python3.9");
+    CHECK(!HAS(e, "event.original"));
+    e = at(&c, 3);
+    CHECK_EQ_INT(I(e, "process.pid"), 1864615);
+    CHECK_EQ_INT(I(e, "gpu.process.memory.used_size"), 1635);
+    CHECK_EQ_INT(I(e, "gpu.process.utilization.sm.pct"), 40);
+    CHECK_EQ_INT(I(e, "gpu.process.utilization.mem.pct"), 0);
+    CHECK(!HAS(e, "gpu.process.utilization.dec.pct"));
+    CHECK_EQ_STR(S(e, "process.name"), "python");
+    e = at(&c, 9);
+    CHECK_EQ_INT(I(e, "gpu.index"), 3);
+    CHECK_EQ_INT(I(e, "process.pid"), 2233469);
+    CHECK_EQ_INT(I(e, "gpu.process.memory.used_size"), 15771);
+    CHECK_EQ_INT(I(e, "gpu.process.utilization.sm.pct"), 90);
+    CHECK_EQ_INT(I(e, "gpu.process.utilization.mem.pct"), 23);
+    CHECK_EQ_STR(S(e, "process.name"), "python3");
+    coll_free(&c);
+}
+
+TEST(new_layout_c_plus_g_and_truncated_names)
+{
+    struct coll c = { 0 };
+    struct parser_stats st = run_file(&parser_auto, CORPUS "ue-rtx4080s-load.txt", &c);
+    CHECK_EQ_INT(c.n, 35);
+    CHECK_EQ_INT(st.rejected, 0);
+    const struct event *e = at(&c, 0);
+    CHECK_EQ_STR(S(e, "gpu.process.type"), "C+G");
+    CHECK_EQ_INT(I(e, "process.pid"), 2165);
+    CHECK_EQ_INT(I(e, "gpu.process.utilization.dec.pct"), 0);
+    CHECK(!HAS(e, "gpu.process.utilization.sm.pct"));
+    CHECK(!HAS(e, "gpu.process.utilization.jpg.pct"));
+    CHECK_EQ_STR(S(e, "process.name"), "kwin_wayland");
+    CHECK_EQ_STR(S(at(&c, 1), "process.name"), "plasma-keyboard");
+    CHECK_EQ_STR(S(at(&c, 4), "process.name"), "xwaylandvideobr");
+    e = at(&c, 6);
+    CHECK_EQ_INT(I(e, "process.pid"), 5022);
+    CHECK_EQ_INT(I(e, "gpu.process.utilization.sm.pct"), 5);
+    CHECK_EQ_INT(I(e, "gpu.process.utilization.mem.pct"), 1);
+    CHECK_EQ_INT(I(e, "gpu.process.utilization.enc.pct"), 54);
+    coll_free(&c);
+}
+
+TEST(idle_placeholders_emit_nothing)
+{
+    struct coll c = { 0 };
+    struct parser_stats st = run_file(&parser_auto, CORPUS "ue-h100-idle.txt", &c);
+    CHECK_EQ_INT(c.n, 0);
+    CHECK_EQ_INT(st.rejected, 0);
+    CHECK_EQ_INT(st.declined, 7);
+    /* the format alone says the same */
+    struct parser *p = parser_new(&parser_pmon, coll_emit, &c);
+    struct line_src src = { .host = "n1", .source = "-", .now_ms = read_time };
+    const char *h = "# gpu         pid   type     sm    mem    enc    dec    jpg    ofa    command ";
+    const char *r = "    0          -     -      -      -      -      -      -      -    -              ";
+    CHECK_EQ_INT(parser_feed(p, &src, h, strlen(h)), GL_DECLINED);
+    CHECK_EQ_INT(parser_feed(p, &src, r, strlen(r)), GL_DECLINED);
+    CHECK_EQ_INT(p->stats.rejected, 0);
+    parser_free(p);
+    CHECK_EQ_INT(c.n, 0);
+}
+
+TEST(every_corpus_file)
+{
+    static const struct { const char *file; int events, rejected; } want[] = {
+        { "keylase-89-not-supported-gt640.txt", 0, 2 },   /* the tool's error text */
+        { "sonar-s-mu-fb-4gpu.txt", 10, 0 },
+        { "ue-h100-idle.txt", 0, 0 },
+        { "ue-h100-mig-load.txt", 15, 0 },
+        { "ue-rtx2080s-595-load.txt", 20, 0 },
+        { "ue-rtx4080s-load.txt", 35, 0 },
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(want); i++) {
+        char path[256];
+        snprintf(path, sizeof path, CORPUS "%s", want[i].file);
+        struct coll c = { 0 };
+        struct parser_stats st = run_file(&parser_auto, path, &c);
+        if (c.n != want[i].events || (int)st.rejected != want[i].rejected)
+            printf("  %s: %d events, %d rejected\n", want[i].file, c.n, (int)st.rejected);
+        CHECK_EQ_INT(c.n, want[i].events);
+        CHECK_EQ_INT(st.rejected, want[i].rejected);
+        for (int j = 0; j < c.n; j++) {
+            const struct event *e = at(&c, j);
+            CHECK(I(e, "gpu.index") != NOINT);
+            CHECK(I(e, "process.pid") != NOINT);
+            CHECK(HAS(e, "process.name"));
+            CHECK(HAS(e, "gpu.process.type"));
+        }
+        coll_free(&c);
+    }
+}
+
+TEST(mig_all_utilisation_absent)
+{
+    struct coll c = { 0 };
+    run_file(&parser_auto, CORPUS "ue-h100-mig-load.txt", &c);
+    CHECK_EQ_INT(c.n, 15);
+    for (int j = 0; j < c.n; j++) {
+        const struct event *e = at(&c, j);
+        CHECK(!HAS(e, "gpu.process.utilization.sm.pct"));
+        CHECK(!HAS(e, "gpu.process.utilization.ofa.pct"));
+    }
+    CHECK_EQ_STR(S(at(&c, 2), "process.name"), "gpu_burn");
+    coll_free(&c);
+}
+
+TEST(command_with_spaces)
+{
+    struct coll c = { 0 };
+    run_str(&parser_auto,
+            "# gpu         pid   type     sm    mem    enc    dec    jpg    ofa    command \n"
+            "# Idx           #    C/G      %      %      %      %      %      %    name \n"
+            "    0      10236   C+G      2      1      -      -      -      -    NVIDIA Overlay.\n"
+            "    0      11016     G      -      -      -      -      -      -    C:\\Program Fil \n", &c);
+    CHECK_EQ_INT(c.n, 2);
+    CHECK_EQ_STR(S(at(&c, 0), "process.name"), "NVIDIA Overlay.");
+    CHECK_EQ_INT(I(at(&c, 0), "gpu.process.utilization.sm.pct"), 2);
+    CHECK_EQ_STR(S(at(&c, 1), "process.name"), "C:\\Program Fil");
+    coll_free(&c);
+}
+
+TEST(date_time_columns)
+{
+    struct coll c = { 0 };
+    run_str(&parser_pmon,
+            "#Date       Time        gpu         pid   type     sm    mem    enc    dec    jpg    ofa    command\n"
+            "#YYYYMMDD   HH:MM:SS    Idx           #    C/G      %      %      %      %      %      %    name\n"
+            " 20240104   13:54:35      0       1234     C     10      5      -      -      -      -    python\n"
+            " 20240104   13:54:36      1       4321     C      -      -      -      -      -      -    torchrun x\n", &c);
+    CHECK_EQ_INT(c.n, 2);
+    CHECK_EQ_STR(TS(at(&c, 0)), "2024-01-04T13:54:35.000Z");
+    CHECK_EQ_INT(I(at(&c, 0), "gpu.process.utilization.sm.pct"), 10);
+    CHECK(!HAS(at(&c, 0), "date"));
+    CHECK_EQ_STR(TS(at(&c, 1)), "2024-01-04T13:54:36.000Z");
+    CHECK_EQ_INT(I(at(&c, 1), "gpu.index"), 1);
+    CHECK_EQ_STR(S(at(&c, 1), "process.name"), "torchrun x");
+    coll_free(&c);
+}
+
+TEST(s_m_only_and_header_switch)
+{
+    struct coll c = { 0 };
+    run_str(&parser_auto,
+            "# gpu        pid  type    fb   command\n"
+            "# Idx          #   C/G    MB   name\n"
+            "    0     447153     C  7669   python3.9      \n"
+            "# gpu        pid  type    sm   mem   enc   dec   command\n"
+            "# Idx          #   C/G     %     %     %     %   name\n"
+            "    1     447153     C    12     3     -     -   python3.9      \n", &c);
+    CHECK_EQ_INT(c.n, 2);
+    CHECK_EQ_INT(I(at(&c, 0), "gpu.process.memory.used_size"), 7669);
+    CHECK(!HAS(at(&c, 0), "gpu.process.utilization.sm.pct"));
+    CHECK(!HAS(at(&c, 1), "gpu.process.memory.used_size"));
+    CHECK_EQ_INT(I(at(&c, 1), "gpu.process.utilization.sm.pct"), 12);
+    coll_free(&c);
+}
+
+TEST(errors_are_rejected)
+{
+    struct coll c = { 0 };
+    struct parser *p = parser_new(&parser_pmon, coll_emit, &c);
+    struct line_src src = { .host = "n1", .source = "-", .now_ms = read_time };
+    const char *l = "Not supported on the device(s)";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_ERROR);
+    CHECK(strstr(p->err, "Not supported") != NULL);
+    l = "    0     447153     C    python";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_ERROR);
+    l = "# gpu        pid  type    sm   mem   enc   dec   command";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_DECLINED);
+    l = "    0     447153     C    12";            /* too few fields */
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_ERROR);
+    l = "    x     447153     C    12     3     -     -   python";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_ERROR);
+    l = "    0     44x153     C    12     3     -     -   python";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_ERROR);
+    l = "    0     447153     C    12     3     -     -   python";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_OK);
+    CHECK_EQ_INT(p->stats.rejected, 5);
+    parser_free(p);
+    CHECK_EQ_INT(c.n, 1);
+    coll_free(&c);
+}
+
+TEST(sniff)
+{
+    const char *h = "# gpu         pid   type     sm    mem    enc    dec    jpg    ofa    command ";
+    CHECK_EQ_INT(parser_pmon.sniff(h, strlen(h)), 95);
+    CHECK_EQ_INT(parser_dmon.sniff(h, strlen(h)), 0);
+    h = "#Date       Time        gpu         pid   type     sm    mem    command";
+    CHECK_EQ_INT(parser_pmon.sniff(h, strlen(h)), 95);
+    h = "# Idx           #    C/G      %      %      %      %      %      %    name ";
+    CHECK_EQ_INT(parser_pmon.sniff(h, strlen(h)), 0);
+    h = "# gpu   pwr gtemp mtemp    sm   mem   enc   dec";
+    CHECK_EQ_INT(parser_pmon.sniff(h, strlen(h)), 0);
+    h = "    0      21180     C      -      -      -      -      -      -    memhog         ";
+    CHECK_EQ_INT(parser_pmon.sniff(h, strlen(h)), 0);
+}
+
+int main(void)
+{
+    gl_tz_set("UTC");
+    read_time = iso("2025-06-01T00:00:00Z");
+    RUN(sonar_s_mu_fb_value_by_value);
+    RUN(new_layout_c_plus_g_and_truncated_names);
+    RUN(idle_placeholders_emit_nothing);
+    RUN(every_corpus_file);
+    RUN(mig_all_utilisation_absent);
+    RUN(command_with_spaces);
+    RUN(date_time_columns);
+    RUN(s_m_only_and_header_switch);
+    RUN(errors_are_rejected);
+    RUN(sniff);
+    event_free(&g_ev);
+    return TEST_REPORT();
+}
