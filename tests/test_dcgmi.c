@@ -1,0 +1,325 @@
+/* test_dcgmi.c - dcgmi dmon parser: entities, N/A and N/W, repeated headers, error lines. */
+#include "test.h"
+#include "../parsers/parser.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CORPUS "../shared/corpus/dcgmi/"
+#define MAXEV 256
+#define NOINT (-424242LL)
+
+/* ---- collecting events as their JSON, then reading them back ---- */
+
+struct coll { int n; char *json[MAXEV]; };
+
+static void coll_emit(void *ctx, const struct event *ev)
+{
+    struct coll *c = ctx;
+    struct buf b;
+    buf_init(&b);
+    event_to_json(ev, &b);
+    if (c->n < MAXEV) c->json[c->n++] = b.p;
+    else buf_free(&b);
+}
+
+static void coll_free(struct coll *c)
+{
+    for (int i = 0; i < c->n; i++) free(c->json[i]);
+    c->n = 0;
+}
+
+static int64_t read_time;   /* now_ms given to every line */
+
+/* Feeds text line by line to a new parser of ops; returns its stats. */
+static struct parser_stats run_text(const struct parser_ops *ops, const char *text, size_t len,
+                                    struct coll *c)
+{
+    struct parser *p = parser_new(ops, coll_emit, c);
+    struct line_src src = { .host = "n1", .path = "t.log", .source = "t.log", .now_ms = read_time };
+    size_t i = 0;
+    while (i < len) {
+        const char *e = memchr(text + i, '\n', len - i);
+        size_t l = e ? (size_t)(e - (text + i)) : len - i;
+        src.offset = (int64_t)i;
+        src.lineno++;
+        parser_feed(p, &src, text + i, l);
+        i += l + 1;
+    }
+    parser_flush(p);
+    struct parser_stats st = p->stats;
+    parser_free(p);
+    return st;
+}
+
+static struct parser_stats run_str(const struct parser_ops *ops, const char *text, struct coll *c)
+{
+    return run_text(ops, text, strlen(text), c);
+}
+
+static struct parser_stats run_file(const struct parser_ops *ops, const char *path, struct coll *c)
+{
+    struct parser_stats st = { 0, 0, 0, 0 };
+    FILE *f = fopen(path, "rb");
+    if (!f) { printf("  cannot open %s\n", path); st.rejected = 999; return st; }
+    char *data = malloc(1 << 20);
+    size_t n = fread(data, 1, (1 << 20) - 1, f);
+    fclose(f);
+    st = run_text(ops, data, n, c);
+    free(data);
+    return st;
+}
+
+static struct event g_ev;
+
+static const struct event *at(struct coll *c, int i)
+{
+    static int init;
+    if (!init) { event_init(&g_ev); init = 1; }
+    event_reset(&g_ev);
+    char err[128];
+    if (i < c->n && event_from_json(&g_ev, c->json[i], strlen(c->json[i]), err, sizeof err) != GL_OK)
+        printf("  event %d: bad JSON: %s\n", i, err);
+    return &g_ev;
+}
+
+static const char *S(const struct event *e, const char *key)
+{
+    static char out[8][2048];
+    static int k;
+    size_t n;
+    const char *s = event_get_str(e, key, &n);
+    if (!s) return NULL;
+    char *o = out[k++ & 7];
+    snprintf(o, sizeof out[0], "%.*s", (int)n, s);
+    return o;
+}
+
+static long long I(const struct event *e, const char *key)
+{
+    const struct ev_field *f = event_get(e, key);
+    return f && f->type == EV_INT ? f->v.i : NOINT;
+}
+
+static int HAS(const struct event *e, const char *key) { return event_get(e, key) != NULL; }
+
+static const char *TS(const struct event *e)
+{
+    static char b[25];
+    gl_fmt_ts(e->ts_ms, b);
+    return b;
+}
+
+static int64_t iso(const char *s)
+{
+    int64_t t = 0;
+    gl_parse_iso_ts(s, strlen(s), &t);
+    return t;
+}
+
+static double D(const struct event *e, const char *key)
+{
+    double v = -424242;
+    event_get_num(e, key, &v);
+    return v;
+}
+
+/* ---- tests ---- */
+
+TEST(dcgm_244_smact_na)
+{
+    struct coll c = { 0 };
+    struct parser_stats st = run_file(&parser_auto, CORPUS "dcgm-244-smact-na-8gpu-4.2.3.txt", &c);
+    CHECK_EQ_INT(c.n, 24);
+    CHECK_EQ_INT(st.declined, 2);
+    CHECK_EQ_INT(st.rejected, 0);
+    for (int i = 0; i < c.n; i++) {
+        const struct event *e = at(&c, i);
+        CHECK_EQ_STR(e->kind, "metric");
+        CHECK_EQ_STR(e->dataset, "gpu.dcgmi");
+        CHECK_EQ_INT(I(e, "gpu.index"), i % 8);
+        CHECK(!HAS(e, "gpu.dcgm.smact"));      /* N/A is absent */
+        CHECK_EQ_STR(TS(e), "2025-06-01T00:00:00.000Z");   /* no time of its own */
+    }
+    coll_free(&c);
+}
+
+TEST(dcgm_3_old_header_and_watch_error)
+{
+    struct coll c = { 0 };
+    struct parser *p = parser_new(&parser_auto, coll_emit, &c);
+    struct line_src src = { .host = "n1", .source = "-", .now_ms = read_time };
+    const char *l[] = {
+        "# Entity  TENSO",
+        "      Id",
+        "Error setting watches. Result: The third-party Profiling module returned an unrecoverable error",
+    };
+    CHECK_EQ_INT(parser_feed(p, &src, l[0], strlen(l[0])), GL_DECLINED);
+    CHECK_EQ_INT(parser_feed(p, &src, l[1], strlen(l[1])), GL_DECLINED);
+    CHECK_EQ_INT(parser_feed(p, &src, l[2], strlen(l[2])), GL_ERROR);
+    CHECK(strstr(p->err, "Error setting watches. Result: The third-party Profiling module") != NULL);
+    /* the old header still parses rows */
+    const char *row = "GPU 0     0.412";
+    CHECK_EQ_INT(parser_feed(p, &src, row, strlen(row)), GL_OK);
+    parser_free(p);
+    CHECK_EQ_INT(c.n, 1);
+    CHECK_NEAR(D(at(&c, 0), "gpu.dcgm.tenso"), 0.412, 1e-12);
+    coll_free(&c);
+
+    struct parser_stats st = run_file(&parser_auto, CORPUS "dcgm-3-old-header-watch-error-2.x.txt", &c);
+    CHECK_EQ_INT(c.n, 0);
+    CHECK_EQ_INT(st.rejected, 1);
+    CHECK_EQ_INT(st.declined, 2);
+}
+
+TEST(mig_entities_twins_and_missing)
+{
+    struct coll c = { 0 };
+    struct parser_stats st = run_str(&parser_auto,
+            "#Entity   POWER     TMPTR     GPUTL     SMACT     FBUSD     MMCLK     \n"
+            "ID        W         C         %                   MB        MHz       \n"
+            "GPU 0     61.123    34        17        0.367     1024      1593      \n"
+            "GPU-I 1   N/A       N/A       N/A       0.100     N/W       N/A       \n"
+            "GPU-CI 2  N/A       N/A       N/A       0.050     N/A       N/A       \n"
+            "GPU 1     58.000    33        0         0.000     0         1593      \n"
+            "Switch 0  N/A       41        N/A       N/A       N/A       N/A       \n", &c);
+    CHECK_EQ_INT(c.n, 5);
+    CHECK_EQ_INT(st.rejected, 0);
+    const struct event *e = at(&c, 0);
+    CHECK_EQ_INT(I(e, "gpu.index"), 0);
+    CHECK_NEAR(D(e, "gpu.power.usage"), 61.123, 1e-12);
+    CHECK_NEAR(D(e, "gpu.dcgm.power"), 61.123, 1e-12);
+    CHECK_EQ_INT(I(e, "gpu.temperature.gpu"), 34);
+    CHECK_EQ_INT(I(e, "gpu.dcgm.tmptr"), 34);
+    CHECK_EQ_INT(I(e, "gpu.utilization.gpu.pct"), 17);
+    CHECK_NEAR(D(e, "gpu.dcgm.smact"), 0.367, 1e-12);
+    CHECK_EQ_INT(I(e, "gpu.memory.framebuffer.used_size"), 1024);
+    CHECK_EQ_INT(I(e, "gpu.clock.mem_frequency"), 1593);
+    CHECK(!HAS(e, "gpu.mig.gpu_instance"));
+    e = at(&c, 1);
+    CHECK_EQ_INT(I(e, "gpu.mig.gpu_instance"), 1);
+    CHECK_EQ_INT(I(e, "gpu.index"), 0);            /* parent from the GPU 0 row */
+    CHECK(!HAS(e, "gpu.mig.compute_instance"));
+    CHECK(!HAS(e, "gpu.power.usage"));
+    CHECK(!HAS(e, "gpu.dcgm.power"));
+    CHECK(!HAS(e, "gpu.dcgm.fbusd"));              /* N/W */
+    CHECK_NEAR(D(e, "gpu.dcgm.smact"), 0.1, 1e-12);
+    e = at(&c, 2);
+    CHECK_EQ_INT(I(e, "gpu.mig.compute_instance"), 2);
+    CHECK_EQ_INT(I(e, "gpu.index"), 0);
+    CHECK_NEAR(D(e, "gpu.dcgm.smact"), 0.05, 1e-12);
+    e = at(&c, 3);
+    CHECK_EQ_INT(I(e, "gpu.index"), 1);
+    CHECK_EQ_INT(I(e, "gpu.utilization.gpu.pct"), 0);  /* a real zero stays */
+    e = at(&c, 4);
+    CHECK(!HAS(e, "gpu.index"));
+    CHECK_EQ_INT(I(e, "gpu.dcgm.switch"), 0);
+    CHECK_EQ_INT(I(e, "gpu.dcgm.tmptr"), 41);
+    coll_free(&c);
+}
+
+TEST(header_reprinted_every_14_samples)
+{
+    struct buf in;
+    buf_init(&in);
+    int rows = 0;
+    for (int s = 0; s < 30; s++) {
+        if (s % 14 == 0) buf_puts(&in, "#Entity   GPUTL     TMPTR     \nID        %         C         \n");
+        for (int g = 0; g < 2; g++) {
+            buf_printf(&in, "GPU %d     %d        %d        \n", g, s, 30 + g);
+            rows++;
+        }
+    }
+    struct coll c = { 0 };
+    struct parser_stats st = run_text(&parser_auto, in.p, in.len, &c);
+    CHECK_EQ_INT(c.n, rows);
+    CHECK_EQ_INT(st.rejected, 0);
+    CHECK_EQ_INT(st.declined, 6);
+    CHECK_EQ_INT(I(at(&c, 59), "gpu.utilization.gpu.pct"), 29);
+    CHECK_EQ_INT(I(at(&c, 59), "gpu.temperature.gpu"), 31);
+    coll_free(&c);
+    buf_free(&in);
+}
+
+TEST(new_header_rederives_columns)
+{
+    struct coll c = { 0 };
+    run_str(&parser_dcgmi,
+            "#Entity   POWER\n"
+            "ID        W\n"
+            "GPU 0     100.5\n"
+            "#Entity   TMPTR     POWER\n"
+            "ID        C         W\n"
+            "GPU 0     40        90.25\n"
+            "GPU 1     41        Unknown\n", &c);
+    CHECK_EQ_INT(c.n, 3);
+    /* a text value is kept under gpu.dcgm.* but never put in a numeric twin */
+    CHECK_EQ_STR(S(at(&c, 2), "gpu.dcgm.power"), "Unknown");
+    CHECK(!HAS(at(&c, 2), "gpu.power.usage"));
+    CHECK(!HAS(at(&c, 1), "gpu.dcgm.smact"));
+    CHECK_EQ_INT(I(at(&c, 1), "gpu.temperature.gpu"), 40);
+    CHECK_NEAR(D(at(&c, 1), "gpu.power.usage"), 90.25, 1e-12);
+    coll_free(&c);
+}
+
+TEST(errors_rejected_never_crash)
+{
+    struct coll c = { 0 };
+    struct parser *p = parser_new(&parser_dcgmi, coll_emit, &c);
+    struct line_src src = { .host = "n1", .source = "-", .now_ms = read_time };
+    const char *l = "GPU 0     1";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_ERROR);   /* before any header */
+    l = "#Entity   POWER     TMPTR";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_DECLINED);
+    l = "GPU 0     1";                                            /* one value short */
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_ERROR);
+    l = "GPU 0     1  2  3";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_ERROR);
+    l = "Blob 0     1  2";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_ERROR);
+    l = "GPU x     1  2";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_ERROR);
+    l = "dmon was stopped do to receiving a signal";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_ERROR);
+    CHECK(strstr(p->err, "dmon was stopped do to receiving a signal") != NULL);
+    l = "";
+    CHECK_EQ_INT(parser_feed(p, &src, l, 0), GL_DECLINED);
+    l = "vGPU 3    12.5  40";
+    CHECK_EQ_INT(parser_feed(p, &src, l, strlen(l)), GL_OK);
+    CHECK_EQ_INT(p->stats.rejected, 6);
+    parser_free(p);
+    CHECK_EQ_INT(c.n, 1);
+    CHECK_EQ_INT(I(at(&c, 0), "gpu.dcgm.vgpu"), 3);
+    CHECK(!HAS(at(&c, 0), "gpu.index"));
+    coll_free(&c);
+}
+
+TEST(sniff)
+{
+    const char *h = "#Entity    SMACT";
+    CHECK_EQ_INT(parser_dcgmi.sniff(h, strlen(h)), 95);
+    h = "# Entity  TENSO";
+    CHECK_EQ_INT(parser_dcgmi.sniff(h, strlen(h)), 95);
+    h = "# gpu   pwr gtemp";
+    CHECK_EQ_INT(parser_dcgmi.sniff(h, strlen(h)), 0);
+    h = "GPU 0      N/A";
+    CHECK_EQ_INT(parser_dcgmi.sniff(h, strlen(h)), 0);
+    h = "ID";
+    CHECK_EQ_INT(parser_dcgmi.sniff(h, strlen(h)), 0);
+}
+
+int main(void)
+{
+    gl_tz_set("UTC");
+    read_time = iso("2025-06-01T00:00:00Z");
+    RUN(dcgm_244_smact_na);
+    RUN(dcgm_3_old_header_and_watch_error);
+    RUN(mig_entities_twins_and_missing);
+    RUN(header_reprinted_every_14_samples);
+    RUN(new_header_rederives_columns);
+    RUN(errors_rejected_never_crash);
+    RUN(sniff);
+    event_free(&g_ev);
+    return TEST_REPORT();
+}
