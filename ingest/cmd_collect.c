@@ -1,11 +1,1022 @@
-/* cmd_collect.c - placeholder until `gpulog collect` is implemented. */
+/*
+ * cmd_collect.c - `gpulog collect`: the node sidecar. Tails files, runs and
+ * supervises GPU tools, reads stdin and /dev/kmsg, parses every line and
+ * delivers the events to Kafka (or NDJSON), advancing per-source checkpoints
+ * only from the sink's settle callbacks (see source.h for the model).
+ */
 #include "../core/cli.h"
+#include "../core/lineread.h"
+#include "../parsers/parser.h"
+#include "../sinks/sink.h"
+#include "source.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_PENDING_LINES 65536     /* per source: backpressure above this */
+#define TOKEN_SEQ_BITS 40
+#define TOKEN_SEQ_MASK ((UINT64_C(1) << TOKEN_SEQ_BITS) - 1)
+
+enum src_kind { SRC_FILE, SRC_EXEC, SRC_STDIN, SRC_KMSG };
+static const char *const kind_names[] = { "file", "exec", "stdin", "kmsg" };
+
+struct source {
+    int idx;                      /* 1-based; high bits of settle tokens */
+    enum src_kind kind;
+    char *name;                   /* path, command line, "-" or "kmsg" */
+    char *ckpt_file;
+    struct parser *parser;
+    struct track tr;
+    int64_t saved_offset;         /* offset in the last checkpoint written */
+    int force_save;
+    int at_end;                   /* the reader had nothing more last time */
+    uint64_t cur_seq;             /* tracker entry of the line being parsed */
+    uint64_t lines, events, rejected;
+    /* files */
+    struct tail *tail;
+    /* spooled sources (exec, stdin, kmsg) */
+    struct spool *sp;
+    int in_fd;                    /* pipe, stdin or /dev/kmsg; -1 = none */
+    struct lineread lr;
+    int producer_done;            /* no more input will come */
+    int64_t last_out_ms;          /* last line from the producer */
+    /* exec */
+    char **argv;
+    pid_t pid;
+    int64_t started_ms, last_useful_ms, restart_at_ms, term_sent_ms, stale_ms;
+    int backoff_ms, exits, stale_kill;
+    /* kmsg */
+    uint64_t kmsg_next_seq;
+    char boot_id[40];
+    int64_t boot_ms;
+};
+
+struct stash_doc {
+    enum sink_stream stream;
+    char *key, *id, *json;
+    size_t keylen, len;
+    void *token;
+};
+
+struct collector {
+    /* options */
+    const char *format, *host, *state_dir, *output, *brokers;
+    const char *topic[3];
+    char **props;
+    size_t nprops;
+    int once, keep_original;
+    size_t max_line;
+    int64_t spool_max, shutdown_ms, stats_ms, stale_override_ms;
+    char **patterns;              /* --file arguments */
+    size_t npatterns;
+    /* state */
+    struct source **src;
+    size_t nsrc, capsrc;
+    struct sink *sink;
+    struct buf json, key;
+    struct stash_doc *stash;
+    size_t nstash, capstash;
+    int blocked;                  /* the sink said GL_AGAIN: stop reading */
+    int fatal;
+    struct source *cur;
+    int64_t fixed_now;
+    uint64_t written, acked, deadletter, health_sent;
+    int spool_full;
+    long peak_rss_kb;
+    uint64_t reports;
+};
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig) { (void)sig; stop_flag = 1; }
+
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "re");
+    long pages = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = 0;
+        fclose(f);
+    }
+    return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* ---------------------------------------------------------------- delivery */
+
+static void stash_push(struct collector *c, const struct sink_doc *d)
+{
+    if (c->nstash == c->capstash) {
+        c->capstash = c->capstash ? c->capstash * 2 : 16;
+        c->stash = xrealloc(c->stash, c->capstash * sizeof *c->stash);
+    }
+    struct stash_doc *s = &c->stash[c->nstash++];
+    s->stream = d->stream;
+    s->key = xstrndup(d->key, d->keylen);
+    s->keylen = d->keylen;
+    s->id = d->id ? xstrdup(d->id) : NULL;
+    s->json = xstrndup(d->json, d->len);
+    s->len = d->len;
+    s->token = d->token;
+}
+
+/* Writes stashed documents in order; returns 1 when the stash is empty. */
+static int stash_flush(struct collector *c)
+{
+    size_t i = 0;
+    while (i < c->nstash) {
+        struct stash_doc *s = &c->stash[i];
+        struct sink_doc d = { .stream = s->stream, .key = s->key, .keylen = s->keylen, .id = s->id,
+                              .json = s->json, .len = s->len, .token = s->token };
+        int r = sink_write(c->sink, &d);
+        if (r == GL_AGAIN) break;
+        if (r == GL_ERROR) {
+            log_error("msg=\"sink failed\" error=\"%s\"", c->sink->errstr);
+            c->fatal = 1;
+            break;
+        }
+        c->written++;
+        free(s->key); free(s->id); free(s->json);
+        i++;
+    }
+    if (i) {
+        memmove(c->stash, c->stash + i, (c->nstash - i) * sizeof *c->stash);
+        c->nstash -= i;
+    }
+    return c->nstash == 0;
+}
+
+static void deliver(struct collector *c, const struct event *ev, void *token, enum sink_stream stream)
+{
+    buf_reset(&c->json);
+    event_to_json(ev, &c->json);
+    /* key: host/gpu so one GPU's events stay in one partition, in order */
+    buf_reset(&c->key);
+    buf_puts(&c->key, ev->host ? ev->host : c->host);
+    size_t n;
+    double idx;
+    const char *uuid = event_get_str(ev, "gpu.uuid", &n);
+    if (uuid && n) {
+        buf_putc(&c->key, '/');
+        buf_append(&c->key, uuid, n);
+    } else if (event_get_num(ev, "gpu.index", &idx)) {
+        buf_putc(&c->key, '/');
+        buf_put_i64(&c->key, (int64_t)idx);
+    }
+    struct sink_doc d = { .stream = stream, .key = c->key.p, .keylen = c->key.len, .id = ev->id,
+                          .json = c->json.p, .len = c->json.len, .token = token };
+    if (c->nstash) { stash_push(c, &d); return; }   /* keep the order */
+    int r = sink_write(c->sink, &d);
+    if (r == GL_OK) { c->written++; return; }
+    if (r == GL_AGAIN) {
+        stash_push(c, &d);
+        c->blocked = 1;
+        return;
+    }
+    log_error("msg=\"sink failed\" error=\"%s\"", c->sink->errstr);
+    c->fatal = 1;
+}
+
+static void on_event(void *ctx, const struct event *ev)
+{
+    struct collector *c = ctx;
+    struct source *s = c->cur;
+    track_hold(&s->tr, s->cur_seq);
+    s->events++;
+    uintptr_t token = ((uintptr_t)s->idx << TOKEN_SEQ_BITS) | (uintptr_t)(s->cur_seq & TOKEN_SEQ_MASK);
+    deliver(c, ev, (void *)token, sink_stream_of(ev->dataset));
+}
+
+static void on_settle(void *ctx, void *token, enum sink_outcome o)
+{
+    struct collector *c = ctx;
+    if (o == SINK_DEADLETTER) c->deadletter++;
+    else c->acked++;
+    uintptr_t t = (uintptr_t)token;
+    if (!t) return;   /* collector health event */
+    size_t idx = (size_t)(t >> TOKEN_SEQ_BITS);
+    if (idx < 1 || idx > c->nsrc) return;
+    struct track *tr = &c->src[idx - 1]->tr;
+    /* rebuild the full sequence number from its low bits */
+    uint64_t seq = (tr->head_seq & ~TOKEN_SEQ_MASK) | (t & TOKEN_SEQ_MASK);
+    if (seq < tr->head_seq) seq += UINT64_C(1) << TOKEN_SEQ_BITS;
+    track_settle(tr, seq);
+}
+
+/* A collector health event (event.dataset gpulog.collector) to the events
+ * stream. Not tied to a line: it is not replayed after a crash. */
+static void health_event(struct collector *c, struct source *s, const char *action, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void health_event(struct collector *c, struct source *s, const char *action, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_warn("msg=\"%s\" action=%s source=\"%s\"", msg, action, s->name);
+    struct event ev;
+    event_init(&ev);
+    int64_t now = gl_now_ms();
+    ev.kind = "event";
+    ev.dataset = "gpulog.collector";
+    ev.host = c->host;
+    ev.offset = -1;
+    ev.ts_ms = now;
+    ev.created_ms = now;
+    char salt[64];
+    int sl = snprintf(salt, sizeof salt, "%s %" PRId64, action, now);
+    event_make_id(&ev, c->host, s->name, now, salt, (size_t)sl);
+    event_add_str(&ev, "event.action", action, strlen(action));
+    event_add_str(&ev, "message", msg, strlen(msg));
+    event_add_str(&ev, "process.command_line", s->name, strlen(s->name));
+    c->health_sent++;
+    deliver(c, &ev, NULL, STREAM_EVENTS);
+    event_free(&ev);
+}
+
+/* ---------------------------------------------------------------- sources */
+
+static struct source *source_add(struct collector *c, enum src_kind kind, const char *name)
+{
+    if (c->nsrc == c->capsrc) {
+        c->capsrc = c->capsrc ? c->capsrc * 2 : 8;
+        c->src = xrealloc(c->src, c->capsrc * sizeof *c->src);
+    }
+    struct source *s = xcalloc(1, sizeof *s);
+    s->idx = (int)c->nsrc + 1;
+    s->kind = kind;
+    s->name = xstrdup(name);
+    s->in_fd = -1;
+    s->ckpt_file = ckpt_path(c->state_dir, kind_names[kind], name);
+    const struct parser_ops *ops = parser_find(kind == SRC_KMSG ? "kmsg" : c->format);
+    s->parser = parser_new(ops, on_event, c);
+    c->src[c->nsrc++] = s;
+    return s;
+}
+
+static void source_free(struct source *s)
+{
+    if (s->pid > 0) { kill(-s->pid, SIGKILL); waitpid(s->pid, NULL, 0); }
+    if (s->in_fd > 0) close(s->in_fd);
+    if (s->kind != SRC_FILE && s->kind != SRC_KMSG) lineread_free(&s->lr);
+    parser_free(s->parser);
+    track_free(&s->tr);
+    tail_free(s->tail);
+    spool_free(s->sp);
+    argv_free(s->argv);
+    free(s->ckpt_file);
+    free(s->name);
+    free(s);
+}
+
+static int load_ckpt(struct collector *c, struct source *s, struct ckpt *ck)
+{
+    char err[GL_ERRLEN];
+    int r = ckpt_load(s->ckpt_file, ck, err, sizeof err);
+    if (r == GL_ERROR) {
+        log_warn("msg=\"ignoring an unreadable checkpoint\" error=\"%s\"", err);
+        memset(ck, 0, sizeof *ck);
+    }
+    (void)c;
+    return r == GL_OK;
+}
+
+static void open_file_source(struct collector *c, const char *path)
+{
+    for (size_t i = 0; i < c->nsrc; i++)
+        if (c->src[i]->kind == SRC_FILE && !strcmp(c->src[i]->name, path)) return;
+    struct source *s = source_add(c, SRC_FILE, path);
+    struct ckpt ck;
+    int have = load_ckpt(c, s, &ck);
+    s->tail = tail_new(path, have ? &ck : NULL, c->max_line);
+    int64_t start = tail_offset(s->tail);
+    track_init(&s->tr, start);
+    s->saved_offset = have ? ck.offset : -1;
+    if (!tail_is_open(s->tail)) log_warn("msg=\"file not found (yet): waiting for it\" path=\"%s\"", path);
+    else if (start > 0) log_info("msg=\"resuming\" path=\"%s\" offset=%" PRId64, path, start);
+}
+
+static int open_spool(struct collector *c, struct source *s, struct ckpt *ck, int have)
+{
+    struct buf dir;
+    buf_init(&dir);
+    buf_printf(&dir, "%s/spool-%s-%016" PRIx64, c->state_dir, kind_names[s->kind],
+               hash64(s->name, strlen(s->name), 0x67706c6f67ULL));
+    char err[GL_ERRLEN];
+    int64_t start = have ? ck->offset : 0;
+    s->sp = spool_open(dir.p, start, c->max_line, err, sizeof err);
+    buf_free(&dir);
+    if (!s->sp) {
+        log_error("msg=\"cannot open the spool\" error=\"%s\"", err);
+        return GL_ERROR;
+    }
+    track_init(&s->tr, start);
+    s->saved_offset = have ? ck->offset : -1;
+    return GL_OK;
+}
+
+static int add_exec(struct collector *c, const char *cmd)
+{
+    char **argv = argv_split(cmd);
+    if (!argv) return cli_usage_error("collect", "--exec: empty command or unbalanced quote: %s", cmd);
+    struct source *s = source_add(c, SRC_EXEC, cmd);
+    s->argv = argv;
+    struct ckpt ck;
+    int have = load_ckpt(c, s, &ck);
+    if (open_spool(c, s, &ck, have) != GL_OK) return EXIT_IOERR;
+    int64_t period = argv_period_ms(argv);
+    s->stale_ms = c->stale_override_ms ? c->stale_override_ms : (3 * period > 10000 ? 3 * period : 10000);
+    s->backoff_ms = 1000;
+    s->restart_at_ms = 0;
+    return EXIT_OK;
+}
+
+static int add_stdin(struct collector *c)
+{
+    struct source *s = source_add(c, SRC_STDIN, "-");
+    struct ckpt ck;
+    int have = load_ckpt(c, s, &ck);
+    if (open_spool(c, s, &ck, have) != GL_OK) return EXIT_IOERR;
+    s->in_fd = 0;
+    fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
+    lineread_init(&s->lr, 0, c->max_line);
+    return EXIT_OK;
+}
+
+static void read_boot_id(char out[40])
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (!f) return;
+    if (fgets(out, 40, f)) out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
+static int add_kmsg(struct collector *c, const char *path)
+{
+    struct source *s = source_add(c, SRC_KMSG, "kmsg");
+    struct ckpt ck;
+    int have = load_ckpt(c, s, &ck);
+    if (open_spool(c, s, &ck, have) != GL_OK) return EXIT_IOERR;
+    s->in_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (s->in_fd < 0) {
+        fprintf(stderr, "gpulog collect: %s: %s\n", path, strerror(errno));
+        return EXIT_IOERR;
+    }
+    read_boot_id(s->boot_id);
+    s->boot_ms = kmsg_boot_ms();
+    if (have && ck.kmsg_seq && !strcmp(ck.boot_id, s->boot_id)) s->kmsg_next_seq = ck.kmsg_seq;
+    return EXIT_OK;
+}
+
+static int is_glob(const char *p) { return strpbrk(p, "*?[") != NULL; }
+
+static void scan_patterns(struct collector *c)
+{
+    for (size_t i = 0; i < c->npatterns; i++) {
+        const char *p = c->patterns[i];
+        if (!is_glob(p)) { open_file_source(c, p); continue; }
+        glob_t g;
+        if (glob(p, 0, NULL, &g) == 0) {
+            for (size_t k = 0; k < g.gl_pathc; k++) {
+                struct stat st;
+                if (stat(g.gl_pathv[k], &st) == 0 && S_ISREG(st.st_mode)) open_file_source(c, g.gl_pathv[k]);
+            }
+        }
+        globfree(&g);
+    }
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static void report_rejected(struct collector *c, struct source *s, int64_t off, const char *why)
+{
+    s->rejected++;
+    if (c->reports++ < 100)
+        fprintf(stderr, "%s@%" PRId64 ": %s\n", s->name, off, why);
+}
+
+/* Feeds up to budget lines of s to its parser. Returns lines processed. */
+static int source_read(struct collector *c, struct source *s, int budget)
+{
+    int done = 0;
+    while (done < budget && !c->blocked && !c->fatal && track_pending(&s->tr) < MAX_PENDING_LINES) {
+        struct rline l;
+        int r = s->kind == SRC_FILE ? tail_next(s->tail, c->once, &l) : spool_next(s->sp, &l);
+        if (r == RL_AGAIN) {
+            if (s->kind == SRC_FILE) {
+                int64_t ns;
+                if (tail_check(s->tail, track_pending(&s->tr) == 0, &ns)) {
+                    track_reset(&s->tr, ns);
+                    s->force_save = 1;
+                    continue;
+                }
+            }
+            s->at_end = 1;
+            break;
+        }
+        s->at_end = 0;
+        if (r == RL_IOERR) {
+            log_error("msg=\"read error\" source=\"%s\" error=\"%s\"", s->name, strerror(errno));
+            s->at_end = 1;
+            break;
+        }
+        done++;
+        s->lines++;
+        uint64_t seq = track_push(&s->tr, l.end);
+        if (r == RL_TOOLONG) {
+            char why[96];
+            snprintf(why, sizeof why, "line longer than %zu bytes, skipped", c->max_line);
+            report_rejected(c, s, l.off, why);
+            track_settle(&s->tr, seq);
+            continue;
+        }
+        c->cur = s;
+        s->cur_seq = seq;
+        struct line_src src = {
+            .host = c->host,
+            .path = s->kind == SRC_FILE ? s->name : NULL,
+            .source = s->name,
+            .offset = l.off,
+            .lineno = s->lines,
+            .now_ms = c->fixed_now ? c->fixed_now : (l.ms ? l.ms : gl_now_ms()),
+            .keep_original = c->keep_original,
+        };
+        int pr = parser_feed(s->parser, &src, l.p, l.len);
+        if (pr == GL_ERROR) report_rejected(c, s, l.off, s->parser->err);
+        else if (s->kind == SRC_EXEC && l.ms > s->last_useful_ms) s->last_useful_ms = l.ms;
+        track_settle(&s->tr, seq);
+    }
+    return done;
+}
+
+/* Moves what the producer (pipe, stdin, kmsg) has into the spool. */
+static void producer_read(struct collector *c, struct source *s)
+{
+    int64_t now = gl_now_ms();
+    if (s->kind == SRC_KMSG) {
+        char rec[8192];
+        struct buf line;
+        buf_init(&line);
+        for (int k = 0; k < 4096; k++) {
+            ssize_t n = read(s->in_fd, rec, sizeof rec);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                if (errno == EPIPE) { log_warn("msg=\"kernel messages were overwritten before they were read\""); continue; }
+                if (errno != EAGAIN) log_error("msg=\"kmsg read error\" error=\"%s\"", strerror(errno));
+                if (c->once) { s->producer_done = 1; close(s->in_fd); s->in_fd = -1; }
+                break;
+            }
+            if (n == 0) { s->producer_done = 1; break; }
+            uint64_t seq;
+            if (!kmsg_record_to_line(rec, (size_t)n, s->boot_ms, &line, &seq)) continue;
+            if (seq < s->kmsg_next_seq) continue;   /* spooled before a restart */
+            s->kmsg_next_seq = seq + 1;
+            spool_append(s->sp, now, line.p, line.len);
+            s->last_out_ms = now;
+        }
+        buf_free(&line);
+        return;
+    }
+    for (int k = 0; k < 65536; k++) {
+        const char *line;
+        size_t len;
+        int64_t off;
+        enum lr_status st = lineread_next(&s->lr, &line, &len, &off);
+        if (st == LR_AGAIN) break;
+        if (st == LR_EOF || st == LR_IOERR) {
+            if (st == LR_IOERR) log_error("msg=\"read error\" source=\"%s\" error=\"%s\"", s->name, strerror(s->lr.err));
+            if (s->in_fd > 0) close(s->in_fd);
+            s->in_fd = -1;
+            if (s->kind == SRC_STDIN) s->producer_done = 1;
+            break;
+        }
+        s->last_out_ms = now;
+        if (st == LR_TOOLONG) { report_rejected(c, s, off, "line too long, skipped"); continue; }
+        spool_append(s->sp, now, line, len);
+    }
+}
+
+static void exec_start(struct collector *c, struct source *s)
+{
+    char err[GL_ERRLEN];
+    int fd;
+    int64_t now = gl_now_ms();
+    pid_t pid = exec_spawn(s->argv, &fd, err, sizeof err);
+    if (pid < 0) {
+        log_error("msg=\"cannot start the command\" source=\"%s\" error=\"%s\" retry_in_ms=%d", s->name, err, s->backoff_ms);
+        if (c->once) { s->producer_done = 1; return; }
+        s->restart_at_ms = now + s->backoff_ms;
+        s->backoff_ms = s->backoff_ms * 2 > 30000 ? 30000 : s->backoff_ms * 2;
+        return;
+    }
+    s->pid = pid;
+    s->in_fd = fd;
+    lineread_free(&s->lr);
+    lineread_init(&s->lr, fd, c->max_line);
+    s->started_ms = now;
+    s->term_sent_ms = 0;
+    s->stale_kill = 0;
+    if (s->exits) health_event(c, s, "source-restarted", "restarted '%s' (restart %d)", s->name, s->exits);
+    else log_info("msg=\"started\" source=\"%s\" pid=%d stale_after_ms=%" PRId64, s->name, (int)pid, s->stale_ms);
+}
+
+static void exec_supervise(struct collector *c, struct source *s)
+{
+    int64_t now = gl_now_ms();
+    if (s->pid > 0) {
+        int st;
+        pid_t w = waitpid(s->pid, &st, WNOHANG);
+        if (w == s->pid) {
+            if (s->in_fd >= 0) {
+                /* a dead child's pipe may still hold lines, or a grandchild
+                 * may keep it open: take what is there and close it */
+                producer_read(c, s);
+                if (s->in_fd >= 0) { close(s->in_fd); s->in_fd = -1; }
+            }
+            s->pid = 0;
+            s->exits++;
+            char how[64];
+            if (WIFEXITED(st)) snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
+            else snprintf(how, sizeof how, "signal %d", WTERMSIG(st));
+            if (c->once) {
+                log_info("msg=\"command finished\" source=\"%s\" how=\"%s\"", s->name, how);
+                s->producer_done = 1;
+                return;
+            }
+            if (now - s->started_ms > 60000) s->backoff_ms = 1000;
+            log_warn("msg=\"command ended: restarting\" source=\"%s\" how=\"%s\" in_ms=%d", s->name, how, s->backoff_ms);
+            s->restart_at_ms = now + s->backoff_ms;
+            s->backoff_ms = s->backoff_ms * 2 > 30000 ? 30000 : s->backoff_ms * 2;
+            return;
+        }
+        if (s->term_sent_ms) {
+            if (now - s->term_sent_ms > 2000) kill(-s->pid, SIGKILL);
+            return;
+        }
+        /* stale: no parsable line for stale_ms while we were keeping up */
+        int64_t ref = s->last_useful_ms > s->started_ms ? s->last_useful_ms : s->started_ms;
+        if (!c->spool_full && spool_backlog(s->sp) == 0 && !c->blocked && now - ref > s->stale_ms) {
+            health_event(c, s, "source-stale", "no usable output from '%s' for %" PRId64 " s: killing and restarting it",
+                         s->name, (now - ref) / 1000);
+            kill(-s->pid, SIGTERM);
+            s->term_sent_ms = now;
+            s->stale_kill = 1;
+        }
+        return;
+    }
+    if (!s->producer_done && now >= s->restart_at_ms) exec_start(c, s);
+}
+
+/* ------------------------------------------------------------ checkpoints */
+
+static void save_ckpt(struct collector *c, struct source *s, int force)
+{
+    if (!force && !s->force_save && s->tr.committed == s->saved_offset && s->kind != SRC_KMSG) return;
+    struct ckpt ck;
+    memset(&ck, 0, sizeof ck);
+    if (s->kind == SRC_FILE) {
+        if (!tail_is_open(s->tail)) return;
+        tail_identity(s->tail, &ck);
+    }
+    if (s->kind == SRC_KMSG) {
+        if (!force && !s->force_save && s->tr.committed == s->saved_offset && s->kmsg_next_seq == 0) return;
+        /* the sequence number may only be recorded once its lines are on disk */
+        spool_flush(s->sp);
+        spool_sync(s->sp);
+        ck.kmsg_seq = s->kmsg_next_seq;
+        memcpy(ck.boot_id, s->boot_id, sizeof ck.boot_id);
+    }
+    ck.offset = s->tr.committed;
+    char err[GL_ERRLEN];
+    if (ckpt_save(s->ckpt_file, &ck, err, sizeof err) != GL_OK) {
+        log_error("msg=\"cannot write a checkpoint\" error=\"%s\"", err);
+        return;
+    }
+    s->saved_offset = ck.offset;
+    s->force_save = 0;
+    if (s->sp) spool_release(s->sp, ck.offset);
+}
+
+static void save_all(struct collector *c, int force)
+{
+    for (size_t i = 0; i < c->nsrc; i++) {
+        struct source *s = c->src[i];
+        if (s->sp) { spool_flush(s->sp); spool_sync(s->sp); }
+        save_ckpt(c, s, force);
+    }
+}
+
+static void log_stats(struct collector *c, long inflight)
+{
+    int64_t spooled = 0, backlog = 0;
+    uint64_t lines = 0, rejected = 0, events = 0;
+    for (size_t i = 0; i < c->nsrc; i++) {
+        struct source *s = c->src[i];
+        lines += s->lines; rejected += s->rejected; events += s->events;
+        if (s->sp) { spooled += spool_bytes(s->sp); backlog += spool_backlog(s->sp); }
+    }
+    long rss = rss_kb();
+    if (rss > c->peak_rss_kb) c->peak_rss_kb = rss;
+    log_info("msg=stats lines=%" PRIu64 " events=%" PRIu64 " rejected=%" PRIu64 " written=%" PRIu64
+             " acked=%" PRIu64 " deadletter=%" PRIu64 " inflight=%ld stashed=%zu spool_bytes=%" PRId64
+             " spool_backlog=%" PRId64 " rss_kb=%ld",
+             lines, events, rejected, c->written, c->acked, c->deadletter, inflight, c->nstash,
+             spooled, backlog, rss);
+}
+
+/* -------------------------------------------------------------- main loop */
+
+static int once_finished(struct collector *c)
+{
+    if (c->nstash) return 0;
+    for (size_t i = 0; i < c->nsrc; i++) {
+        struct source *s = c->src[i];
+        if (!s->at_end) return 0;
+        if (s->kind != SRC_FILE) {
+            if (!s->producer_done || s->pid > 0 || s->in_fd >= 0) return 0;
+            if (spool_backlog(s->sp) > 0) return 0;
+        }
+    }
+    return 1;
+}
+
+static int all_producers_done(struct collector *c)
+{
+    for (size_t i = 0; i < c->nsrc; i++) {
+        struct source *s = c->src[i];
+        if (s->kind == SRC_FILE) return 0;
+        if (!s->producer_done || !s->at_end || spool_backlog(s->sp) > 0) return 0;
+    }
+    return c->nstash == 0;
+}
+
+static int run(struct collector *c)
+{
+    int64_t last_tick = 0, last_stats = gl_now_ms();
+    int progress = 1;
+    long inflight = 0;
+    struct pollfd *pfd = NULL;
+    struct source **pfs = NULL;
+    size_t cappfd = 0;
+    while (!stop_flag && !c->fatal) {
+        int64_t now = gl_now_ms();
+        /* producers: children, stdin, kmsg into their spools */
+        int64_t spooled = 0;
+        for (size_t i = 0; i < c->nsrc; i++)
+            if (c->src[i]->sp) spooled += spool_bytes(c->src[i]->sp);
+        int full = spooled >= c->spool_max;
+        if (full != c->spool_full) {
+            c->spool_full = full;
+            if (full) log_warn("msg=\"spool budget spent: not reading children/stdin until it drains\" spool_bytes=%" PRId64, spooled);
+            else log_info("msg=\"spool below budget: reading again\"");
+        }
+        if (cappfd < c->nsrc) {
+            cappfd = c->nsrc;
+            pfd = xrealloc(pfd, cappfd * sizeof *pfd);
+            pfs = xrealloc(pfs, cappfd * sizeof *pfs);
+        }
+        size_t np = 0;
+        if (!full)
+            for (size_t i = 0; i < c->nsrc; i++)
+                if (c->src[i]->in_fd >= 0) {
+                    pfd[np].fd = c->src[i]->in_fd;
+                    pfd[np].events = POLLIN;
+                    pfd[np].revents = 0;
+                    pfs[np++] = c->src[i];
+                }
+        int timeout = progress ? 0 : 50;
+        if (np) {
+            int n = poll(pfd, np, timeout);
+            if (n > 0)
+                for (size_t i = 0; i < np; i++)
+                    if (pfd[i].revents) producer_read(c, pfs[i]);
+            inflight = sink_poll(c->sink, 0);
+        } else {
+            inflight = sink_poll(c->sink, timeout);
+        }
+        for (size_t i = 0; i < c->nsrc; i++) {
+            struct source *s = c->src[i];
+            if (s->sp) spool_flush(s->sp);
+            if (s->kind == SRC_EXEC) exec_supervise(c, s);
+        }
+        /* parse and deliver */
+        progress = 0;
+        if (stash_flush(c)) c->blocked = 0;
+        if (!c->blocked)
+            for (size_t i = 0; i < c->nsrc; i++) progress += source_read(c, c->src[i], 4096);
+        inflight = sink_poll(c->sink, 0);
+        if (c->sink->errstr[0] && !c->fatal) {
+            log_error("msg=\"sink failed\" error=\"%s\"", c->sink->errstr);
+            c->fatal = 1;
+        }
+        if (c->blocked) progress = 0;
+        if (now - last_tick >= 1000) {
+            last_tick = now;
+            save_all(c, 0);
+            if (!c->once) scan_patterns(c);
+            long rss = rss_kb();
+            if (rss > c->peak_rss_kb) c->peak_rss_kb = rss;
+        }
+        if (c->stats_ms && now - last_stats >= c->stats_ms) {
+            last_stats = now;
+            log_stats(c, inflight);
+        }
+        if (c->once ? once_finished(c) : (c->nsrc && all_producers_done(c))) break;
+    }
+    free(pfd);
+    free(pfs);
+    return GL_OK;
+}
+
+/* Stops children, delivers what was read (within the deadline), checkpoints. */
+static long finish(struct collector *c)
+{
+    for (size_t i = 0; i < c->nsrc; i++) {
+        struct source *s = c->src[i];
+        if (s->pid > 0) {
+            kill(-s->pid, SIGTERM);
+            int64_t t0 = gl_now_ms();
+            while (waitpid(s->pid, NULL, WNOHANG) == 0 && gl_now_ms() - t0 < 2000) usleep(20000);
+            if (waitpid(s->pid, NULL, WNOHANG) == 0) { kill(-s->pid, SIGKILL); waitpid(s->pid, NULL, 0); }
+            s->pid = 0;
+        }
+    }
+    for (size_t i = 0; i < c->nsrc; i++) {
+        /* pending multi-line events; their lines are already settled, so a
+         * crash right here could lose them (documented limit) */
+        c->cur = c->src[i];
+        c->cur->cur_seq = UINT64_MAX;
+        parser_flush(c->src[i]->parser);
+    }
+    int unlimited = c->once && !stop_flag;
+    int64_t deadline = gl_now_ms() + c->shutdown_ms;
+    long left = 0;
+    int64_t last_tick = gl_now_ms();
+    for (;;) {
+        if (!c->fatal && stash_flush(c)) c->blocked = 0;
+        left = sink_poll(c->sink, 100) + (long)c->nstash;
+        if (c->sink->errstr[0] && !c->fatal) {
+            log_error("msg=\"sink failed\" error=\"%s\"", c->sink->errstr);
+            c->fatal = 1;
+        }
+        if (left == 0 || c->fatal) break;
+        if (stop_flag && unlimited) { unlimited = 0; deadline = gl_now_ms() + c->shutdown_ms; }
+        if (!unlimited && gl_now_ms() >= deadline) break;
+        if (gl_now_ms() - last_tick >= 1000) { last_tick = gl_now_ms(); save_all(c, 0); }
+        if (c->stats_ms && gl_now_ms() % c->stats_ms < 100) log_stats(c, left);
+    }
+    save_all(c, 1);
+    if (left) log_warn("msg=\"stopping with unacknowledged messages: they are re-read from the checkpoint on the next start\" unacked=%ld", left);
+    return left;
+}
+
+/* ------------------------------------------------------------------- CLI */
+
+static void collect_help(void)
+{
+    printf(
+        "usage: gpulog collect [--exec CMD]... [--file PATH_OR_GLOB]... [--kmsg] [-]\n"
+        "                      [--format F] [--host NAME] [--tz ZONE] [--state-dir DIR]\n"
+        "                      [--brokers LIST] [--topic T] [--events-topic T] [-X key=value]...\n"
+        "                      [--output FILE] [--once] [--spool-max BYTES] [--shutdown-timeout S]\n"
+        "\n"
+        "The node sidecar: reads GPU telemetry sources, parses every line into events\n"
+        "and delivers them to Kafka (or NDJSON on stdout / --output without --brokers).\n"
+        "\n"
+        "sources (any number, each with its own parser):\n"
+        "  -e, --exec CMD        run CMD (split into words without a shell; quotes group)\n"
+        "                        and read its stdout; restarted with backoff 1 s .. 30 s\n"
+        "                        when it exits; killed and restarted when it gives no\n"
+        "                        usable line for max(3 sample periods, 10 s), with a\n"
+        "                        gpulog.collector event (source-stale / source-restarted)\n"
+        "  -f, --file PATH       follow a file like tail -F (rename and copytruncate\n"
+        "                        rotation, files that appear later); a glob is re-scanned\n"
+        "                        every second (it should not match the rotated names)\n"
+        "      --kmsg[=PATH]     kernel messages from /dev/kmsg (resumed by sequence\n"
+        "                        number; boot-relative times become wall-clock)\n"
+        "  -                     standard input\n"
+        "\n"
+        "options:\n"
+        "  -F, --format F        input format of files, commands and stdin (default auto)\n"
+        "  -H, --host NAME       host.name (default: this machine's name); keep it stable,\n"
+        "                        event ids are made from host, source, offset and line\n"
+        "      --tz ZONE         zone of tool timestamps (default: local)\n"
+        "  -s, --state-dir DIR   checkpoints, spool and dead letters (default\n"
+        "                        $STATE_DIRECTORY or /var/lib/gpulog)\n"
+        "  -b, --brokers LIST    Kafka bootstrap servers; without it NDJSON is written\n"
+        "  -t, --topic T         topic of metric events (default gpu.metrics)\n"
+        "      --events-topic T  topic of kernel and collector events (default gpu.events)\n"
+        "  -X key=value          librdkafka property, applied after gpulog's defaults\n"
+        "                        (enable.idempotence=true acks=all compression.codec=lz4\n"
+        "                        message.timeout.ms=0 queue.buffering.max.kbytes=8192\n"
+        "                        linger.ms=50); TLS and SASL work through these\n"
+        "  -o, --output FILE     NDJSON output without --brokers (default stdout)\n"
+        "      --once            read what is there, deliver it, wait for every\n"
+        "                        acknowledgement, checkpoint and exit\n"
+        "      --spool-max N     on-disk spool budget in bytes (default 268435456)\n"
+        "      --shutdown-timeout S  seconds to deliver what was read after SIGTERM (30)\n"
+        "      --stale-after S   override the staleness limit of --exec commands\n"
+        "      --stats-interval S  log a stats line every S seconds (default 60, 0 = off)\n"
+        "      --keep-original   put the raw line in event.original on metric events\n"
+        "      --max-line N      longest accepted line in bytes (default %d)\n"
+        "\n"
+        "Delivery: a source's checkpoint moves only past lines whose events the broker\n"
+        "acknowledged; lines of commands, stdin and /dev/kmsg are spooled to disk first.\n"
+        "After a crash only unacknowledged lines are sent again, with the same event.id.\n"
+        "Exit status: 0 ok; 1 when something could not be delivered (dead letter,\n"
+        "shutdown deadline, fatal producer error) or on an I/O error; 2 usage error.\n",
+        LR_DEFAULT_MAX_LINE);
+}
+
+static int parse_num(const char *s, double lo, double hi, double *out)
+{
+    double v;
+    if (!gl_parse_double(s, strlen(s), &v) || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
 
 int cmd_collect(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "gpulog collect: not implemented yet\n");
-    return EXIT_USAGE;
+    enum { O_TZ = 256, O_EVTOPIC, O_ONCE, O_SPOOLMAX, O_SHUTDOWN, O_STALE, O_STATS, O_KEEP, O_MAXLINE, O_KMSG };
+    static const struct option opts[] = {
+        { "exec", required_argument, NULL, 'e' },
+        { "file", required_argument, NULL, 'f' },
+        { "kmsg", optional_argument, NULL, O_KMSG },
+        { "format", required_argument, NULL, 'F' },
+        { "host", required_argument, NULL, 'H' },
+        { "tz", required_argument, NULL, O_TZ },
+        { "state-dir", required_argument, NULL, 's' },
+        { "brokers", required_argument, NULL, 'b' },
+        { "topic", required_argument, NULL, 't' },
+        { "events-topic", required_argument, NULL, O_EVTOPIC },
+        { "output", required_argument, NULL, 'o' },
+        { "once", no_argument, NULL, O_ONCE },
+        { "spool-max", required_argument, NULL, O_SPOOLMAX },
+        { "shutdown-timeout", required_argument, NULL, O_SHUTDOWN },
+        { "stale-after", required_argument, NULL, O_STALE },
+        { "stats-interval", required_argument, NULL, O_STATS },
+        { "keep-original", no_argument, NULL, O_KEEP },
+        { "max-line", required_argument, NULL, O_MAXLINE },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct collector C;
+    struct collector *c = &C;
+    memset(c, 0, sizeof *c);
+    c->format = "auto";
+    c->spool_max = 256LL * 1024 * 1024;
+    c->shutdown_ms = 30000;
+    c->stats_ms = 60000;
+    const char *tz = NULL, *kmsg_path = NULL;
+    char **execs = NULL;
+    size_t nexecs = 0;
+    int use_stdin = 0;
+    double v;
+    int rc = EXIT_OK, ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":e:f:F:H:s:b:t:o:X:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'e':
+            execs = xrealloc(execs, (nexecs + 1) * sizeof *execs);
+            execs[nexecs++] = optarg;
+            break;
+        case 'f':
+            c->patterns = xrealloc(c->patterns, (c->npatterns + 1) * sizeof *c->patterns);
+            c->patterns[c->npatterns++] = optarg;
+            break;
+        case O_KMSG: kmsg_path = optarg ? optarg : "/dev/kmsg"; break;
+        case 'F': c->format = optarg; break;
+        case 'H': c->host = optarg; break;
+        case O_TZ: tz = optarg; break;
+        case 's': c->state_dir = optarg; break;
+        case 'b': c->brokers = optarg; break;
+        case 't': c->topic[STREAM_METRICS] = optarg; break;
+        case O_EVTOPIC: c->topic[STREAM_EVENTS] = optarg; break;
+        case 'o': c->output = optarg; break;
+        case 'X':
+            if (!strchr(optarg, '=')) return cli_usage_error("collect", "-X wants key=value, got '%s'", optarg);
+            c->props = xrealloc(c->props, (c->nprops + 1) * sizeof *c->props);
+            c->props[c->nprops++] = optarg;
+            break;
+        case O_ONCE: c->once = 1; break;
+        case O_SPOOLMAX:
+            if (!parse_num(optarg, 1 << 20, 1e15, &v)) return cli_usage_error("collect", "--spool-max wants bytes (at least 1048576)");
+            c->spool_max = (int64_t)v;
+            break;
+        case O_SHUTDOWN:
+            if (!parse_num(optarg, 0, 86400, &v)) return cli_usage_error("collect", "--shutdown-timeout wants seconds");
+            c->shutdown_ms = (int64_t)(v * 1000);
+            break;
+        case O_STALE:
+            if (!parse_num(optarg, 0.1, 86400, &v)) return cli_usage_error("collect", "--stale-after wants seconds");
+            c->stale_override_ms = (int64_t)(v * 1000);
+            break;
+        case O_STATS:
+            if (!parse_num(optarg, 0, 86400, &v)) return cli_usage_error("collect", "--stats-interval wants seconds");
+            c->stats_ms = (int64_t)(v * 1000);
+            break;
+        case O_KEEP: c->keep_original = 1; break;
+        case O_MAXLINE:
+            if (!parse_num(optarg, 64, 256.0 * 1024 * 1024, &v)) return cli_usage_error("collect", "--max-line wants a byte count from 64 to 268435456");
+            c->max_line = (size_t)v;
+            break;
+        case 'h': collect_help(); return EXIT_OK;
+        case ':': return cli_usage_error("collect", "option %s needs a value", argv[optind - 1]);
+        default: return cli_usage_error("collect", "unknown option %s", argv[optind - 1]);
+        }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (!strcmp(argv[i], "-")) use_stdin = 1;
+        else return cli_usage_error("collect", "unexpected argument '%s' (files go with --file)", argv[i]);
+    }
+    if (!nexecs && !c->npatterns && !kmsg_path && !use_stdin)
+        return cli_usage_error("collect", "no source: give --exec, --file, --kmsg or -");
+    if (!parser_find(c->format)) return cli_usage_error("collect", "unknown format '%s'", c->format);
+    if (gl_tz_set(tz) != GL_OK) return cli_usage_error("collect", "unknown time zone '%s'", tz);
+    if (!c->host) c->host = cli_hostname();
+    if (!c->state_dir) c->state_dir = getenv("STATE_DIRECTORY");
+    if (!c->state_dir || !*c->state_dir) c->state_dir = "/var/lib/gpulog";
+    if (strchr(c->state_dir, ':')) c->state_dir = xstrndup(c->state_dir, strcspn(c->state_dir, ":"));   /* systemd lists */
+    if (mkdir(c->state_dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "gpulog collect: state dir %s: %s\n", c->state_dir, strerror(errno));
+        return EXIT_IOERR;
+    }
+    const char *rt = getenv("GPULOG_READ_TIME");
+    if (rt && *rt && gl_parse_iso_ts(rt, strlen(rt), &c->fixed_now) != GL_OK) c->fixed_now = 0;
+    c->max_line = c->max_line ? c->max_line : LR_DEFAULT_MAX_LINE;
+    buf_init(&c->json);
+    buf_init(&c->key);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char err[GL_ERRLEN] = "";
+    struct buf dl;
+    buf_init(&dl);
+    buf_printf(&dl, "%s/deadletter.ndjson", c->state_dir);
+    if (c->brokers) {
+        struct kafka_conf kc = {
+            .brokers = c->brokers,
+            .topic = { c->topic[0] ? c->topic[0] : "gpu.metrics", c->topic[1] ? c->topic[1] : "gpu.events",
+                       "gpu.anomalies" },
+            .props = (const char *const *)c->props,
+            .nprops = c->nprops,
+            .deadletter_path = dl.p,
+        };
+        c->sink = sink_kafka_new(&kc, on_settle, c, err, sizeof err);
+    } else {
+        c->sink = sink_file_new(c->output, on_settle, c, err, sizeof err);
+    }
+    if (!c->sink) {
+        fprintf(stderr, "gpulog collect: %s\n", err);
+        buf_free(&dl);
+        return EXIT_IOERR;
+    }
+
+    for (size_t i = 0; i < nexecs && rc == EXIT_OK; i++) rc = add_exec(c, execs[i]);
+    if (rc == EXIT_OK && use_stdin) rc = add_stdin(c);
+    if (rc == EXIT_OK && kmsg_path) rc = add_kmsg(c, kmsg_path);
+    if (rc == EXIT_OK) scan_patterns(c);
+    if (rc == EXIT_OK) {
+        if (c->once)
+            for (size_t i = 0; i < c->nsrc; i++)
+                if (c->src[i]->kind == SRC_FILE && !tail_is_open(c->src[i]->tail))
+                    log_warn("msg=\"--once: file not found\" path=\"%s\"", c->src[i]->name);
+        run(c);
+        long left = finish(c);
+        if (c->stats_ms) log_stats(c, left);
+        if (left || c->fatal || (c->once && c->deadletter)) rc = EXIT_IOERR;
+        if (c->deadletter) log_error("msg=\"documents were dead-lettered\" count=%" PRIu64 " file=\"%s\"", c->deadletter, dl.p);
+    }
+    sink_free(c->sink);
+    for (size_t i = 0; i < c->nsrc; i++) source_free(c->src[i]);
+    for (size_t i = 0; i < c->nstash; i++) { free(c->stash[i].key); free(c->stash[i].id); free(c->stash[i].json); }
+    free(c->stash);
+    free(c->src);
+    free(c->props);
+    free(c->patterns);
+    free(execs);
+    buf_free(&c->json);
+    buf_free(&c->key);
+    buf_free(&dl);
+    return rc;
 }

@@ -73,6 +73,7 @@ struct kafka_conf {
     const char *topic[3];               /* by enum sink_stream; NULL = default */
     const char *const *props;
     size_t nprops;
+    const char *deadletter_path;        /* file for permanently rejected messages */
 };
 struct sink *sink_kafka_new(const struct kafka_conf *kc, sink_settle_fn settle, void *ctx,
                             char *err, size_t errlen);

@@ -1,0 +1,185 @@
+/*
+ * source.h - the pieces of `gpulog collect` (ingest/): checkpoints, the
+ * per-source offset tracker, file tailing, the on-disk spool, supervised
+ * children and /dev/kmsg records.
+ *
+ * Delivery model: every line has a byte offset in something that can be read
+ * again after a crash: the tailed file itself, or, for sources that cannot be
+ * re-read (--exec children, stdin, /dev/kmsg), an append-only spool file in
+ * the state directory that every line is written to before it is parsed.
+ * A source's checkpoint is the offset up to which every line's events were
+ * settled by the sink (acknowledged by the broker); it never moves on a mere
+ * enqueue. After a crash, reading resumes at the checkpoint, so only lines
+ * that were sent but not acknowledged are sent again, with the same event.id.
+ *
+ * Ownership: each constructor returns an object the caller frees with the
+ * matching _free; lines returned by readers are borrowed until the next call.
+ */
+#ifndef GPULOG_SOURCE_H
+#define GPULOG_SOURCE_H
+
+#include "../core/common.h"
+
+#include <sys/types.h>
+
+/* ------------------------------------------------------------ checkpoints */
+
+/* What is stored per source (text file, key=value lines). */
+struct ckpt {
+    uint64_t dev, ino;        /* file identity (files only) */
+    char fp[33];              /* hash of the first fp_len bytes after '#' headers */
+    uint32_t fp_len;          /* 0..256; 0 = no content yet */
+    int64_t offset;           /* every line before this offset is settled */
+    uint64_t kmsg_seq;        /* /dev/kmsg: last sequence number spooled (+1); 0 = none */
+    char boot_id[40];         /* /dev/kmsg: boot the sequence belongs to */
+};
+
+/* Path of the checkpoint file of a source in dir: dir/ckpt-KIND-HASH (caller frees). */
+char *ckpt_path(const char *dir, const char *kind, const char *source);
+/* Loads a checkpoint. GL_OK, GL_DONE if the file does not exist, GL_ERROR
+ * (unreadable or malformed; reason in err). */
+int ckpt_load(const char *path, struct ckpt *c, char *err, size_t errlen);
+/* Writes a checkpoint atomically: temp file, fsync, rename, fsync of the dir. */
+int ckpt_save(const char *path, const struct ckpt *c, char *err, size_t errlen);
+/* Writes len bytes to a new file atomically (same steps as ckpt_save). */
+int atomic_write_file(const char *path, const char *data, size_t len, char *err, size_t errlen);
+
+/* File fingerprint: skips complete leading lines that start with '#', then
+ * hashes up to 256 bytes. Reads through fd with pread (fd borrowed). If
+ * want_len > 0 hashes exactly that many bytes (fails if fewer exist).
+ * Returns GL_OK, or GL_ERROR on a read error or too little data. */
+int file_fingerprint(int fd, uint32_t want_len, char fp[33], uint32_t *fp_len);
+
+/* -------------------------------------------------------- offset tracker */
+
+/*
+ * Per-source ordered list of (line end offset, outstanding events). A line
+ * is pushed before it is parsed with one hold; every event written for it
+ * adds one; settle removes one. The committed offset advances over the
+ * contiguous prefix of lines with nothing outstanding.
+ */
+struct track_ent { int64_t end; uint32_t out; };
+struct track {
+    struct track_ent *e;
+    size_t cap, head, n;      /* ring: cap is a power of two */
+    uint64_t head_seq;        /* sequence number of e[head] */
+    int64_t committed;
+};
+void track_init(struct track *t, int64_t start);
+void track_free(struct track *t);
+/* Starts over at offset start (only when nothing is pending). */
+void track_reset(struct track *t, int64_t start);
+/* Pushes a line ending at end with one hold; returns its sequence number. */
+uint64_t track_push(struct track *t, int64_t end);
+/* Adds one outstanding event to line seq. */
+void track_hold(struct track *t, uint64_t seq);
+/* Removes one outstanding event (or the reader's hold) from line seq and
+ * advances the committed offset. Unknown sequence numbers are ignored. */
+void track_settle(struct track *t, uint64_t seq);
+static inline size_t track_pending(const struct track *t) { return t->n; }
+
+/* ------------------------------------------------------------ line reader */
+
+/* A line with its position. ms: when it was read (0 = now). */
+struct rline {
+    const char *p;
+    size_t len;
+    int64_t off, end;
+    int64_t ms;
+};
+
+enum { RL_LINE = 0, RL_AGAIN, RL_TOOLONG, RL_EOF, RL_IOERR };
+
+/* Splits a regular file into lines without consuming a trailing partial
+ * line (the writer may still be writing it) unless asked to. */
+struct lbuf {
+    char *buf;
+    size_t cap, start, end;
+    size_t max_line;
+    int skipping;
+    int64_t pos;              /* file offset of buf[start] */
+};
+void lbuf_init(struct lbuf *b, int64_t pos, size_t max_line);
+void lbuf_free(struct lbuf *b);
+void lbuf_reset(struct lbuf *b, int64_t pos);
+/* Next line from fd (read at the current position with pread). final = 1
+ * returns a trailing partial line too. Returns RL_LINE, RL_TOOLONG (line
+ * skipped; off/end set), RL_AGAIN (no complete line), RL_IOERR. */
+int lbuf_next(struct lbuf *b, int fd, int final, struct rline *l);
+
+/* ------------------------------------------------------------- file tail */
+
+struct tail;
+/* Follows path (tail -F). If resume is given and names the same file
+ * (device, inode and fingerprint), reading starts at resume->offset; if the
+ * file was rotated since, the rotated file (a sibling named path.* or
+ * path-* with that identity) is read from the offset to its end first. */
+struct tail *tail_new(const char *path, const struct ckpt *resume, size_t max_line);
+void tail_free(struct tail *t);
+/* Next line; final = 1 at the end of --once (returns a partial last line). */
+int tail_next(struct tail *t, int final, struct rline *l);
+/* Called when tail_next said RL_AGAIN: checks the path for rotation,
+ * truncation or appearance. pending_zero: the tracker has nothing pending
+ * (a switch to another file happens only then). Returns 1 when reading
+ * switched to another file starting at *new_start (the caller resets its
+ * tracker), else 0. */
+int tail_check(struct tail *t, int pending_zero, int64_t *new_start);
+/* Fills the identity fields of c (dev, ino, fp) for the file being read. */
+void tail_identity(struct tail *t, struct ckpt *c);
+/* 1 while a file is open. */
+int tail_is_open(const struct tail *t);
+/* Offset of the next line to be returned (where a tracker starts). */
+int64_t tail_offset(const struct tail *t);
+const char *tail_path(const struct tail *t);
+
+/* ------------------------------------------------------------------ spool */
+
+/*
+ * Append-only spool of one source: segment files DIR/NNNNNNNNNNNNNNNNNNNN.seg
+ * named by the logical offset of their first byte. Records are
+ * "MS<space>LINE\n" (MS = read time, epoch ms). Offsets are logical and
+ * never reused, so event ids stay unique across restarts.
+ */
+struct spool;
+/* Opens (creating) the spool in dir; reading starts at logical offset start. */
+struct spool *spool_open(const char *dir, int64_t start, size_t max_line, char *err, size_t errlen);
+void spool_free(struct spool *s);
+/* Buffers one record; spool_flush writes buffered records (called often). */
+void spool_append(struct spool *s, int64_t ms, const char *line, size_t len);
+int spool_flush(struct spool *s);
+/* fsyncs the active segment if written since the last sync. */
+int spool_sync(struct spool *s);
+/* Next record (l->ms set, l->p is the line without its time). */
+int spool_next(struct spool *s, struct rline *l);
+/* Deletes segments that lie entirely before the committed offset. */
+void spool_release(struct spool *s, int64_t committed);
+/* Bytes in this spool's segment files, and not yet read. */
+int64_t spool_bytes(const struct spool *s);
+int64_t spool_backlog(const struct spool *s);
+
+/* -------------------------------------------------------- exec and kmsg */
+
+/* Splits a command line into argv without a shell: whitespace separates,
+ * single and double quotes group, backslash escapes. Returns a NULL-terminated
+ * array (free with argv_free), or NULL on an unbalanced quote. */
+char **argv_split(const char *cmd);
+void argv_free(char **argv);
+/* The sample period in ms a command asks for (-d N, -l N, --loop=N,
+ * -lms N, --loop-ms=N, -i for dcgmi dmon -d MS); 1000 if none. */
+int64_t argv_period_ms(char *const *argv);
+
+/* Starts argv with stdout on a non-blocking pipe (stdin /dev/null, stderr
+ * inherited), in its own process group. Returns the pid (-1 on error) and
+ * the read end in *fd. */
+pid_t exec_spawn(char *const *argv, int *fd, char *err, size_t errlen);
+
+/* Converts one /dev/kmsg record ("PRI,SEQ,USEC,FLAGS;TEXT\n KEY=V...") into
+ * a dmesg --time-format=iso -x style line ("kern  :warn  : ISO TEXT") in
+ * out, with the wall clock boot_ms + USEC/1000. Returns 1 with *seq set, or
+ * 0 for a malformed record. */
+int kmsg_record_to_line(const char *rec, size_t len, int64_t boot_ms,
+                        struct buf *out, uint64_t *seq);
+/* Wall-clock epoch ms of boot (realtime minus monotonic clock). */
+int64_t kmsg_boot_ms(void);
+
+#endif
