@@ -148,19 +148,32 @@ static int key_is_plain(const char *k)
     return 1;
 }
 
+/* Appends s as a JSON string: copied as is when plain, else escaped. */
+static inline void str_or_plain(struct buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (key_is_plain(s)) {
+        buf_putc(b, '"');
+        put_lit(b, s, n);
+        buf_putc(b, '"');
+    } else {
+        buf_put_json_str(b, s, n);
+    }
+}
+
 void event_to_json(const struct event *ev, struct buf *b)
 {
     char ts[25];
     gl_fmt_ts(ev->ts_ms, ts);
     PUT_LIT(b, "{\"@timestamp\":\"");
     put_lit(b, ts, 24);
-    PUT_LIT(b, "\",\"event.kind\":\"");
-    buf_puts(b, ev->kind ? ev->kind : "metric");
-    PUT_LIT(b, "\",\"event.dataset\":\"");
-    buf_puts(b, ev->dataset ? ev->dataset : "unknown");
-    PUT_LIT(b, "\",\"event.id\":\"");
-    put_lit(b, ev->id, strnlen(ev->id, 32));
-    buf_putc(b, '"');
+    /* kind, dataset and id may come from event_from_json: escape them */
+    PUT_LIT(b, "\",\"event.kind\":");
+    str_or_plain(b, ev->kind ? ev->kind : "metric");
+    PUT_LIT(b, ",\"event.dataset\":");
+    str_or_plain(b, ev->dataset ? ev->dataset : "unknown");
+    PUT_LIT(b, ",\"event.id\":");
+    str_or_plain(b, ev->id);
     if (ev->created_ms) {
         gl_fmt_ts(ev->created_ms, ts);
         PUT_LIT(b, ",\"event.created\":\"");
@@ -268,6 +281,16 @@ int event_from_json(struct event *ev, const char *json, size_t len, char *err, s
                 return GL_ERROR;
             }
             have_ts = 1;
+        } else if ((!strcmp(key, "event.kind") || !strcmp(key, "event.dataset") ||
+                    !strcmp(key, "event.id") || !strcmp(key, "event.created") ||
+                    !strcmp(key, "host.name") || !strcmp(key, "log.file.path")) && !json_is_string(val)) {
+            snprintf(err, errlen, "%s is not a string", key);
+            json_decref(root);
+            return GL_ERROR;
+        } else if (!strcmp(key, "log.offset") && !json_is_integer(val)) {
+            snprintf(err, errlen, "log.offset is not an integer");
+            json_decref(root);
+            return GL_ERROR;
         } else if (!strcmp(key, "event.kind") && json_is_string(val)) {
             ev->kind = intern(json_string_value(val));
         } else if (!strcmp(key, "event.dataset") && json_is_string(val)) {

@@ -206,6 +206,10 @@ TEST(json_decode_refusals)
         "{\"@timestamp\":\"yesterday\"}", "{\"@timestamp\":5}",
         "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\",\"a\":1,\"a\":2}",
         "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\"} trailing",
+        /* header keys of the wrong type would come out twice on re-encoding */
+        "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\",\"event.kind\":5}",
+        "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\",\"host.name\":true}",
+        "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\",\"log.offset\":\"7\"}",
     };
     for (size_t i = 0; i < GL_ARRAY_LEN(bad); i++) {
         err[0] = '\0';
@@ -223,6 +227,31 @@ TEST(json_decode_refusals)
     event_free(&ev);
 }
 
+TEST(json_header_strings_escaped)
+{
+    /* kind, dataset and id read from JSON may hold any characters: the
+     * re-encoded event must still be valid JSON with the same values */
+    const char *in = "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\",\"event.id\":\"x\\\"y\","
+                     "\"event.kind\":\"a\\\\b\",\"event.dataset\":\"\\n\"}";
+    struct event ev;
+    event_init(&ev);
+    char err[GL_ERRLEN];
+    CHECK_EQ_INT(event_from_json(&ev, in, strlen(in), err, sizeof err), GL_OK);
+    struct buf b;
+    buf_init(&b);
+    event_to_json(&ev, &b);
+    json_error_t je;
+    json_t *j = json_loadb(b.p, b.len, JSON_REJECT_DUPLICATES, &je);
+    CHECK(j != NULL);
+    if (!j) printf("  %s: %s\n", je.text, b.p);
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "event.id")), "x\"y");
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "event.kind")), "a\\b");
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "event.dataset")), "\n");
+    json_decref(j);
+    buf_free(&b);
+    event_free(&ev);
+}
+
 int main(void)
 {
     RUN(accessors);
@@ -230,5 +259,6 @@ int main(void)
     RUN(json_round_trip);
     RUN(json_minimal_header);
     RUN(json_decode_refusals);
+    RUN(json_header_strings_escaped);
     return TEST_REPORT();
 }
