@@ -14,7 +14,7 @@
 
 #define DMON_MAX_COLS 128
 
-enum col_kind { COL_INT, COL_BOOL, COL_DATE, COL_TIME, COL_AUTO };
+enum col_kind { COL_INT, COL_BOOL, COL_DATE, COL_TIME, COL_AUTO, COL_SKIP };
 
 struct dmon_col {
     const char *key;       /* field name (static or owned in dyn) */
@@ -176,6 +176,10 @@ static int dmon_header(struct parser *p, struct dmon *d, const char *line, size_
             c->dyn = name_sanitize("gpu.dmon.", tok[i], tl[i]);
             c->key = c->dyn;
         }
+        /* a column named twice (or temp with gtemp) would put one key twice
+         * in the event, which JSON consumers reject: the first one wins */
+        for (int j = 0; j < i; j++)
+            if (!strcmp(d->cols[j].key, c->key)) { c->kind = COL_SKIP; break; }
     }
     d->ncols = k;
     d->have_header = 1;
@@ -284,6 +288,8 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
         case COL_AUTO:
             if (value_is_missing(t, l)) continue;
             event_add_auto(ev, c->key, t, l, 1);
+            break;
+        case COL_SKIP:
             break;
         }
     }

@@ -712,6 +712,20 @@ TEST(zones_for_date_time)
     run_free(&r);
 }
 
+TEST(duplicate_columns)
+{
+    /* a name twice, or temp with gtemp: the first column wins, no key twice */
+    struct run r;
+    run_init(&r, &parser_dmon, NULL);
+    feed_text(&r, "# gpu gpu pwr temp gtemp foo foo\n 0 1 2 3 4 5 6\n");
+    CHECK_EQ_INT(r.g.n, 1);
+    CHECK_EQ_INT(r.g.bad_json, 0);
+    CHECK(has_int(&r, 0, "gpu.index", 0));
+    CHECK(has_int(&r, 0, "gpu.temperature.gpu", 3));
+    CHECK(has_int(&r, 0, "gpu.dmon.foo", 5));
+    run_free(&r);
+}
+
 TEST(event_ids)
 {
     struct run r;
@@ -753,6 +767,7 @@ int main(void)
     RUN(csv_nounit_and_noheader);
     RUN(line_limit_in_feed_fd);
     RUN(zones_for_date_time);
+    RUN(duplicate_columns);
     RUN(event_ids);
     return TEST_REPORT();
 }

@@ -1,0 +1,9 @@
+/* fuzz_dmon_csv.c - libFuzzer target: the dmon_csv parser over arbitrary lines
+ * (see fuzz_common.h for the checks on every emitted event). */
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_parser(&parser_dmon_csv, "gpu,pwr,gtemp,mtemp,sm,mem", data, size);
+    return 0;
+}

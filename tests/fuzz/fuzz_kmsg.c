@@ -1,0 +1,9 @@
+/* fuzz_kmsg.c - libFuzzer target: the kmsg parser over arbitrary lines
+ * (see fuzz_common.h for the checks on every emitted event). */
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_parser(&parser_kmsg, NULL, data, size);
+    return 0;
+}
