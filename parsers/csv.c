@@ -197,7 +197,7 @@ static int name_like(const char *t, size_t l)
     if (!isalpha(c0) && c0 != '@' && c0 != '_') return 0;
     for (size_t i = 0; i < l; i++) {
         unsigned char c = (unsigned char)t[i];
-        if (!isalnum(c) && !strchr(" _.@/()[]%-", c)) return 0;
+        if (c == 0 || (!isalnum(c) && !strchr(" _.@/()[]%-", c))) return 0;
     }
     return 1;
 }
@@ -670,8 +670,10 @@ static int csv_feed(struct parser *p, void *st, const struct line_src *src,
     if (s[0] == '#') {
         s++; n--;
         str_trim(&s, &n);
-        /* '#' and at least two names: a header; any other '#' line: a comment */
-        if (nf >= 2) return csv_learn(p, c, s, n);
+        /* '#' and at least two names: a header (once one is known, only a line
+         * that names a time column or GPU alias replaces it, so a units line
+         * like "# Idx, W, C" stays a comment); any other '#' line: a comment */
+        if (nf >= 2 && (score > 0 || !c->have_header)) return csv_learn(p, c, s, n);
         return GL_DECLINED;
     }
     if (score > 0 || (!c->have_header && nf >= 1) || (c->hdr && c->hdr_len == n && !memcmp(c->hdr, s, n)))

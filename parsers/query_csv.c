@@ -443,13 +443,14 @@ static int q_parse_ts(const char *s, size_t n, int64_t *out)
 /* The number inside a value, its unit checked against the header's.
  * Returns 1 with the number text, 0 if it is not a number, -1 on a unit that
  * differs from the header's. */
-static int q_number_text(const struct qcol *c, const char *t, size_t l, const char **num, size_t *nl)
+static int q_number_text(const struct qcol *c, const char *t, size_t l, const char **num, size_t *nl,
+                         int64_t *iv, double *dv, int *is_int)
 {
     const char *unit;
     size_t ul;
-    double d;
     if (!q_value_unit(t, l, num, nl, &unit, &ul)) return 0;
-    if (!gl_parse_double(*num, *nl, &d)) return 0;
+    *is_int = gl_parse_i64(*num, *nl, iv);
+    if (!*is_int && !gl_parse_double(*num, *nl, dv)) return 0;
     if (ul && c->unit[0] && !name_eq(unit, ul, c->unit)) return -1;
     return 1;
 }
@@ -469,6 +470,7 @@ static int q_row(struct parser *p, struct qcsv *q, const struct line_src *src,
         int64_t iv;
         double dv;
         uint64_t mask;
+        int isint = 0;
         switch (c->kind) {
         case Q_TS:
             if (q_parse_ts(t, l, &ev->ts_ms) != GL_OK)
@@ -488,20 +490,20 @@ static int q_row(struct parser *p, struct qcsv *q, const struct line_src *src,
             else return parser_error(p, "column %zu: want Active or Not Active, got '%.*s'", i + 1, sl, t);
             break;
         case Q_NUM: {
-            int r = q_number_text(c, t, l, &num, &nl);
+            int r = q_number_text(c, t, l, &num, &nl, &iv, &dv, &isint);
             if (r < 0)
                 return parser_error(p, "column %zu: unit of '%.*s' differs from the header's [%s]", i + 1, sl, t, c->unit);
             if (r == 0) return parser_error(p, "column %zu: not a number: '%.*s'", i + 1, sl, t);
-            if (gl_parse_i64(num, nl, &iv)) event_add_int(ev, c->key, iv);
-            else if (gl_parse_double(num, nl, &dv)) event_add_num(ev, c->key, dv);
+            if (isint) event_add_int(ev, c->key, iv);
+            else event_add_num(ev, c->key, dv);
             break;
         }
         case Q_AUTO: {
-            int r = q_number_text(c, t, l, &num, &nl);
+            int r = q_number_text(c, t, l, &num, &nl, &iv, &dv, &isint);
             /* leading zeros ("0000000000000") mark an identifier, not a count */
             int ident = nl > 1 && num[0] == '0' && num[1] >= '0' && num[1] <= '9';
-            if (r == 1 && !ident && gl_parse_i64(num, nl, &iv)) event_add_int(ev, c->key, iv);
-            else if (r == 1 && !ident && gl_parse_double(num, nl, &dv)) event_add_num(ev, c->key, dv);
+            if (r == 1 && !ident && isint) event_add_int(ev, c->key, iv);
+            else if (r == 1 && !ident) event_add_num(ev, c->key, dv);
             else event_add_str(ev, c->key, t, l);
             break;
         }

@@ -287,7 +287,7 @@ TEST(gpu_and_host_columns)
 
 TEST(crlf_comments_quotes)
 {
-    run(&parser_csv, "# exported by a tool\r\n# gpu, temp_gpu\r\n0, 50C\r\n\r\n# another remark\r\n1, 51C\r\n", &G);
+    run(&parser_csv, "# exported by a tool\r\n# gpu, temp_gpu\r\n# Idx, C\r\n0, 50C\r\n\r\n# another remark\r\n1, 51C\r\n", &G);
     CHECK_EQ_INT(G.rejected, 0);
     CHECK_EQ_INT(G.n, 2);
     CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 50, 0);
