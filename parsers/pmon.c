@@ -15,7 +15,7 @@
 
 #define PMON_MAX_COLS 64
 
-enum pcol_kind { PC_INT, PC_PID, PC_TYPE, PC_CMD, PC_DATE, PC_TIME, PC_AUTO };
+enum pcol_kind { PC_GPU, PC_INT, PC_PID, PC_TYPE, PC_CMD, PC_DATE, PC_TIME, PC_AUTO };
 
 struct pmon_col {
     const char *key;       /* field name (static or dyn) */
@@ -32,7 +32,7 @@ struct pmon {
 
 /* pmon column name -> schema field (shared/docs/event-fields.md). */
 static const struct { const char *col, *key; enum pcol_kind kind; } pmon_map[] = {
-    { "gpu",     "gpu.index", PC_INT },
+    { "gpu",     "gpu.index", PC_GPU },
     { "pid",     "process.pid", PC_PID },
     { "type",    "gpu.process.type", PC_TYPE },
     { "command", "process.name", PC_CMD },
@@ -196,18 +196,19 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
         int64_t v;
         if (value_is_missing(t, l)) continue;
         switch (c->kind) {
+        case PC_GPU:
         case PC_INT:
         case PC_PID:
             if (!pmon_int(t, l, &v)) {
                 double dv;
-                if (c->kind == PC_PID || !gl_parse_double(t, l, &dv))
+                if (c->kind != PC_INT || !gl_parse_double(t, l, &dv))
                     return parser_error(p, "column %d: not a number: '%.*s'", i + 1, SHOW(l), t);
                 event_add_num(ev, c->key, dv);
                 break;
             }
             event_add_int(ev, c->key, v);
             if (c->kind == PC_PID) have_pid = 1;
-            else if (!strcmp(c->key, "gpu.index")) have_gpu = 1;
+            else if (c->kind == PC_GPU) have_gpu = 1;
             break;
         case PC_TYPE:
         case PC_CMD:
