@@ -1,0 +1,271 @@
+/* config.c - detector profiles: the built-in "gpu" and "generic" ones and
+ * JSON files that extend or replace them (see docs/detectors.md). */
+#include "engine.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char gpu_profile[] =
+"{\"name\":\"gpu\",\"window\":64,\"window_span_s\":600,\"max_series\":200000,\"idle_evict_s\":3600,"
+" \"out_of_order_tolerance_ms\":2000,\"gap_s\":5,\"rules\":["
+"{\"id\":\"gpu.xid\",\"name\":\"GPU kernel error (Xid/SXid)\",\"detector\":\"xid\",\"metric\":\"gpu.xid.code\","
+"  \"severity\":2,\"cooldown_s\":300},"
+"{\"id\":\"gpu.missing\",\"name\":\"GPU stopped reporting\",\"detector\":\"missing_data\",\"metric\":\"sample_age_s\","
+"  \"severity\":3,\"params\":{\"after_s\":5}},"
+"{\"id\":\"gpu.temp.high\",\"name\":\"GPU temperature above limit\",\"detector\":\"threshold\","
+"  \"metric\":\"gpu.temperature.gpu\",\"severity\":2,\"for\":10,\"clear\":10,\"params\":{\"high\":87,\"clear_high\":82}},"
+"{\"id\":\"gpu.temp.rise\",\"name\":\"GPU temperature rising at steady load\",\"detector\":\"robust_z\","
+"  \"metric\":\"gpu.temperature.gpu\",\"severity\":1,\"for\":3,\"clear\":20,\"cooldown_s\":30,"
+"  \"params\":{\"z\":4,\"min_dev\":6,\"min_scale\":1,\"direction\":1,\"steady_range\":15,\"min_n\":60}},"
+"{\"id\":\"gpu.thermal\",\"name\":\"Thermal throttling\",\"detector\":\"thermal_throttle\","
+"  \"metric\":\"gpu.temperature.gpu\",\"severity\":2,\"for\":3,\"clear\":10,\"cooldown_s\":30},"
+"{\"id\":\"gpu.power.cap\",\"name\":\"Power-cap throttling\",\"detector\":\"power_cap\","
+"  \"metric\":\"gpu.throttling.power.pct\",\"severity\":1,\"for\":5,\"clear\":10,\"cooldown_s\":30},"
+"{\"id\":\"gpu.power.idle\",\"name\":\"Idle power waste\",\"detector\":\"idle_power\",\"metric\":\"gpu.power.usage\","
+"  \"severity\":1,\"for\":20,\"clear\":10,\"cooldown_s\":30},"
+"{\"id\":\"gpu.hang\",\"name\":\"GPU hang (busy at low power)\",\"detector\":\"hang\","
+"  \"metric\":\"gpu.utilization.gpu.pct\",\"severity\":3,\"for\":8,\"clear\":5,\"cooldown_s\":30},"
+"{\"id\":\"gpu.mem.leak\",\"name\":\"Framebuffer memory leak\",\"detector\":\"memory_leak\","
+"  \"metric\":\"gpu.memory.framebuffer.used_size\",\"severity\":2,\"for\":1,\"clear\":30,\"cooldown_s\":60},"
+"{\"id\":\"gpu.mem.pressure\",\"name\":\"Framebuffer nearly full\",\"detector\":\"memory_pressure\","
+"  \"metric\":\"gpu.memory.framebuffer.used_size\",\"severity\":2,\"for\":10,\"clear\":10,\"cooldown_s\":60},"
+"{\"id\":\"gpu.clock.drop\",\"name\":\"SM clock drop under load\",\"detector\":\"clock_drop\","
+"  \"metric\":\"gpu.clock.streaming_multiprocessor_frequency\",\"severity\":2,\"for\":5,\"clear\":10,\"cooldown_s\":30},"
+"{\"id\":\"gpu.peer.clock\",\"name\":\"Straggler: SM clock below peers\",\"detector\":\"peer\","
+"  \"metric\":\"gpu.clock.streaming_multiprocessor_frequency\",\"severity\":2,\"for\":5,\"clear\":10,\"cooldown_s\":30,"
+"  \"params\":{\"rel\":0.12,\"tight\":0.03,\"direction\":-1}},"
+"{\"id\":\"gpu.peer.power\",\"name\":\"Straggler: power apart from peers\",\"detector\":\"peer\","
+"  \"metric\":\"gpu.power.usage\",\"severity\":1,\"for\":10,\"clear\":10,\"cooldown_s\":30,"
+"  \"params\":{\"rel\":0.25,\"tight\":0.1}},"
+"{\"id\":\"gpu.peer.temp\",\"name\":\"Hotter than its peers\",\"detector\":\"peer\","
+"  \"metric\":\"gpu.temperature.gpu\",\"severity\":1,\"for\":10,\"clear\":10,\"cooldown_s\":60,"
+"  \"params\":{\"rel\":0,\"min_abs\":14,\"tight\":0.1,\"direction\":1}},"
+"{\"id\":\"gpu.ecc.sbe\",\"name\":\"Single-bit ECC errors rising\",\"detector\":\"counter_increase\","
+"  \"metric\":\"gpu.ecc.single_bit.count\",\"severity\":2,\"cooldown_s\":120,"
+"  \"params\":{\"window_s\":60,\"min_increase\":10}},"
+"{\"id\":\"gpu.ecc.dbe\",\"name\":\"Double-bit ECC errors\",\"detector\":\"counter_increase\","
+"  \"metric\":\"gpu.ecc.double_bit.count\",\"severity\":3,\"cooldown_s\":300,"
+"  \"params\":{\"window_s\":300,\"min_increase\":1}},"
+"{\"id\":\"gpu.pcie.replay\",\"name\":\"PCIe replay burst\",\"detector\":\"counter_increase\","
+"  \"metric\":\"gpu.pcie.replay\",\"severity\":1,\"cooldown_s\":120,"
+"  \"params\":{\"window_s\":60,\"min_increase\":20}},"
+"{\"id\":\"gpu.power.stuck\",\"name\":\"Power reading stuck\",\"detector\":\"flatline\","
+"  \"metric\":\"gpu.power.usage\",\"severity\":1,\"params\":{\"min_samples\":300,\"min_std\":1}}"
+"]}";
+
+static const char generic_profile[] =
+"{\"name\":\"generic\",\"window\":64,\"window_span_s\":3600,\"max_series\":200000,\"idle_evict_s\":86400,"
+" \"out_of_order_tolerance_ms\":2000,\"gap_s\":300,\"rules\":["
+"{\"id\":\"metric.robust_z\",\"name\":\"Value far from its recent median\",\"detector\":\"robust_z\",\"metric\":\"*\","
+"  \"severity\":2,\"for\":3,\"clear\":5,\"params\":{\"z\":6,\"min_n\":30}},"
+"{\"id\":\"metric.ewma\",\"name\":\"Value drifting (EWMA chart)\",\"detector\":\"ewma\",\"metric\":\"*\","
+"  \"severity\":1,\"for\":5,\"clear\":10,\"params\":{\"lambda\":0.2,\"L\":5,\"min_n\":30}},"
+"{\"id\":\"metric.cusum\",\"name\":\"Level shift (CUSUM)\",\"detector\":\"cusum\",\"metric\":\"*\","
+"  \"severity\":1,\"for\":3,\"clear\":10,\"params\":{\"k\":0.5,\"h\":10,\"min_n\":30}},"
+"{\"id\":\"metric.xid\",\"name\":\"GPU kernel error (Xid/SXid)\",\"detector\":\"xid\",\"metric\":\"gpu.xid.code\","
+"  \"severity\":2,\"cooldown_s\":300},"
+"{\"id\":\"metric.missing\",\"name\":\"Series stopped reporting\",\"detector\":\"missing_data\",\"metric\":\"sample_age_s\","
+"  \"severity\":2,\"params\":{\"after_s\":30}}"
+"]}";
+
+const char *profile_builtin_json(const char *name)
+{
+    if (!name || !strcmp(name, "gpu")) return gpu_profile;
+    if (!strcmp(name, "generic")) return generic_profile;
+    return NULL;
+}
+
+void profile_free(struct profile *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < p->nrules; i++) {
+        free(p->rules[i].id);
+        free(p->rules[i].name);
+        free(p->rules[i].metric);
+    }
+    free(p->rules);
+    for (size_t i = 0; i < p->slots.n; i++) free(p->slots.name[i]);
+    free(p->name);
+    free(p);
+}
+
+static double num_or(json_t *o, const char *k, double d)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : d;
+}
+
+static int compile_rule(struct profile *p, json_t *r, char *err, size_t errlen)
+{
+    const char *id = json_string_value(json_object_get(r, "id"));
+    if (!id) { snprintf(err, errlen, "a rule has no \"id\""); return GL_ERROR; }
+    json_t *en = json_object_get(r, "enabled");
+    if (en && json_is_false(en)) return GL_DECLINED;
+    const char *dname = json_string_value(json_object_get(r, "detector"));
+    const struct det_ops *ops = dname ? det_find(dname) : NULL;
+    if (!ops) { snprintf(err, errlen, "rule %s: unknown detector \"%s\"", id, dname ? dname : ""); return GL_ERROR; }
+    const char *metric = json_string_value(json_object_get(r, "metric"));
+    if (!metric) {
+        if (ops->scope == DS_SERIES || ops == &det_peer) {
+            snprintf(err, errlen, "rule %s: needs a \"metric\"", id);
+            return GL_ERROR;
+        }
+        metric = ops == &det_xid ? "gpu.xid.code" : ops == &det_missing ? "sample_age_s" : ops->name;
+    }
+    struct rule_cfg rc;
+    memset(&rc, 0, sizeof rc);
+    rc.ops = ops;
+    for (size_t i = 0; i < GL_ARRAY_LEN(rc.aux); i++) rc.aux[i] = -1;
+    rc.severity = (int)num_or(r, "severity", 2);
+    if (rc.severity < 1 || rc.severity > 3) { snprintf(err, errlen, "rule %s: severity must be 1, 2 or 3", id); return GL_ERROR; }
+    rc.for_n = (int)num_or(r, "for", 1);
+    rc.clear_n = (int)num_or(r, "clear", 1);
+    if (rc.for_n < 1) rc.for_n = 1;
+    if (rc.clear_n < 1) rc.clear_n = 1;
+    if (rc.for_n > 65000) rc.for_n = 65000;
+    if (rc.clear_n > 65000) rc.clear_n = 65000;
+    rc.cooldown_ms = (int64_t)(num_or(r, "cooldown_s", 0) * 1000);
+    rc.change_ms = (int64_t)(num_or(r, "change_s", 60) * 1000);
+    json_t *params = json_object_get(r, "params");
+    size_t np = 0;
+    for (; ops->params[np].name; np++) rc.p[np] = ops->params[np].def;
+    if (params) {
+        if (!json_is_object(params)) { snprintf(err, errlen, "rule %s: \"params\" must be an object", id); return GL_ERROR; }
+        const char *k;
+        json_t *v;
+        json_object_foreach(params, k, v) {
+            size_t i = 0;
+            while (i < np && strcmp(ops->params[i].name, k)) i++;
+            if (i == np) { snprintf(err, errlen, "rule %s: detector %s has no parameter \"%s\"", id, ops->name, k); return GL_ERROR; }
+            if (!json_is_number(v)) { snprintf(err, errlen, "rule %s: parameter %s must be a number", id, k); return GL_ERROR; }
+            rc.p[i] = json_number_value(v);
+        }
+    }
+    int is_star = !strcmp(metric, "*");
+    if (is_star && ops->scope != DS_SERIES) { snprintf(err, errlen, "rule %s: \"*\" only for single-metric detectors", id); return GL_ERROR; }
+    int named = ops->scope == DS_SERIES || ops == &det_peer;
+    rc.slot = is_star || !named ? -1 : profile_slot(&p->slots, metric, ops->scope == DS_SERIES);
+    if (named && !is_star && rc.slot < 0) { snprintf(err, errlen, "too many metrics (max %d)", ENG_MAX_SLOTS); return GL_ERROR; }
+    if (is_star) p->star = 1;
+    if (ops->configure && ops->configure(&rc, &p->slots, err, errlen) != GL_OK) return GL_ERROR;
+    const char *name = json_string_value(json_object_get(r, "name"));
+    rc.id = xstrdup(id);
+    rc.name = xstrdup(name ? name : id);
+    rc.metric = xstrdup(metric);
+    p->rules = xrealloc(p->rules, (p->nrules + 1) * sizeof *p->rules);
+    p->rules[p->nrules++] = rc;
+    return GL_OK;
+}
+
+/* Merges the rules of over into base (by id: fields replace, params merge). */
+static void merge_rules(json_t *base, json_t *over)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(over, i, r) {
+        const char *id = json_string_value(json_object_get(r, "id"));
+        json_t *hit = NULL;
+        size_t j;
+        json_t *b;
+        if (id)
+            json_array_foreach(base, j, b) {
+                const char *bid = json_string_value(json_object_get(b, "id"));
+                if (bid && !strcmp(bid, id)) { hit = b; break; }
+            }
+        if (!hit) { json_array_append(base, r); continue; }
+        json_t *bp = json_object_get(hit, "params"), *op = json_object_get(r, "params");
+        json_t *keep = bp && op && json_is_object(bp) && json_is_object(op) ? json_deep_copy(bp) : NULL;
+        json_object_update(hit, r);
+        if (keep) {
+            json_object_update(keep, op);
+            json_object_set_new(hit, "params", keep);
+        }
+    }
+}
+
+static struct profile *compile(json_t *root, char *err, size_t errlen)
+{
+    json_t *rules = json_object_get(root, "rules");
+    if (!json_is_array(rules)) { snprintf(err, errlen, "profile has no \"rules\" array"); return NULL; }
+    struct profile *p = xcalloc(1, sizeof *p);
+    const char *name = json_string_value(json_object_get(root, "name"));
+    p->name = xstrdup(name ? name : "custom");
+    p->win_cap = (unsigned)num_or(root, "window", 64);
+    if (p->win_cap < 4 || p->win_cap > WIN_CAP) {
+        snprintf(err, errlen, "\"window\" must be 4..%d samples", WIN_CAP);
+        profile_free(p);
+        return NULL;
+    }
+    p->win_span_ms = (uint32_t)(num_or(root, "window_span_s", 600) * 1000);
+    p->max_series = (size_t)num_or(root, "max_series", 200000);
+    if (p->max_series < 16) p->max_series = 16;
+    p->idle_evict_ms = (int64_t)(num_or(root, "idle_evict_s", 3600) * 1000);
+    p->ooo_tol_ms = (int64_t)num_or(root, "out_of_order_tolerance_ms", 2000);
+    p->gap_ms = (int64_t)(num_or(root, "gap_s", 5) * 1000);
+    size_t i;
+    json_t *r;
+    json_array_foreach(rules, i, r) {
+        if (!json_is_object(r)) { snprintf(err, errlen, "rule %zu is not an object", i); profile_free(p); return NULL; }
+        if (compile_rule(p, r, err, errlen) == GL_ERROR) { profile_free(p); return NULL; }
+    }
+    p->sl_power = profile_slot(&p->slots, "gpu.power.usage", 0);
+    p->sl_util = profile_slot(&p->slots, "gpu.utilization.gpu.pct", 0);
+    p->sl_clock = profile_slot(&p->slots, "gpu.clock.streaming_multiprocessor_frequency", 0);
+    if (p->star) {
+        /* the built-in references must not be claimed as "*" series by accident:
+         * they are named slots and get no "*" rules */
+    }
+    return p;
+}
+
+static struct profile *load_root(json_t *root, char *err, size_t errlen)
+{
+    if (!json_is_object(root)) { snprintf(err, errlen, "a profile is a JSON object"); return NULL; }
+    const char *ext = json_string_value(json_object_get(root, "extends"));
+    if (!ext) return compile(root, err, errlen);
+    const char *base_txt = profile_builtin_json(ext);
+    if (!base_txt) { snprintf(err, errlen, "unknown profile \"%s\" in \"extends\" (gpu or generic)", ext); return NULL; }
+    json_error_t je;
+    json_t *base = json_loads(base_txt, 0, &je);
+    if (!base) { snprintf(err, errlen, "built-in profile: %s", je.text); return NULL; }
+    const char *k;
+    json_t *v;
+    json_object_foreach(root, k, v) {
+        if (!strcmp(k, "rules")) {
+            if (!json_is_array(v)) { snprintf(err, errlen, "\"rules\" must be an array"); json_decref(base); return NULL; }
+            merge_rules(json_object_get(base, "rules"), v);
+        } else if (strcmp(k, "extends")) {
+            json_object_set(base, k, v);
+        }
+    }
+    struct profile *p = compile(base, err, errlen);
+    json_decref(base);
+    return p;
+}
+
+struct profile *profile_from_json(const char *text, size_t len, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root) { snprintf(err, errlen, "line %d: %s", je.line, je.text); return NULL; }
+    struct profile *p = load_root(root, err, errlen);
+    json_decref(root);
+    return p;
+}
+
+struct profile *profile_load(const char *path, const char *builtin, char *err, size_t errlen)
+{
+    if (!path) {
+        const char *t = profile_builtin_json(builtin);
+        if (!t) { snprintf(err, errlen, "unknown profile \"%s\" (gpu or generic)", builtin); return NULL; }
+        return profile_from_json(t, strlen(t), err, errlen);
+    }
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root) { snprintf(err, errlen, "%s:%d: %s", path, je.line, je.text); return NULL; }
+    struct profile *p = load_root(root, err, errlen);
+    json_decref(root);
+    return p;
+}

@@ -1,0 +1,51 @@
+/* det_clock_drop.c - clock drop under load: the SM clock well below the
+ * clock this GPU sustains under load (a slowly decaying maximum learned
+ * while utilisation is high). */
+#include "detector.h"
+
+#include <stdio.h>
+
+struct cd_st { double ref; uint32_t n; };
+
+static const struct det_param params[] = {
+    { "min_util", 50, "utilisation (%) counted as under load" },
+    { "drop", 0.2, "fraction below the learned clock counted as a drop" },
+    { "decay", 0.99995, "per-sample decay of the learned clock" },
+    { "min_n", 30, "loaded samples before deciding" },
+    { NULL, 0, NULL },
+};
+
+static int cd_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    rc->aux[0] = profile_slot(ps, "gpu.clock.streaming_multiprocessor_frequency", 0);
+    rc->aux[1] = profile_slot(ps, "gpu.utilization.gpu.pct", 0);
+    return GL_OK;
+}
+
+static int cd_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
+{
+    struct cd_st *st = stp;
+    double clk, u;
+    if (!ent_val(cx->e, rc->aux[0], &clk) || !ent_val(cx->e, rc->aux[1], &u)) return DET_UNKNOWN;
+    if (u < rc->p[0]) return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    double ref = st->ref;
+    int ready = st->n >= rc->p[3];
+    st->ref = clk > st->ref * rc->p[2] ? clk : st->ref * rc->p[2];
+    st->n++;
+    if (!ready) return DET_UNKNOWN;
+    o->value = clk; o->metric_slot = rc->aux[0]; o->lo = (1 - rc->p[1]) * ref; o->hi = ref;
+    o->score = ref > 0 ? 1 - clk / ref : 0;
+    if (clk > (1 - rc->p[1]) * ref) return DET_NORMAL;
+    o->excess = det_clamp01((o->score - rc->p[1]) / (1 - rc->p[1]));
+    char who[96];
+    det_who(cx, who, sizeof who);
+    snprintf(o->reason, sizeof o->reason, "%s SM clock dropped to %.0f MHz under load (%.0f %% utilisation), %.0f %% below the %.0f MHz it sustains",
+             who, clk, u, 100 * o->score, ref);
+    return DET_ANOMALY;
+}
+
+const struct det_ops det_clock_drop = {
+    .name = "clock_drop", .scope = DS_GPU, .state_size = sizeof(struct cd_st), .params = params,
+    .configure = cd_configure, .update = cd_update,
+};

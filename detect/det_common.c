@@ -1,0 +1,84 @@
+/* det_common.c - the detector registry and helpers shared by detectors. */
+#include "detector.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const struct det_ops *const det_registry[] = {
+    &det_threshold, &det_zscore, &det_robust_z, &det_ewma, &det_cusum, &det_counter,
+    &det_flatline, &det_missing, &det_thermal, &det_power_cap, &det_idle_power,
+    &det_mem_leak, &det_mem_pressure, &det_hang, &det_clock_drop, &det_peer, &det_xid,
+    NULL,
+};
+
+const struct det_ops *det_find(const char *name)
+{
+    for (size_t i = 0; det_registry[i]; i++)
+        if (!strcmp(det_registry[i]->name, name)) return det_registry[i];
+    return NULL;
+}
+
+double det_clamp01(double x)
+{
+    if (!(x > 0)) return 0;
+    return x > 1 ? 1 : x;
+}
+
+int profile_slot(struct profile_slots *ps, const char *name, int need_win)
+{
+    for (size_t i = 0; i < ps->n; i++)
+        if (!strcmp(ps->name[i], name)) {
+            if (need_win) ps->need_win[i] = 1;
+            return (int)i;
+        }
+    if (ps->n >= ENG_MAX_SLOTS) return -1;
+    ps->name[ps->n] = xstrdup(name);
+    ps->need_win[ps->n] = need_win ? 1 : 0;
+    return (int)ps->n++;
+}
+
+static const struct { const char *field, *label, *unit; } labels[] = {
+    { "gpu.temperature.gpu", "temperature", " \xc2\xb0" "C" },
+    { "gpu.temperature.memory", "memory temperature", " \xc2\xb0" "C" },
+    { "gpu.power.usage", "power draw", " W" },
+    { "gpu.utilization.gpu.pct", "SM utilisation", " %" },
+    { "gpu.utilization.memory_copy.pct", "memory utilisation", " %" },
+    { "gpu.clock.streaming_multiprocessor_frequency", "SM clock", " MHz" },
+    { "gpu.clock.graphics_frequency", "graphics clock", " MHz" },
+    { "gpu.clock.mem_frequency", "memory clock", " MHz" },
+    { "gpu.throttling.power.pct", "power-cap throttling", " %" },
+    { "gpu.throttling.thermal.active", "thermal throttling", "" },
+    { "gpu.memory.framebuffer.used_size", "framebuffer use", " MiB" },
+    { "gpu.ecc.single_bit.count", "single-bit ECC errors", "" },
+    { "gpu.ecc.double_bit.count", "double-bit ECC errors", "" },
+    { "gpu.pcie.replay", "PCIe replays", "" },
+    { "gpu.pcie.rx.throughput", "PCIe receive rate", " MB/s" },
+    { "gpu.pcie.tx.throughput", "PCIe transmit rate", " MB/s" },
+};
+
+void metric_label(const char *field, const char **label, const char **unit)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(labels); i++)
+        if (!strcmp(labels[i].field, field)) {
+            *label = labels[i].label;
+            *unit = labels[i].unit;
+            return;
+        }
+    *label = field;
+    *unit = "";
+}
+
+void det_who(const struct det_ctx *cx, char *out, size_t n)
+{
+    const char *h = cx->h && cx->h->name ? cx->h->name : "-";
+    if (cx->e && cx->e->gpu >= 0) snprintf(out, n, "GPU %d on %s", cx->e->gpu, h);
+    else snprintf(out, n, "%s", h);
+}
+
+int det_direction_ok(double dev, double dir)
+{
+    if (dir > 0) return dev > 0;
+    if (dir < 0) return dev < 0;
+    return 1;
+}

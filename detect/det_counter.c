@@ -1,0 +1,68 @@
+/* det_counter.c - counter increase within a time window (ECC counts, PCIe
+ * replays): alerts on how much a cumulative counter grew in the last
+ * window_s seconds, never on its level. A decrease is a counter reset. */
+#include "detector.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CTR_RING 12
+struct ctr_st {
+    double last;
+    int have, n;
+    int64_t ts[CTR_RING];
+    float inc[CTR_RING];
+};
+
+static const struct det_param params[] = {
+    { "window_s", 60, "look-back window in seconds" },
+    { "min_increase", 1, "anomalous when the counter grew by at least this in the window" },
+    { NULL, 0, NULL },
+};
+
+static int ctr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
+{
+    struct ctr_st *st = stp;
+    double v = cx->v;
+    int64_t win_ms = (int64_t)(rc->p[0] * 1000);
+    if (st->have && v > st->last) {
+        if (st->n == CTR_RING) {   /* fold the two oldest increases */
+            st->inc[1] += st->inc[0];
+            memmove(&st->ts[0], &st->ts[1], (CTR_RING - 1) * sizeof st->ts[0]);
+            memmove(&st->inc[0], &st->inc[1], (CTR_RING - 1) * sizeof st->inc[0]);
+            st->n--;
+        }
+        st->ts[st->n] = cx->ts;
+        st->inc[st->n] = (float)(v - st->last);
+        st->n++;
+    }
+    int first = !st->have;
+    st->last = v;
+    st->have = 1;
+    /* expire increases older than the window */
+    int k = 0;
+    while (k < st->n && st->ts[k] <= cx->ts - win_ms) k++;
+    if (k) {
+        memmove(&st->ts[0], &st->ts[k], (st->n - k) * sizeof st->ts[0]);
+        memmove(&st->inc[0], &st->inc[k], (st->n - k) * sizeof st->inc[0]);
+        st->n -= k;
+    }
+    double sum = 0;
+    for (int i = 0; i < st->n; i++) sum += st->inc[i];
+    if (first) return DET_UNKNOWN;
+    o->value = v; o->score = sum; o->lo = 0; o->hi = rc->p[1] > 1 ? rc->p[1] - 1 : 0;
+    if (sum < rc->p[1]) return DET_NORMAL;
+    o->excess = det_clamp01(sum / (10 * rc->p[1]));
+    char who[96];
+    det_who(cx, who, sizeof who);
+    const char *label, *unit;
+    metric_label(rc->metric, &label, &unit);
+    snprintf(o->reason, sizeof o->reason, "%s: %s rose by %.0f in the last %.0f s (counter now %.0f)",
+             who, label, sum, rc->p[0], v);
+    return DET_ANOMALY;
+}
+
+const struct det_ops det_counter = {
+    .name = "counter_increase", .scope = DS_SERIES, .state_size = sizeof(struct ctr_st), .params = params,
+    .update = ctr_update,
+};

@@ -1,0 +1,51 @@
+/* det_cusum.c - two-sided CUSUM for level shifts: S+ and S- accumulate
+ * standardised deviations beyond a slack k; a shift is reported when either
+ * passes h. Reference mean/sigma come from the window. */
+#include "detector.h"
+
+#include <math.h>
+#include <stdio.h>
+
+struct cusum_st { double sp, sn; };
+
+static const struct det_param params[] = {
+    { "k", 0.5, "slack in sigmas" },
+    { "h", 8, "decision interval in sigmas" },
+    { "min_n", 30, "samples in the window before deciding" },
+    { "min_std", 1e-6, "floor on sigma" },
+    { "direction", 0, "+1 only upward shifts, -1 only downward, 0 both" },
+    { NULL, 0, NULL },
+};
+
+static int cusum_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
+{
+    struct cusum_st *st = stp;
+    const struct win *w = cx->s ? cx->s->w : NULL;
+    if (!w || win_count(w) < rc->p[2]) return DET_UNKNOWN;
+    double m = win_mean(w), sd = win_std(w);
+    if (sd < rc->p[3]) sd = rc->p[3];
+    double x = (cx->v - m) / sd;
+    st->sp = fmax(0, st->sp + x - rc->p[0]);
+    st->sn = fmax(0, st->sn - x - rc->p[0]);
+    if (st->sp > 1e6) st->sp = 1e6;
+    if (st->sn > 1e6) st->sn = 1e6;
+    double h = rc->p[1];
+    int up = st->sp > h && rc->p[4] >= 0, down = st->sn > h && rc->p[4] <= 0;
+    o->value = cx->v; o->mean = m; o->std = win_std(w);
+    o->score = up ? st->sp : down ? -st->sn : fmax(st->sp, st->sn);
+    o->lo = m - rc->p[0] * sd; o->hi = m + rc->p[0] * sd;
+    if (!up && !down) return DET_NORMAL;
+    o->excess = det_clamp01(fabs(o->score) / h - 1);
+    char who[96];
+    det_who(cx, who, sizeof who);
+    const char *label, *unit;
+    metric_label(rc->metric, &label, &unit);
+    snprintf(o->reason, sizeof o->reason, "%s: %s shifted %s to %.4g%s from a recent level of %.4g%s (CUSUM %.1f sigma)",
+             who, label, up ? "up" : "down", cx->v, unit, m, unit, fabs(o->score));
+    return DET_ANOMALY;
+}
+
+const struct det_ops det_cusum = {
+    .name = "cusum", .scope = DS_SERIES, .state_size = sizeof(struct cusum_st), .params = params,
+    .update = cusum_update,
+};

@@ -1,0 +1,49 @@
+/* det_ewma.c - EWMA control chart: an exponentially weighted mean of the
+ * samples against limits mean +- L sigma sqrt(lambda / (2 - lambda)), with
+ * the in-control mean and sigma taken from the window. */
+#include "detector.h"
+
+#include <math.h>
+#include <stdio.h>
+
+struct ewma_st { double z; int have; };
+
+static const struct det_param params[] = {
+    { "lambda", 0.2, "weight of the newest sample" },
+    { "L", 4, "width of the control limits in sigmas" },
+    { "min_n", 30, "samples in the window before deciding" },
+    { "min_std", 1e-6, "floor on sigma" },
+    { "min_dev", 0, "and the EWMA at least this far from the mean" },
+    { "direction", 0, "+1 only high, -1 only low, 0 both" },
+    { NULL, 0, NULL },
+};
+
+static int ewma_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
+{
+    struct ewma_st *st = stp;
+    double lam = rc->p[0];
+    if (!st->have) { st->z = cx->v; st->have = 1; }
+    else st->z = lam * cx->v + (1 - lam) * st->z;
+    const struct win *w = cx->s ? cx->s->w : NULL;
+    if (!w || win_count(w) < rc->p[2]) return DET_UNKNOWN;
+    double m = win_mean(w), sd = win_std(w);
+    if (sd < rc->p[3]) sd = rc->p[3];
+    double lim = rc->p[1] * sd * sqrt(lam / (2 - lam));
+    double dev = st->z - m;
+    o->value = cx->v; o->mean = m; o->std = win_std(w); o->score = dev / (lim > 0 ? lim : 1);
+    o->lo = m - lim; o->hi = m + lim;
+    if (fabs(dev) < lim || fabs(dev) < rc->p[4] || !det_direction_ok(dev, rc->p[5])) return DET_NORMAL;
+    o->excess = det_clamp01(fabs(dev) / lim - 1);
+    char who[96];
+    det_who(cx, who, sizeof who);
+    const char *label, *unit;
+    metric_label(rc->metric, &label, &unit);
+    snprintf(o->reason, sizeof o->reason, "%s: %s drifting %s: smoothed %.4g%s against a recent mean of %.4g%s (limit +-%.3g)",
+             who, label, dev > 0 ? "up" : "down", st->z, unit, m, unit, lim);
+    return DET_ANOMALY;
+}
+
+const struct det_ops det_ewma = {
+    .name = "ewma", .scope = DS_SERIES, .state_size = sizeof(struct ewma_st), .params = params,
+    .update = ewma_update,
+};

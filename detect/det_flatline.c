@@ -1,0 +1,44 @@
+/* det_flatline.c - stuck value: the same reading for min_samples samples in
+ * a row from a series that was varying before (std above min_std when the
+ * run began), as a frozen sensor or a wedged exporter produces. */
+#include "detector.h"
+
+#include <stdio.h>
+
+struct flat_st { double last; uint32_t run; int have, varied; int64_t since; };
+
+static const struct det_param params[] = {
+    { "min_samples", 300, "identical samples in a row" },
+    { "min_std", 0.5, "the window std before the run must exceed this" },
+    { NULL, 0, NULL },
+};
+
+static int flat_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
+{
+    struct flat_st *st = stp;
+    const struct win *w = cx->s ? cx->s->w : NULL;
+    if (st->have && cx->v == st->last) {
+        st->run++;
+    } else {
+        st->run = 1;
+        st->since = cx->ts;
+        st->varied = w && win_count(w) >= 10 && win_std(w) > rc->p[1];
+    }
+    st->last = cx->v;
+    st->have = 1;
+    o->value = cx->v; o->score = st->run;
+    if (st->run < rc->p[0] || !st->varied) return st->run < 2 ? DET_NORMAL : (cx->open ? DET_ANOMALY : DET_NORMAL);
+    o->excess = det_clamp01(st->run / (4 * rc->p[0]));
+    char who[96];
+    det_who(cx, who, sizeof who);
+    const char *label, *unit;
+    metric_label(rc->metric, &label, &unit);
+    snprintf(o->reason, sizeof o->reason, "%s: %s stuck at %.4g%s for %u samples (%lld s) after varying before",
+             who, label, cx->v, unit, st->run, (long long)((cx->ts - st->since) / 1000));
+    return DET_ANOMALY;
+}
+
+const struct det_ops det_flatline = {
+    .name = "flatline", .scope = DS_SERIES, .state_size = sizeof(struct flat_st), .params = params,
+    .update = flat_update,
+};

@@ -1,0 +1,41 @@
+/* det_hang.c - hang: utilisation pinned at 100 % while the board draws
+ * little power (a kernel spinning or the GPU wedged, not computing). */
+#include "detector.h"
+
+#include <stdio.h>
+
+static const struct det_param params[] = {
+    { "min_util", 98, "utilisation (%) counted as pinned" },
+    { "max_frac", 0.3, "power at most this fraction of the highest seen" },
+    { "min_pmax", 100, "ignore boards never seen above this many watts" },
+    { NULL, 0, NULL },
+};
+
+static int hang_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    rc->aux[0] = profile_slot(ps, "gpu.utilization.gpu.pct", 0);
+    rc->aux[1] = profile_slot(ps, "gpu.power.usage", 0);
+    return GL_OK;
+}
+
+static int hang_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
+{
+    (void)st;
+    double u, pw;
+    if (!ent_val(cx->e, rc->aux[0], &u) || !ent_val(cx->e, rc->aux[1], &pw)) return DET_UNKNOWN;
+    double pmax = cx->e->pmax;
+    if (pmax < rc->p[2]) return DET_UNKNOWN;
+    o->value = u; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[1] * pmax; o->score = pw / pmax;
+    if (u < rc->p[0] || pw > rc->p[1] * pmax) return DET_NORMAL;
+    o->excess = det_clamp01(1 - pw / (rc->p[1] * pmax));
+    char who[96];
+    det_who(cx, who, sizeof who);
+    snprintf(o->reason, sizeof o->reason, "%s looks hung: utilisation %.0f %% but only %.0f W drawn (it reaches %.0f W when busy)",
+             who, u, pw, pmax);
+    return DET_ANOMALY;
+}
+
+const struct det_ops det_hang = {
+    .name = "hang", .scope = DS_GPU, .params = params, .configure = hang_configure, .update = hang_update,
+};

@@ -1,0 +1,44 @@
+/* det_idle_power.c - idle power waste: no utilisation but a power draw far
+ * above the board's idle level (a leaked context, a stuck clock state). */
+#include "detector.h"
+
+#include <stdio.h>
+
+static const struct det_param params[] = {
+    { "max_util", 2, "utilisation (%) counted as idle" },
+    { "min_frac", 0.35, "power at least this fraction of the highest seen" },
+    { "over_idle", 100, "and at least this many watts above the lowest seen" },
+    { "min_pmax", 100, "ignore boards never seen above this many watts" },
+    { NULL, 0, NULL },
+};
+
+static int ip_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    rc->aux[0] = profile_slot(ps, "gpu.utilization.gpu.pct", 0);
+    rc->aux[1] = profile_slot(ps, "gpu.power.usage", 0);
+    return GL_OK;
+}
+
+static int ip_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
+{
+    (void)st;
+    double u, pw;
+    if (!ent_val(cx->e, rc->aux[0], &u) || !ent_val(cx->e, rc->aux[1], &pw)) return DET_UNKNOWN;
+    double pmax = cx->e->pmax, pmin = cx->e->pmin;
+    if (pmax < rc->p[3]) return DET_UNKNOWN;
+    double lim = rc->p[1] * pmax;
+    if (pmin + rc->p[2] > lim) lim = pmin + rc->p[2];
+    o->value = pw; o->metric_slot = rc->aux[1]; o->lo = pmin; o->hi = lim; o->score = pw - pmin;
+    if (u > rc->p[0] || pw < lim) return DET_NORMAL;
+    o->excess = det_clamp01((pw - lim) / (pmax - lim + 1));
+    char who[96];
+    det_who(cx, who, sizeof who);
+    snprintf(o->reason, sizeof o->reason, "%s draws %.0f W while idle (utilisation %.0f %%); its idle level is %.0f W",
+             who, pw, u, pmin);
+    return DET_ANOMALY;
+}
+
+const struct det_ops det_idle_power = {
+    .name = "idle_power", .scope = DS_GPU, .params = params, .configure = ip_configure, .update = ip_update,
+};

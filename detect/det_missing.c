@@ -1,0 +1,35 @@
+/* det_missing.c - missing data: a GPU that stops reporting while the other
+ * GPUs of its host keep going. Judged at each completed sample block of the
+ * host in event time (not wall time), so replays of old files work. */
+#include "detector.h"
+
+#include <stdio.h>
+
+static const struct det_param params[] = {
+    { "after_s", 5, "no sample for this long while peers report" },
+    { NULL, 0, NULL },
+};
+
+static int miss_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
+{
+    (void)st;
+    const struct ent *e = cx->e;
+    if (e->gpu < 0 || !e->nsamples) return DET_UNKNOWN;
+    double gap = (double)(cx->ts - e->last_ts) / 1000.0;
+    o->value = gap > 0 ? gap : 0;
+    o->lo = 0; o->hi = rc->p[0];
+    o->score = o->value;
+    o->npeers = (int)cx->npeers;
+    o->metric = "sample_age_s";
+    if (e->last_ts >= cx->ts || gap < rc->p[0] || cx->npeers == 0) return DET_NORMAL;
+    o->excess = det_clamp01(gap / (10 * rc->p[0]));
+    char who[96];
+    det_who(cx, who, sizeof who);
+    snprintf(o->reason, sizeof o->reason, "%s stopped reporting: no sample for %.0f s while %zu other GPU%s on the host kept reporting",
+             who, gap, cx->npeers, cx->npeers == 1 ? "" : "s");
+    return DET_ANOMALY;
+}
+
+const struct det_ops det_missing = {
+    .name = "missing_data", .scope = DS_HOST, .params = params, .update = miss_update,
+};

@@ -1,0 +1,75 @@
+/* det_peer.c - peer comparison: a GPU departing from the other GPUs of its
+ * host at the same sample time (a straggler in a data-parallel job). Only
+ * judged when most peers agree with each other (so two different jobs on
+ * one host are not compared) and, optionally, when all are under load. */
+#include "detector.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const struct det_param params[] = {
+    { "rel", 0.15, "departure from the peer median, as a fraction of it" },
+    { "min_abs", 0, "and at least this many metric units" },
+    { "agree", 0.75, "share of peers that must lie within `tight` of their median" },
+    { "tight", 0.05, "relative band around the peer median" },
+    { "min_peers", 3, "peers needed" },
+    { "busy_util", 50, "judge only GPUs at or above this utilisation (0 = always)" },
+    { "direction", 0, "+1 only above peers, -1 only below, 0 both" },
+    { NULL, 0, NULL },
+};
+
+static int peer_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    rc->aux[0] = rc->p[5] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 0) : -1;
+    return GL_OK;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
+{
+    (void)st;
+    const struct ent *e = cx->e;
+    double v, u;
+    if (e->gpu < 0 || e->last_ts != cx->ts || !ent_val(e, rc->slot, &v)) return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    if (rc->aux[0] >= 0 && (!ent_val(e, rc->aux[0], &u) || u < rc->p[5])) return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    double vals[64];
+    size_t n = 0;
+    for (size_t i = 0; i < cx->npeers && n < 64; i++) {
+        const struct ent *p = cx->peers[i];
+        double pv, pu;
+        if (p == e || !ent_val(p, rc->slot, &pv)) continue;
+        if (rc->aux[0] >= 0 && (!ent_val(p, rc->aux[0], &pu) || pu < rc->p[5])) continue;
+        vals[n++] = pv;
+    }
+    if (n < rc->p[4]) return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    qsort(vals, n, sizeof vals[0], cmp_d);
+    double med = n % 2 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
+    double band = rc->p[3] * fabs(med);
+    size_t agree = 0;
+    for (size_t i = 0; i < n; i++) if (fabs(vals[i] - med) <= band) agree++;
+    if (agree < rc->p[2] * n) return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    double dev = v - med, lim = rc->p[0] * fabs(med);
+    if (lim < rc->p[1]) lim = rc->p[1];
+    o->value = v; o->npeers = (int)n; o->peer_median = med; o->lo = med - lim; o->hi = med + lim;
+    o->score = med != 0 ? dev / fabs(med) : dev;
+    if (fabs(dev) < lim || !det_direction_ok(dev, rc->p[6])) return DET_NORMAL;
+    o->excess = det_clamp01(fabs(dev) / lim - 1);
+    char who[96];
+    det_who(cx, who, sizeof who);
+    const char *label, *unit;
+    metric_label(rc->metric, &label, &unit);
+    snprintf(o->reason, sizeof o->reason, "%s: %s %.4g%s, %.3g%s %s the median of its %zu peers (%.4g%s): a straggler",
+             who, label, v, unit, fabs(dev), unit, dev > 0 ? "above" : "below", n, med, unit);
+    return DET_ANOMALY;
+}
+
+const struct det_ops det_peer = {
+    .name = "peer", .scope = DS_HOST, .params = params, .configure = peer_configure, .update = peer_update,
+};

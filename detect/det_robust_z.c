@@ -1,0 +1,57 @@
+/* det_robust_z.c - robust z-score: distance from the window median in units
+ * of 1.4826 x MAD (insensitive to the outliers it is looking for). Optional
+ * gate: only judge while another metric (the GPU's utilisation) has been
+ * steady over its window, so load changes are not reported as anomalies. */
+#include "detector.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct det_param params[] = {
+    { "z", 3.5, "anomalous at |robust z| >= this" },
+    { "min_n", 30, "samples in the window before deciding" },
+    { "min_scale", 1e-6, "floor on 1.4826 x MAD" },
+    { "min_dev", 0, "and at least this far from the median (metric units)" },
+    { "direction", 0, "+1 only high, -1 only low, 0 both" },
+    { "steady_range", 0, "gate: judge only while the utilisation window spans at most this (0 = off)" },
+    { NULL, 0, NULL },
+};
+
+static int rz_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    rc->aux[0] = rc->p[5] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 1) : -1;
+    return GL_OK;
+}
+
+static int rz_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
+{
+    (void)st;
+    const struct win *w = cx->s ? cx->s->w : NULL;
+    if (!w || win_count(w) < rc->p[1]) return DET_UNKNOWN;
+    if (rc->aux[0] >= 0) {
+        const struct win *g = ent_win(cx->e, rc->aux[0]);
+        if (!g || win_count(g) < rc->p[1] || win_max(g) - win_min(g) > rc->p[5])
+            return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    }
+    double med = win_median(w), sc = 1.4826 * win_mad(w);
+    if (sc < rc->p[2]) sc = rc->p[2];
+    double dev = cx->v - med, z = dev / sc;
+    o->value = cx->v; o->mean = win_mean(w); o->std = win_std(w); o->score = z;
+    o->lo = med - rc->p[0] * sc; o->hi = med + rc->p[0] * sc;
+    if (fabs(z) < rc->p[0] || fabs(dev) < rc->p[3] || !det_direction_ok(dev, rc->p[4])) return DET_NORMAL;
+    o->excess = det_clamp01((fabs(z) - rc->p[0]) / (2 * rc->p[0]));
+    char who[96];
+    det_who(cx, who, sizeof who);
+    const char *label, *unit;
+    metric_label(rc->metric, &label, &unit);
+    int64_t span = cx->ts - win_time_at(w, 0);
+    snprintf(o->reason, sizeof o->reason, "%s: %s %.4g%s, %.3g%s %s its median of the last %lld s (robust z %.1f)",
+             who, label, cx->v, unit, fabs(dev), unit, dev > 0 ? "above" : "below", (long long)(span / 1000), z);
+    return DET_ANOMALY;
+}
+
+const struct det_ops det_robust_z = {
+    .name = "robust_z", .scope = DS_SERIES, .params = params, .configure = rz_configure, .update = rz_update,
+};

@@ -1,0 +1,40 @@
+/* det_zscore.c - rolling z-score: distance of a sample from the window mean
+ * in window standard deviations (O(1) from the sliding Welford sums). */
+#include "detector.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static const struct det_param params[] = {
+    { "z", 4, "anomalous at |z| >= this" },
+    { "min_n", 30, "samples in the window before deciding" },
+    { "min_std", 1e-6, "floor on the standard deviation" },
+    { "min_dev", 0, "and at least this far from the mean (metric units)" },
+    { "direction", 0, "+1 only high, -1 only low, 0 both" },
+    { NULL, 0, NULL },
+};
+
+static int z_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
+{
+    (void)st;
+    const struct win *w = cx->s ? cx->s->w : NULL;
+    if (!w || win_count(w) < rc->p[1]) return DET_UNKNOWN;
+    double m = win_mean(w), sd = win_std(w);
+    if (sd < rc->p[2]) sd = rc->p[2];
+    double dev = cx->v - m, z = dev / sd;
+    o->value = cx->v; o->mean = m; o->std = win_std(w); o->score = z;
+    o->lo = m - rc->p[0] * sd; o->hi = m + rc->p[0] * sd;
+    if (fabs(z) < rc->p[0] || fabs(dev) < rc->p[3] || !det_direction_ok(dev, rc->p[4])) return DET_NORMAL;
+    o->excess = det_clamp01((fabs(z) - rc->p[0]) / rc->p[0]);
+    char who[96];
+    det_who(cx, who, sizeof who);
+    const char *label, *unit;
+    metric_label(rc->metric, &label, &unit);
+    snprintf(o->reason, sizeof o->reason, "%s: %s %.4g%s, %.3g%s %s its last %u samples (z %.1f)", who, label,
+             cx->v, unit, fabs(dev), unit, dev > 0 ? "above" : "below", win_count(w), z);
+    return DET_ANOMALY;
+}
+
+const struct det_ops det_zscore = {
+    .name = "zscore", .scope = DS_SERIES, .params = params, .update = z_update,
+};

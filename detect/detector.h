@@ -1,0 +1,184 @@
+/*
+ * detector.h - the detector interface and the engine state detectors read.
+ *
+ * A rule is one configured detector (id, name, metric, parameters, episode
+ * settings). The engine keeps per-rule state for every series (scope
+ * SERIES: one metric of one GPU), GPU (scope GPU: several metrics of one
+ * GPU), host sample block (scope HOST: peers, missing data) or kernel event
+ * (scope EVENT: Xid/SXid). Each call to update() gives the detector's verdict
+ * for one sample: DET_ANOMALY, DET_NORMAL or DET_UNKNOWN (warming up / not
+ * applicable: leaves the episode as it is). The engine turns verdicts into
+ * episodes (minimum duration, cooldown, start/change/end records).
+ *
+ * Ownership: the engine owns every state block; detectors only write their
+ * own state (state_size bytes, zeroed, then init) and the det_out they get.
+ */
+#ifndef GPULOG_DETECTOR_H
+#define GPULOG_DETECTOR_H
+
+#include "../core/common.h"
+#include "window.h"
+
+#define DET_MAX_PARAMS 10
+#define ENG_MAX_SLOTS 64       /* metric fields tracked per profile */
+
+enum det_scope { DS_SERIES, DS_GPU, DS_HOST, DS_EVENT };
+enum det_verdict { DET_UNKNOWN = -1, DET_NORMAL = 0, DET_ANOMALY = 1 };
+
+struct det_param { const char *name; double def; const char *help; };
+
+struct rule_cfg;
+struct det_ctx;
+struct det_out;
+struct event;
+
+/* Metric slot table, shared by the profile and configure(). */
+struct profile_slots {
+    size_t n;
+    char *name[ENG_MAX_SLOTS];
+    unsigned char need_win[ENG_MAX_SLOTS];
+};
+/* Slot of a metric name, added if new (-1 when the table is full). */
+int profile_slot(struct profile_slots *ps, const char *name, int need_win);
+
+struct det_ops {
+    const char *name;
+    enum det_scope scope;
+    size_t state_size;
+    const struct det_param *params;          /* NULL-name terminated */
+    /* Resolves extra metric slots (multi-metric rules); may be NULL. */
+    int (*configure)(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen);
+    void (*init)(const struct rule_cfg *rc, void *st);
+    int (*update)(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *out);
+    void (*free)(void *st);                  /* may be NULL */
+};
+
+struct rule_cfg {
+    char *id, *name;
+    const struct det_ops *ops;
+    char *metric;            /* primary field; "*" = every numeric field */
+    int slot;                /* primary slot (-1 for "*" templates and events) */
+    int aux[6];              /* extra slots resolved by configure() */
+    int severity;            /* 1..3 */
+    int for_n, clear_n;      /* consecutive verdicts to open / to resolve */
+    int64_t cooldown_ms;     /* quiet time before resolving */
+    int64_t change_ms;       /* minimum time between change records */
+    double p[DET_MAX_PARAMS];
+};
+
+
+/* One series: a metric of one GPU. */
+struct series {
+    struct win *w;           /* NULL when no rule needs a window */
+    double last;             /* previous value */
+    int64_t last_ts;
+    uint32_t nsamples;
+    uint16_t slot;
+    unsigned char has_last;
+    void *rstate;            /* rule states of the SERIES rules on this slot */
+};
+
+struct host;
+
+/* One GPU (or the host itself for kernel events without a GPU: gpu -1). */
+struct ent {
+    struct host *host;
+    int gpu;
+    char *uuid, *bus_id;
+    int64_t last_ts;         /* newest sample time */
+    int64_t last_seen_ms;    /* engine clock of the last update (eviction) */
+    uint64_t present;        /* slots present in the current sample */
+    double val[ENG_MAX_SLOTS];
+    unsigned char sidx[ENG_MAX_SLOTS];   /* slot -> index+1 into ser, 0 = none */
+    struct series *ser;
+    size_t nser, capser;
+    void *rstate;            /* rule states of GPU/HOST/EVENT rules */
+    /* learned per-GPU references */
+    float pmax, pmin;        /* highest / lowest power seen (W) */
+    float clk_busy;          /* SM clock under load, slow max */
+    uint32_t nsamples;
+    struct ent *next;        /* in the host's list */
+};
+
+struct host {
+    char *name;
+    uint64_t hash;
+    int64_t block_ts;        /* time of the sample block being filled */
+    int have_block;
+    struct ent *ents;        /* GPUs of this host, ascending index */
+    size_t nents;
+    struct host *next;       /* hash chain */
+};
+
+/* What a detector sees for one verdict. */
+struct det_ctx {
+    int64_t ts;
+    struct ent *e;
+    struct host *h;
+    const struct profile_slots *slots;
+    int open;                /* this rule's episode is open */
+    /* SERIES scope */
+    int slot;
+    const struct series *s;  /* before this sample was pushed */
+    double v;
+    /* EVENT scope: the kernel event (NULL on ticks) */
+    const struct event *ev;
+    /* HOST scope: the GPUs of the host that reported at ts */
+    struct ent **peers;
+    size_t npeers;
+};
+
+/* A detector's verdict details, copied into records by the engine. */
+struct det_out {
+    double value;            /* observed value */
+    double lo, hi;           /* expected range; lo > hi means unset */
+    double mean, std;        /* window statistics; std < 0 means unset */
+    double score;            /* the detector's own statistic (z, S, count) */
+    double excess;           /* 0..1: how far past its threshold */
+    int npeers;              /* peers compared against; 0 = none */
+    double peer_median;
+    int severity;            /* 0 = the rule's; 1..3 overrides (Xid) */
+    int metric_slot;         /* -1 = the rule's metric */
+    const char *metric;      /* overrides the field name when set */
+    int xid_code;            /* Xid/SXid code, -1 = none */
+    const char *xid_name, *xid_sev, *xid_key;
+    char reason[240];
+};
+
+/* Value of a slot in the current sample of e; 1 if present. */
+static inline int ent_val(const struct ent *e, int slot, double *v)
+{
+    if (slot < 0 || !(e->present & (1ULL << slot))) return 0;
+    *v = e->val[slot];
+    return 1;
+}
+/* Series of a slot (NULL if never seen). */
+static inline struct series *ent_series(const struct ent *e, int slot)
+{
+    if (slot < 0 || !e->sidx[slot]) return NULL;
+    return &e->ser[e->sidx[slot] - 1];
+}
+static inline const struct win *ent_win(const struct ent *e, int slot)
+{
+    struct series *s = ent_series(e, slot);
+    return s ? s->w : NULL;
+}
+
+/* Plain-language name and unit of a field ("temperature", "°C"). */
+void metric_label(const char *field, const char **label, const char **unit);
+/* "GPU 3 on node-7" (or the host name for host-level series). */
+void det_who(const struct det_ctx *cx, char *out, size_t n);
+/* 1 if a deviation dev agrees with a direction parameter (+1 up, -1 down, 0 both). */
+int det_direction_ok(double dev, double dir);
+/* Clamps to [0,1]; NaN -> 0. */
+double det_clamp01(double x);
+
+/* The detectors (one file each). */
+extern const struct det_ops det_threshold, det_zscore, det_robust_z, det_ewma, det_cusum,
+    det_counter, det_flatline, det_missing, det_thermal, det_power_cap, det_idle_power,
+    det_mem_leak, det_mem_pressure, det_hang, det_clock_drop, det_peer, det_xid;
+/* NULL-terminated registry; lookup by name. */
+extern const struct det_ops *const det_registry[];
+const struct det_ops *det_find(const char *name);
+
+#endif

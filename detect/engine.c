@@ -1,0 +1,643 @@
+/* engine.c - see engine.h. */
+#include "engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Episode bookkeeping in front of each rule's detector state. */
+struct episode {
+    int64_t start, first_bad, last_anom, last_change;
+    float peak_risk, last_risk, peak_value;
+    uint32_t seq;
+    uint16_t bad_run, good_run;
+    uint8_t open;
+    int8_t last_sev;
+};
+
+#define ALIGN8(x) (((x) + 7) & ~(size_t)7)
+#define EP_SIZE ALIGN8(sizeof(struct episode))
+
+struct rule_set {              /* rules applying to one slot, or to GPUs */
+    int *idx;
+    size_t *off;
+    size_t n, size;            /* count, state block bytes */
+};
+
+#define KCACHE 512
+struct kcache { const char *key; int slot; };
+
+#define HBUCKETS 256
+
+struct engine {
+    struct profile *prof;
+    engine_emit_fn emit;
+    void *emit_ctx;
+    struct host *hb[HBUCKETS];
+    struct host *last_host;
+    struct rule_set slot_rules[ENG_MAX_SLOTS];
+    unsigned char slot_ready[ENG_MAX_SLOTS];
+    unsigned char slot_star[ENG_MAX_SLOTS];
+    struct rule_set ent_rules;         /* GPU, HOST and EVENT scope */
+    struct kcache kc[KCACHE];
+    struct ent **peers;
+    size_t cappeers;
+    int64_t newest_ts, clock;
+    struct engine_stats st;
+    size_t mem;
+    struct event rec;
+};
+
+static void add_rule(struct rule_set *rs, int ri, size_t state_size)
+{
+    rs->idx = xrealloc(rs->idx, (rs->n + 1) * sizeof *rs->idx);
+    rs->off = xrealloc(rs->off, (rs->n + 1) * sizeof *rs->off);
+    rs->idx[rs->n] = ri;
+    rs->off[rs->n] = rs->size;
+    rs->size += EP_SIZE + ALIGN8(state_size);
+    rs->n++;
+}
+
+/* Builds the list of SERIES rules for slot s (explicit ones, plus "*" rules
+ * for slots that no rule names). */
+static void slot_prepare(struct engine *e, int s)
+{
+    if (e->slot_ready[s]) return;
+    struct profile *p = e->prof;
+    for (size_t i = 0; i < p->nrules; i++) {
+        const struct rule_cfg *rc = &p->rules[i];
+        if (rc->ops->scope != DS_SERIES) continue;
+        if (rc->slot == s || (rc->slot < 0 && e->slot_star[s])) add_rule(&e->slot_rules[s], (int)i, rc->ops->state_size);
+    }
+    e->slot_ready[s] = 1;
+}
+
+struct engine *engine_new(struct profile *prof, engine_emit_fn emit, void *ctx)
+{
+    struct engine *e = xcalloc(1, sizeof *e);
+    e->prof = prof;
+    e->emit = emit;
+    e->emit_ctx = ctx;
+    for (size_t i = 0; i < prof->nrules; i++)
+        if (prof->rules[i].ops->scope != DS_SERIES) add_rule(&e->ent_rules, (int)i, prof->rules[i].ops->state_size);
+    event_init(&e->rec);
+    e->newest_ts = INT64_MIN;
+    e->mem = sizeof *e;
+    return e;
+}
+
+static void init_states(struct engine *e, const struct rule_set *rs, unsigned char *block)
+{
+    for (size_t k = 0; k < rs->n; k++) {
+        const struct rule_cfg *rc = &e->prof->rules[rs->idx[k]];
+        if (rc->ops->init) rc->ops->init(rc, block + rs->off[k] + EP_SIZE);
+    }
+}
+
+static void free_states(struct engine *e, const struct rule_set *rs, unsigned char *block)
+{
+    if (!block) return;
+    for (size_t k = 0; k < rs->n; k++) {
+        const struct rule_cfg *rc = &e->prof->rules[rs->idx[k]];
+        if (rc->ops->free) rc->ops->free(block + rs->off[k] + EP_SIZE);
+    }
+    free(block);
+}
+
+/* ---- hosts and GPUs ---------------------------------------------------- */
+
+static struct host *host_get(struct engine *e, const char *name)
+{
+    if (!name) name = "-";
+    if (e->last_host && !strcmp(e->last_host->name, name)) return e->last_host;
+    uint64_t h = hash64(name, strlen(name), 7);
+    struct host **b = &e->hb[h % HBUCKETS];
+    for (struct host *x = *b; x; x = x->next)
+        if (x->hash == h && !strcmp(x->name, name)) return e->last_host = x;
+    struct host *x = xcalloc(1, sizeof *x);
+    x->name = xstrdup(name);
+    x->hash = h;
+    x->next = *b;
+    *b = x;
+    e->st.hosts++;
+    e->mem += sizeof *x + strlen(name) + 1;
+    return e->last_host = x;
+}
+
+static void ent_free(struct engine *e, struct ent *x)
+{
+    for (size_t i = 0; i < x->nser; i++) {
+        struct series *s = &x->ser[i];
+        free(s->w);
+        free_states(e, &e->slot_rules[s->slot], s->rstate);
+        e->mem -= (s->w ? sizeof *s->w : 0) + e->slot_rules[s->slot].size;
+    }
+    e->st.series -= x->nser;
+    e->mem -= x->capser * sizeof *x->ser + sizeof *x + e->ent_rules.size;
+    free(x->ser);
+    free_states(e, &e->ent_rules, x->rstate);
+    free(x->uuid);
+    free(x->bus_id);
+    free(x);
+}
+
+static void ent_remove(struct engine *e, struct ent *x)
+{
+    struct host *h = x->host;
+    for (struct ent **pp = &h->ents; *pp; pp = &(*pp)->next)
+        if (*pp == x) { *pp = x->next; break; }
+    h->nents--;
+    e->st.gpus--;
+    e->st.evicted++;
+    /* open episodes of an evicted GPU are dropped with it */
+    for (size_t k = 0; k < e->ent_rules.n; k++) {
+        struct episode *ep = (struct episode *)((unsigned char *)x->rstate + e->ent_rules.off[k]);
+        if (ep->open) e->st.open--;
+    }
+    for (size_t i = 0; i < x->nser; i++) {
+        const struct rule_set *rs = &e->slot_rules[x->ser[i].slot];
+        for (size_t k = 0; k < rs->n; k++) {
+            struct episode *ep = (struct episode *)((unsigned char *)x->ser[i].rstate + rs->off[k]);
+            if (ep->open) e->st.open--;
+        }
+    }
+    ent_free(e, x);
+}
+
+/* Makes room for one more series: evicts an idle GPU (idle_evict_ms of
+ * event time behind the newest sample), else the least recently updated.
+ * Returns 0 if nothing but `keep` could go. */
+static int evict_one(struct engine *e, const struct ent *keep)
+{
+    struct ent *victim = NULL;
+    for (size_t b = 0; b < HBUCKETS; b++)
+        for (struct host *h = e->hb[b]; h; h = h->next)
+            for (struct ent *x = h->ents; x; x = x->next) {
+                if (x == keep) continue;
+                if (!victim || x->last_seen_ms < victim->last_seen_ms) victim = x;
+            }
+    if (!victim) return 0;
+    ent_remove(e, victim);
+    return 1;
+}
+
+static struct ent *ent_get(struct engine *e, struct host *h, int gpu)
+{
+    struct ent **pp = &h->ents;
+    while (*pp && (*pp)->gpu < gpu) pp = &(*pp)->next;
+    if (*pp && (*pp)->gpu == gpu) return *pp;
+    struct ent *x = xcalloc(1, sizeof *x);
+    x->host = h;
+    x->gpu = gpu;
+    x->last_ts = INT64_MIN;
+    if (e->ent_rules.size) {
+        x->rstate = xcalloc(1, e->ent_rules.size);
+        init_states(e, &e->ent_rules, x->rstate);
+    }
+    x->next = *pp;
+    *pp = x;
+    h->nents++;
+    e->st.gpus++;
+    e->mem += sizeof *x + e->ent_rules.size;
+    return x;
+}
+
+static struct series *series_get(struct engine *e, struct ent *x, int slot)
+{
+    if (x->sidx[slot]) return &x->ser[x->sidx[slot] - 1];
+    if (e->st.series >= e->prof->max_series) {
+        /* idle GPUs first */
+        int64_t idle_before = e->newest_ts - e->prof->idle_evict_ms;
+        struct ent *idle = NULL;
+        for (size_t b = 0; b < HBUCKETS && !idle; b++)
+            for (struct host *h = e->hb[b]; h && !idle; h = h->next)
+                for (struct ent *y = h->ents; y; y = y->next)
+                    if (y != x && y->nser && y->last_ts < idle_before) { idle = y; break; }
+        if (idle) ent_remove(e, idle);
+        else if (!evict_one(e, x)) return NULL;
+    }
+    slot_prepare(e, slot);
+    if (x->nser == x->capser) {
+        size_t nc = x->capser ? x->capser * 2 : 4;
+        x->ser = xrealloc(x->ser, nc * sizeof *x->ser);
+        e->mem += (nc - x->capser) * sizeof *x->ser;
+        x->capser = nc;
+    }
+    struct series *s = &x->ser[x->nser++];
+    memset(s, 0, sizeof *s);
+    s->slot = (uint16_t)slot;
+    const struct rule_set *rs = &e->slot_rules[slot];
+    if (e->prof->slots.need_win[slot] || rs->n) {
+        s->w = xmalloc(sizeof *s->w);
+        win_init(s->w, e->prof->win_cap, e->prof->win_span_ms);
+        e->mem += sizeof *s->w;
+    }
+    if (rs->size) {
+        s->rstate = xcalloc(1, rs->size);
+        init_states(e, rs, s->rstate);
+        e->mem += rs->size;
+    }
+    x->sidx[slot] = (unsigned char)x->nser;
+    e->st.series++;
+    return s;
+}
+
+/* ---- records ----------------------------------------------------------- */
+
+static const char *type_name[] = { "start", "change", "end" };
+enum { REC_START, REC_CHANGE, REC_END };
+
+static double finite_or(double v, double d) { return isfinite(v) ? v : d; }
+
+static double risk_of(int sev, double excess)
+{
+    static const double lo[] = { 0, 20, 45, 70 }, hi[] = { 0, 45, 70, 100 };
+    if (sev < 1) sev = 1;
+    if (sev > 3) sev = 3;
+    double r = lo[sev] + (hi[sev] - lo[sev]) * det_clamp01(excess);
+    return floor(r + 0.5);
+}
+
+static void emit_record(struct engine *e, int type, const struct rule_cfg *rc, struct ent *x,
+                        const char *metric, struct episode *ep, const struct det_out *o, int sev,
+                        double risk, int64_t ts)
+{
+    struct event *r = &e->rec;
+    event_reset(r);
+    r->ts_ms = ts;
+    r->kind = "alert";
+    r->dataset = "gpu.anomaly";
+    r->host = x->host->name;
+    r->offset = -1;
+    struct hash128 h;
+    hash128_init(&h);
+    hash128_feed(&h, x->host->name, strlen(x->host->name) + 1);
+    hash128_feed_u64(&h, (uint64_t)(int64_t)x->gpu);
+    hash128_feed(&h, rc->id, strlen(rc->id) + 1);
+    hash128_feed(&h, metric, strlen(metric) + 1);
+    hash128_feed_u64(&h, (uint64_t)ep->start);
+    hash128_feed_u64(&h, (uint64_t)type);
+    hash128_feed_u64(&h, ep->seq);
+    hash128_hex(&h, r->id);
+    event_add_str(r, "event.type", type_name[type], strlen(type_name[type]));
+    event_add_str(r, "rule.id", rc->id, strlen(rc->id));
+    event_add_str(r, "rule.name", rc->name, strlen(rc->name));
+    char tb[25];
+    gl_fmt_ts(ep->start, tb);
+    event_add_str(r, "event.start", tb, 24);
+    if (type == REC_END) {
+        gl_fmt_ts(ep->last_anom, tb);
+        event_add_str(r, "event.end", tb, 24);
+    }
+    event_add_int(r, "event.risk_score", (int64_t)risk);
+    event_add_int(r, "event.severity", sev);
+    if (x->gpu >= 0) event_add_int(r, "gpu.index", x->gpu);
+    if (x->uuid) event_add_str(r, "gpu.uuid", x->uuid, strlen(x->uuid));
+    event_add_str(r, "anomaly.metric", metric, strlen(metric));
+    event_add_str(r, "anomaly.detector", rc->ops->name, strlen(rc->ops->name));
+    event_add_num(r, "anomaly.value", finite_or(o->value, 0));
+    if (o->lo <= o->hi && isfinite(o->lo) && isfinite(o->hi)) {
+        event_add_num(r, "anomaly.expected_low", o->lo);
+        event_add_num(r, "anomaly.expected_high", o->hi);
+    }
+    if (o->std >= 0 && isfinite(o->std) && isfinite(o->mean)) {
+        event_add_num(r, "anomaly.window_mean", o->mean);
+        event_add_num(r, "anomaly.window_std", o->std);
+    }
+    event_add_num(r, "anomaly.score", finite_or(o->score, 0));
+    if (o->npeers) {
+        event_add_int(r, "anomaly.peers", o->npeers);
+        event_add_num(r, "anomaly.peer_median", finite_or(o->peer_median, 0));
+    }
+    event_add_num(r, "anomaly.peak_risk_score", ep->peak_risk);
+    event_add_int(r, "anomaly.sequence", ep->seq);
+    if (o->xid_code >= 0 && o->xid_key) {
+        int sx = o->xid_key[4] == 's';
+        event_add_int(r, sx ? "gpu.sxid.code" : "gpu.xid.code", o->xid_code);
+        if (o->xid_name) event_add_str(r, sx ? "gpu.sxid.name" : "gpu.xid.name", o->xid_name, strlen(o->xid_name));
+        if (o->xid_sev) event_add_str(r, sx ? "gpu.sxid.severity" : "gpu.xid.severity", o->xid_sev, strlen(o->xid_sev));
+    }
+    char reason[320];
+    if (type == REC_END) {
+        char who[96];
+        struct det_ctx cx = { .e = x, .h = x->host };
+        det_who(&cx, who, sizeof who);
+        double secs = (double)(ep->last_anom - ep->start) / 1000.0;
+        snprintf(reason, sizeof reason, "%s: %s resolved after %.0f s (peak risk %.0f)", who, rc->name,
+                 secs < 0 ? 0 : secs, ep->peak_risk);
+        event_add_num(r, "anomaly.duration_s", secs < 0 ? 0 : secs);
+    } else {
+        snprintf(reason, sizeof reason, "%s", o->reason[0] ? o->reason : rc->name);
+    }
+    event_add_str(r, "event.reason", reason, strlen(reason));
+    if (type == REC_START) e->st.starts++;
+    else if (type == REC_CHANGE) e->st.changes++;
+    else e->st.ends++;
+    if (e->emit) e->emit(e->emit_ctx, r);
+}
+
+/* Applies one verdict to the rule's episode. */
+static void judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const char *metric,
+                  unsigned char *inst, int64_t ts, struct det_ctx *cx)
+{
+    struct episode *ep = (struct episode *)inst;
+    struct det_out o;
+    memset(&o, 0, sizeof o);
+    o.lo = 1; o.hi = 0; o.std = -1; o.metric_slot = -1; o.xid_code = -1;
+    cx->open = ep->open;
+    int v = rc->ops->update(rc, inst + EP_SIZE, cx, &o);
+    e->st.updates++;
+    const char *m = o.metric ? o.metric : o.metric_slot >= 0 ? e->prof->slots.name[o.metric_slot] : metric;
+    int sev = o.severity ? o.severity : rc->severity;
+    double risk = risk_of(sev, o.excess);
+    if (v == DET_ANOMALY) {
+        if (ep->bad_run == 0) ep->first_bad = ts;
+        if (ep->bad_run < 65535) ep->bad_run++;
+        ep->good_run = 0;
+        ep->last_anom = ts;
+        if (!ep->open) {
+            if (ep->bad_run >= rc->for_n) {
+                ep->open = 1;
+                ep->start = ep->first_bad;
+                ep->seq = 0;
+                ep->peak_risk = (float)risk;
+                ep->last_risk = (float)risk;
+                ep->last_sev = (int8_t)sev;
+                ep->last_change = ts;
+                e->st.open++;
+                emit_record(e, REC_START, rc, x, m, ep, &o, sev, risk, ts);
+            }
+        } else {
+            if (risk > ep->peak_risk) ep->peak_risk = (float)risk;
+            if ((risk >= ep->last_risk + 10 || sev > ep->last_sev) && ts - ep->last_change >= rc->change_ms) {
+                ep->seq++;
+                ep->last_risk = (float)risk;
+                ep->last_sev = (int8_t)sev;
+                ep->last_change = ts;
+                emit_record(e, REC_CHANGE, rc, x, m, ep, &o, sev, risk, ts);
+            }
+        }
+    } else {
+        /* DET_UNKNOWN counts towards resolving an open episode (the rule no
+         * longer applies) but never towards opening one */
+        ep->bad_run = 0;
+        if (ep->open) {
+            if (ep->good_run < 65535) ep->good_run++;
+            if (ep->good_run >= rc->clear_n && ts - ep->last_anom >= rc->cooldown_ms) {
+                ep->seq++;
+                ep->open = 0;
+                e->st.open--;
+                emit_record(e, REC_END, rc, x, m, ep, &o, ep->last_sev, ep->last_risk, ts);
+            }
+        }
+    }
+}
+
+
+/* ---- the sample path ---------------------------------------------------- */
+
+static int key_slot(struct engine *e, const char *key, int numeric, int metric_event)
+{
+    size_t hi = ((uintptr_t)key >> 3) % KCACHE;
+    struct kcache *c = &e->kc[hi];
+    if (c->key == key && (c->slot < 0 || !strcmp(e->prof->slots.name[c->slot], key))) return c->slot;
+    struct profile_slots *ps = &e->prof->slots;
+    int slot = -1;
+    for (size_t i = 0; i < ps->n; i++)
+        if (!strcmp(ps->name[i], key)) { slot = (int)i; break; }
+    if (slot < 0 && e->prof->star && numeric && metric_event) {
+        static const char *const skip[] = { "gpu.index", "process.pid", "event.severity", "log.offset", NULL };
+        int ok = strncmp(key, "gpu.mig.", 8) && strncmp(key, "gpu.xid.", 8) && strncmp(key, "gpu.sxid.", 9);
+        for (size_t i = 0; ok && skip[i]; i++) if (!strcmp(skip[i], key)) ok = 0;
+        if (ok) {
+            slot = profile_slot(ps, key, 1);
+            if (slot >= 0) e->slot_star[slot] = 1;
+        }
+    }
+    c->key = key;
+    c->slot = slot;
+    return slot;
+}
+
+static void host_block_done(struct engine *e, struct host *h, int64_t T);
+
+static void run_ent_rules(struct engine *e, struct ent *x, enum det_scope scope, struct det_ctx *cx, int64_t ts)
+{
+    const struct rule_set *rs = &e->ent_rules;
+    for (size_t k = 0; k < rs->n; k++) {
+        const struct rule_cfg *rc = &e->prof->rules[rs->idx[k]];
+        if (rc->ops->scope != scope) continue;
+        judge(e, rc, x, rc->metric, (unsigned char *)x->rstate + rs->off[k], ts, cx);
+    }
+}
+
+static void feed_kernel(struct engine *e, const struct event *ev)
+{
+    struct host *h = host_get(e, ev->host);
+    double g;
+    int gpu = -1;
+    if (event_get_num(ev, "gpu.index", &g)) gpu = (int)g;
+    else {
+        size_t bn;
+        const char *bus = event_get_str(ev, "gpu.pci.bus_id", &bn);
+        if (bus)
+            for (struct ent *x = h->ents; x; x = x->next)
+                if (x->bus_id && strlen(x->bus_id) == bn && !strncasecmp(x->bus_id, bus, bn)) { gpu = x->gpu; break; }
+    }
+    struct ent *x = ent_get(e, h, gpu);
+    e->st.kernel_events++;
+    struct det_ctx cx = { .ts = ev->ts_ms, .e = x, .h = h, .slots = &e->prof->slots, .slot = -1, .ev = ev };
+    run_ent_rules(e, x, DS_EVENT, &cx, ev->ts_ms);
+}
+
+void engine_feed(struct engine *e, const struct event *ev)
+{
+    e->st.events++;
+    e->clock++;
+    if (ev->dataset && (!strcmp(ev->dataset, "gpu.xid") || !strcmp(ev->dataset, "gpu.sxid"))) {
+        feed_kernel(e, ev);
+        return;
+    }
+    if (!ev->kind || strcmp(ev->kind, "metric")) { e->st.ignored++; return; }
+    struct host *h = host_get(e, ev->host);
+    int gpu = -1;
+    const struct ev_field *gf = event_get(ev, "gpu.index");
+    if (gf && gf->type == EV_INT) gpu = (int)gf->v.i;
+    struct ent *x = ent_get(e, h, gpu);
+    int64_t ts = ev->ts_ms;
+    if (x->nsamples) {
+        if (ts == x->last_ts) { e->st.duplicates++; return; }
+        if (ts < x->last_ts - e->prof->ooo_tol_ms) { e->st.out_of_order++; return; }
+        if (ts < x->last_ts) e->st.late_within_tolerance++;
+        else if (ts - x->last_ts > e->prof->gap_ms) e->st.gaps++;
+    }
+    if (ts > e->newest_ts) e->newest_ts = ts;
+    if (!h->have_block || ts > h->block_ts) {
+        if (h->have_block) host_block_done(e, h, h->block_ts);
+        h->block_ts = ts;
+        h->have_block = 1;
+    }
+    e->st.samples++;
+    /* the values of this sample */
+    x->present = 0;
+    for (size_t i = 0; i < ev->nf; i++) {
+        const struct ev_field *f = &ev->f[i];
+        double v;
+        if (f->type == EV_INT) v = (double)f->v.i;
+        else if (f->type == EV_NUM) v = f->v.d;
+        else if (f->type == EV_BOOL) v = f->v.b;
+        else {
+            if (!x->uuid && !strcmp(f->key, "gpu.uuid")) x->uuid = xstrndup(event_str(ev, f), f->v.s.len);
+            else if (!x->bus_id && !strcmp(f->key, "gpu.pci.bus_id")) x->bus_id = xstrndup(event_str(ev, f), f->v.s.len);
+            continue;
+        }
+        if (!isfinite(v)) continue;
+        int s = key_slot(e, f->key, 1, 1);
+        if (s < 0) continue;
+        x->val[s] = v;
+        x->present |= 1ULL << s;
+    }
+    x->last_seen_ms = e->clock;
+    int late = x->nsamples && ts < x->last_ts;
+    if (!late) x->last_ts = ts;
+    x->nsamples++;
+    /* learned references */
+    double pw;
+    if (ent_val(x, e->prof->sl_power, &pw)) {
+        if (x->nsamples == 1 || x->pmin == 0) { x->pmin = (float)pw; }
+        x->pmax = (float)(pw > x->pmax * 0.99999 ? pw : x->pmax * 0.99999);
+        x->pmin = (float)(pw < x->pmin + 0.001 ? pw : x->pmin + 0.001);
+    }
+    struct det_ctx cx = { .ts = ts, .e = x, .h = h, .slots = &e->prof->slots };
+    /* series rules judge the sample against the window before it is added */
+    uint64_t pres = x->present;
+    while (pres) {
+        int s = __builtin_ctzll(pres);
+        pres &= pres - 1;
+        struct series *se = series_get(e, x, s);
+        if (!se) continue;
+        const struct rule_set *rs = &e->slot_rules[s];
+        if (rs->n && !late) {
+            cx.slot = s;
+            cx.s = se;
+            cx.v = x->val[s];
+            for (size_t k = 0; k < rs->n; k++) {
+                const struct rule_cfg *rc = &e->prof->rules[rs->idx[k]];
+                judge(e, rc, x, e->prof->slots.name[s], (unsigned char *)se->rstate + rs->off[k], ts, &cx);
+            }
+        }
+        if (se->w) win_push(se->w, ts, x->val[s]);
+        se->last = x->val[s];
+        se->last_ts = ts;
+        se->has_last = 1;
+        se->nsamples++;
+    }
+    if (!late) {
+        cx.slot = -1;
+        cx.s = NULL;
+        run_ent_rules(e, x, DS_GPU, &cx, ts);
+    }
+}
+
+static void host_block_done(struct engine *e, struct host *h, int64_t T)
+{
+    size_t n = 0;
+    for (struct ent *x = h->ents; x; x = x->next) {
+        if (x->gpu < 0 || x->last_ts != T) continue;
+        if (n == e->cappeers) {
+            e->cappeers = e->cappeers ? e->cappeers * 2 : 16;
+            e->peers = xrealloc(e->peers, e->cappeers * sizeof *e->peers);
+        }
+        e->peers[n++] = x;
+    }
+    for (struct ent *x = h->ents; x; x = x->next) {
+        struct det_ctx cx = { .ts = T, .e = x, .h = h, .slots = &e->prof->slots, .slot = -1,
+                              .peers = e->peers, .npeers = n };
+        /* peers = the GPUs that reported at T (det_peer skips the GPU itself;
+         * for a missing GPU they are all others) */
+        if (x->nsamples) run_ent_rules(e, x, DS_HOST, &cx, T);
+        run_ent_rules(e, x, DS_EVENT, &cx, T);
+    }
+}
+
+void engine_flush(struct engine *e)
+{
+    for (size_t b = 0; b < HBUCKETS; b++)
+        for (struct host *h = e->hb[b]; h; h = h->next)
+            if (h->have_block) {
+                host_block_done(e, h, h->block_ts);
+                h->have_block = 0;
+            }
+}
+
+void engine_free(struct engine *e)
+{
+    if (!e) return;
+    for (size_t b = 0; b < HBUCKETS; b++) {
+        struct host *h = e->hb[b];
+        while (h) {
+            struct host *nh = h->next;
+            struct ent *x = h->ents;
+            while (x) { struct ent *nx = x->next; ent_free(e, x); x = nx; }
+            free(h->name);
+            free(h);
+            h = nh;
+        }
+    }
+    for (size_t s = 0; s < ENG_MAX_SLOTS; s++) { free(e->slot_rules[s].idx); free(e->slot_rules[s].off); }
+    free(e->ent_rules.idx);
+    free(e->ent_rules.off);
+    free(e->peers);
+    event_free(&e->rec);
+    free(e);
+}
+
+const struct engine_stats *engine_get_stats(const struct engine *e) { return &e->st; }
+size_t engine_memory(const struct engine *e) { return e->mem; }
+
+void engine_foreach_open(const struct engine *e, engine_open_fn fn, void *ctx)
+{
+    for (size_t b = 0; b < HBUCKETS; b++)
+        for (struct host *h = e->hb[b]; h; h = h->next)
+            for (struct ent *x = h->ents; x; x = x->next) {
+                const struct rule_set *rs = &e->ent_rules;
+                for (size_t k = 0; k < rs->n; k++) {
+                    const struct episode *ep = (const struct episode *)((unsigned char *)x->rstate + rs->off[k]);
+                    if (ep->open) fn(ctx, h->name, x->gpu, e->prof->rules[rs->idx[k]].id, ep->start, ep->peak_risk);
+                }
+                for (size_t i = 0; i < x->nser; i++) {
+                    const struct rule_set *sr = &e->slot_rules[x->ser[i].slot];
+                    for (size_t k = 0; k < sr->n; k++) {
+                        const struct episode *ep = (const struct episode *)((unsigned char *)x->ser[i].rstate + sr->off[k]);
+                        if (ep->open) fn(ctx, h->name, x->gpu, e->prof->rules[sr->idx[k]].id, ep->start, ep->peak_risk);
+                    }
+                }
+            }
+}
+
+void engine_foreach_gpu(const struct engine *e, engine_gpu_fn fn, void *ctx)
+{
+    static const char *const fields[] = { "gpu.temperature.gpu", "gpu.power.usage", "gpu.utilization.gpu.pct",
+                                          "gpu.clock.streaming_multiprocessor_frequency",
+                                          "gpu.memory.framebuffer.used_size" };
+    int slots[5];
+    for (int i = 0; i < 5; i++) {
+        slots[i] = -1;
+        for (size_t s = 0; s < e->prof->slots.n; s++)
+            if (!strcmp(e->prof->slots.name[s], fields[i])) slots[i] = (int)s;
+    }
+    for (size_t b = 0; b < HBUCKETS; b++)
+        for (struct host *h = e->hb[b]; h; h = h->next)
+            for (struct ent *x = h->ents; x; x = x->next) {
+                if (!x->nsamples) continue;
+                double vals[5];
+                int have[5];
+                for (int i = 0; i < 5; i++) {
+                    struct series *s = ent_series(x, slots[i]);
+                    have[i] = s && s->has_last;
+                    vals[i] = have[i] ? s->last : 0;
+                }
+                fn(ctx, h->name, x->gpu, x->last_ts, vals, have);
+            }
+}

@@ -1,0 +1,180 @@
+/* window.c - see window.h. */
+#include "window.h"
+
+#include <math.h>
+#include <string.h>
+
+void win_init(struct win *w, unsigned cap, uint32_t span_ms)
+{
+    memset(w, 0, sizeof *w);
+    if (cap < 2) cap = 2;
+    if (cap > WIN_CAP) cap = WIN_CAP;
+    w->cap = (uint16_t)cap;
+    w->span_ms = span_ms;
+}
+
+void win_clear(struct win *w)
+{
+    unsigned cap = w->cap;
+    uint32_t span = w->span_ms;
+    win_init(w, cap, span);
+}
+
+/* Index of the first element >= v in the sorted copy. */
+static unsigned lower_bound(const float *a, unsigned n, float v)
+{
+    unsigned lo = 0, hi = n;
+    while (lo < hi) {
+        unsigned mid = (lo + hi) >> 1;
+        if (a[mid] < v) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static void sorted_remove(struct win *w, float v)
+{
+    unsigned i = lower_bound(w->sorted, w->n, v);
+    if (i >= w->n) i = w->n - 1;   /* cannot happen: v is present */
+    memmove(&w->sorted[i], &w->sorted[i + 1], (w->n - 1 - i) * sizeof(float));
+}
+
+static void sorted_insert(struct win *w, float v)
+{
+    unsigned i = lower_bound(w->sorted, w->n, v);
+    memmove(&w->sorted[i + 1], &w->sorted[i], (w->n - i) * sizeof(float));
+    w->sorted[i] = v;
+}
+
+/* Exact mean and M2 from the ring (two-pass), used periodically. */
+static void recompute(struct win *w)
+{
+    double s = 0;
+    for (unsigned k = 0; k < w->n; k++) s += w->ring[(w->head + k) % w->cap];
+    double mean = w->n ? s / w->n : 0;
+    double m2 = 0;
+    for (unsigned k = 0; k < w->n; k++) {
+        double d = w->ring[(w->head + k) % w->cap] - mean;
+        m2 += d * d;
+    }
+    w->mean = mean;
+    w->m2 = m2;
+    w->since_fix = 0;
+}
+
+static void pop_oldest(struct win *w)
+{
+    float old = w->ring[w->head];
+    sorted_remove(w, old);
+    w->head = (uint16_t)((w->head + 1) % w->cap);
+    w->n--;
+    if (w->n == 0) {
+        w->mean = 0; w->m2 = 0;
+    } else {
+        double d = old - w->mean;
+        w->mean -= d / w->n;
+        w->m2 -= d * (old - w->mean);
+        if (w->m2 < 0) w->m2 = 0;
+    }
+}
+
+void win_push(struct win *w, int64_t ts_ms, double v)
+{
+    if (!isfinite(v)) return;
+    /* floats hold magnitudes up to 3.4e38; clamp beyond that */
+    if (v > 3.0e38) v = 3.0e38;
+    if (v < -3.0e38) v = -3.0e38;
+    float fv = (float)v;
+    if (w->n == 0) w->base_ms = ts_ms;
+    int64_t rel = ts_ms - w->base_ms;
+    if (rel < 0) rel = 0;
+    if (rel > 0x7fffffffLL) {
+        /* rebase on the oldest kept sample; drop what cannot be expressed */
+        int64_t nb = ts_ms - 0x40000000LL;
+        for (unsigned k = 0; k < w->n; k++) {
+            unsigned i = (w->head + k) % w->cap;
+            int64_t t = w->base_ms + w->tms[i];
+            w->tms[i] = t > nb ? (uint32_t)(t - nb) : 0;
+        }
+        w->base_ms = nb;
+        rel = ts_ms - nb;
+    }
+    if (w->span_ms) {
+        while (w->n && (int64_t)w->tms[w->head] < rel - (int64_t)w->span_ms) pop_oldest(w);
+    }
+    if (w->n == w->cap) pop_oldest(w);
+    unsigned tail = (w->head + w->n) % w->cap;
+    w->ring[tail] = fv;
+    w->tms[tail] = (uint32_t)rel;
+    sorted_insert(w, fv);
+    w->n++;
+    double x = fv;
+    double d = x - w->mean;
+    w->mean += d / w->n;
+    w->m2 += d * (x - w->mean);
+    if (w->m2 < 0) w->m2 = 0;
+    if (++w->since_fix >= w->cap) recompute(w);
+}
+
+double win_var(const struct win *w)
+{
+    if (w->n < 2) return 0.0;
+    double v = w->m2 / (w->n - 1);
+    return v > 0 && isfinite(v) ? v : 0.0;
+}
+
+double win_std(const struct win *w)
+{
+    return sqrt(win_var(w));
+}
+
+double win_quantile(const struct win *w, double q)
+{
+    if (w->n == 0) return 0.0;
+    if (q <= 0) return w->sorted[0];
+    if (q >= 1) return w->sorted[w->n - 1];
+    double pos = q * (w->n - 1);
+    unsigned i = (unsigned)pos;
+    double frac = pos - i;
+    if (i + 1 >= w->n) return w->sorted[w->n - 1];
+    return (double)w->sorted[i] + frac * ((double)w->sorted[i + 1] - (double)w->sorted[i]);
+}
+
+double win_mad(const struct win *w)
+{
+    unsigned n = w->n;
+    if (n == 0) return 0.0;
+    double med = win_median(w);
+    /* deviations left of the median grow as i goes down, right of it as j
+     * goes up: merge the two ascending sequences up to the middle rank(s). */
+    int i = (int)lower_bound(w->sorted, n, (float)med) - 1;
+    unsigned j = (unsigned)(i + 1);
+    unsigned want_hi = n / 2, want_lo = (n - 1) / 2;
+    double lo_v = 0, hi_v = 0;
+    for (unsigned k = 0; k <= want_hi; k++) {
+        double dl = i >= 0 ? med - w->sorted[i] : INFINITY;
+        double dr = j < n ? w->sorted[j] - med : INFINITY;
+        double d;
+        if (dl <= dr) { d = dl; i--; } else { d = dr; j++; }
+        if (k == want_lo) lo_v = d;
+        if (k == want_hi) hi_v = d;
+    }
+    double m = (lo_v + hi_v) / 2;
+    return isfinite(m) && m > 0 ? m : 0.0;
+}
+
+double win_at(const struct win *w, unsigned i)
+{
+    if (i >= w->n) return 0.0;
+    return w->ring[(w->head + i) % w->cap];
+}
+
+double win_last(const struct win *w)
+{
+    return w->n ? w->ring[(w->head + w->n - 1) % w->cap] : 0.0;
+}
+
+int64_t win_time_at(const struct win *w, unsigned i)
+{
+    if (i >= w->n) return 0;
+    return w->base_ms + w->tms[(w->head + i) % w->cap];
+}
