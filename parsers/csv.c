@@ -43,7 +43,7 @@ struct ccol {
     enum ckind kind;
     const char *key;      /* gpu.* field for C_NUM / C_STR */
     enum dim dim;         /* unit family of the field (C_NUM) */
-    double hscale;        /* factor from the header's unit, 0 if none */
+    double hscale;        /* factor from the header's unit: 0 none, -1 unknown unit */
     enum dim hdim;        /* family of the header's unit */
     char *metric;         /* owned "metrics.<name>" */
     char *label;          /* owned "labels.<name>" */
@@ -138,6 +138,12 @@ static const struct { const char *u; enum dim dim; double f; } csv_units[] = {
     { "TiB", D_MIB, 1048576 }, { "TB", D_MIB, 1048576 },
     { "MHz", D_MHZ, 1 }, { "GHz", D_MHZ, 1000 }, { "kHz", D_MHZ, 0.001 },
 };
+
+/* Drops a UTF-8 byte order mark (spreadsheet exports start with one). */
+static void skip_bom(const char **s, size_t *n)
+{
+    if (*n >= 3 && !memcmp(*s, "\xef\xbb\xbf", 3)) { *s += 3; *n -= 3; }
+}
 
 static int lit_eq(const char *a, size_t n, const char *lit)
 {
@@ -234,6 +240,7 @@ static int csv_header_score(const char *line, size_t len, int *nfields)
     if (n && s[n - 1] == '\r') n--;
     str_trim(&s, &n);
     *nfields = 0;
+    skip_bom(&s, &n);
     if (n && s[0] == '#') { s++; n--; str_trim(&s, &n); }
     if (n == 0) return 0;
     size_t pos = 0;
@@ -663,6 +670,7 @@ static int csv_feed(struct parser *p, void *st, const struct line_src *src,
     if (len && line[len - 1] == '\r') len--;
     const char *s = line;
     size_t n = len;
+    skip_bom(&s, &n);
     str_trim(&s, &n);
     if (n == 0) return GL_DECLINED;
     int nf = 0;

@@ -116,6 +116,12 @@ static const char *const q_known[] = {
     "power.management", "clocks_event_reasons.supported", "reset_status.reset_required",
 };
 
+/* Drops a UTF-8 byte order mark (output saved by Windows tools). */
+static void skip_bom(const char **s, size_t *n)
+{
+    if (*n >= 3 && !memcmp(*s, "\xef\xbb\xbf", 3)) { *s += 3; *n -= 3; }
+}
+
 static int name_eq(const char *a, size_t n, const char *lit)
 {
     size_t l = strlen(lit);
@@ -253,6 +259,7 @@ static int q_header_score(const char *line, size_t len)
     const char *s = line;
     size_t n = len;
     if (n && s[n - 1] == '\r') n--;
+    skip_bom(&s, &n);
     str_trim(&s, &n);
     if (n == 0 || s[0] == '#') return 0;
     int space_sep = 0;
@@ -522,6 +529,7 @@ static int query_csv_feed(struct parser *p, void *st, const struct line_src *src
     if (len && line[len - 1] == '\r') len--;
     const char *s = line;
     size_t n = len;
+    skip_bom(&s, &n);
     str_trim(&s, &n);
     if (n == 0) return GL_DECLINED;
     if (s[0] == '#') return GL_DECLINED;

@@ -301,6 +301,10 @@ TEST(crlf_comments_quotes)
     CHECK(!has(&G, 0, "metrics.a") && !has(&G, 0, "labels.a"));
     CHECK(!has(&G, 0, "metrics.b") && !has(&G, 0, "labels.b"));
     CHECK(!has(&G, 0, "metrics.c") && !has(&G, 0, "labels.c"));
+    /* a byte order mark before the header (spreadsheet export) */
+    run(&parser_auto, "\xef\xbb\xbftimestamp,temp_gpu\n1700000000,40\n", &G);
+    CHECK_EQ_INT(G.rejected, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 40, 0);
     /* a repeated header (concatenated files) is a header again */
     run(&parser_csv, "ts,gpu,temp_gpu\n1700000000,0,50\nts,gpu,temp_gpu\n1700000001,0,51\n", &G);
     CHECK_EQ_INT(G.n, 2);

@@ -573,6 +573,10 @@ TEST(crlf)
     CHECK_EQ_INT(G.n, 1);
     CHECK_EQ_STR(str(&G, 0, "gpu.name"), "Tesla T4");
     CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 27.5, 1e-9);
+    /* Windows tools may save a byte order mark before the header */
+    run(&parser_auto, NULL, "\xef\xbb\xbfname, temperature.gpu\r\nTesla T4, 41\r\n", &G);
+    CHECK_EQ_INT(G.rejected, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 41, 0);
 }
 
 TEST(aliases_and_duplicates)
