@@ -1,0 +1,231 @@
+/*
+ * metrics.c - the metric registry (static atomics) and its Prometheus text
+ * rendering. The HTTP server is in httpd.c.
+ */
+#include "metrics.h"
+#include "common.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+enum metric_type { MT_COUNTER, MT_GAUGE };
+
+struct family {
+    const char *name;
+    enum metric_type type;
+    const char *label;      /* label name, NULL = unlabelled */
+    const char *help;
+};
+
+/* One table: names follow Prometheus conventions (_total for counters,
+ * base units in the name). */
+static const struct family families[M__COUNT] = {
+    [M_LINES_READ] = { "gpulog_lines_read_total", MT_COUNTER, NULL,
+        "Input lines read from all sources (files, commands, kernel log, stdin, Kafka messages)." },
+    [M_LINES_REJECTED] = { "gpulog_lines_rejected_total", MT_COUNTER, "reason",
+        "Input lines that could not be parsed, by reason; they are skipped, counted and logged (rate-limited)." },
+    [M_EVENTS_PRODUCED] = { "gpulog_events_produced_total", MT_COUNTER, NULL,
+        "Events acknowledged by the output (Kafka broker, Elasticsearch or the NDJSON file)." },
+    [M_DELIVERY_ERRORS] = { "gpulog_delivery_errors_total", MT_COUNTER, NULL,
+        "Delivery attempts that failed (broker or server unreachable, timeouts); each is retried, nothing is dropped." },
+    [M_SPOOL_BYTES] = { "gpulog_spool_bytes", MT_GAUGE, NULL,
+        "Bytes held in the on-disk spool while Kafka is unreachable." },
+    [M_CONSUMER_LAG] = { "gpulog_consumer_lag_messages", MT_GAUGE, NULL,
+        "Messages between the committed offsets and the end of the assigned partitions (sum)." },
+    [M_ANOMALIES_OPEN] = { "gpulog_anomalies_open", MT_GAUGE, NULL,
+        "Anomaly episodes currently open (started, not yet resolved)." },
+    [M_ANOMALIES] = { "gpulog_anomalies_total", MT_COUNTER, NULL,
+        "Anomaly episodes opened since start." },
+    [M_BULK_RETRIES] = { "gpulog_bulk_retries_total", MT_COUNTER, NULL,
+        "Documents re-sent to Elasticsearch after a 429, a 5xx or a connection error." },
+    [M_DEADLETTERS] = { "gpulog_deadletters_total", MT_COUNTER, NULL,
+        "Documents rejected for good and written to the dead letter with their reason." },
+    [M_CHILD_RESTARTS] = { "gpulog_child_restarts_total", MT_COUNTER, NULL,
+        "Restarts of --exec children (exited, or stale: printed nothing for too long)." },
+    [M_CONFIG_RELOADS] = { "gpulog_config_reloads_total", MT_COUNTER, "result",
+        "Detector configuration reloads on SIGHUP, by result (ok, error: the old configuration stays)." },
+};
+
+struct series {
+    char label[64];
+    _Atomic int64_t v;
+};
+
+struct labelled {
+    _Atomic size_t n;                          /* published series */
+    struct series s[METRICS_MAX_SERIES];
+};
+
+static _Atomic int64_t plain[M__COUNT];
+static struct labelled *lab[M__COUNT];         /* allocated on first use */
+static pthread_mutex_t lab_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int ready_flag;
+static int64_t start_ms;
+
+__attribute__((constructor)) static void metrics_start_time(void)
+{
+    start_ms = gl_now_ms();
+}
+
+static struct labelled *lab_get(enum metric_id id)
+{
+    struct labelled *l = __atomic_load_n(&lab[id], __ATOMIC_ACQUIRE);
+    if (l) return l;
+    pthread_mutex_lock(&lab_mu);
+    l = lab[id];
+    if (!l) {
+        l = xcalloc(1, sizeof *l);
+        __atomic_store_n(&lab[id], l, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&lab_mu);
+    return l;
+}
+
+/* Finds or adds the series of label v; the last slot is "other". */
+static struct series *series_of(enum metric_id id, const char *v)
+{
+    struct labelled *l = lab_get(id);
+    if (!v) v = "";
+    size_t n = atomic_load_explicit(&l->n, memory_order_acquire);
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(l->s[i].label, v, sizeof l->s[i].label - 1)) return &l->s[i];
+    pthread_mutex_lock(&lab_mu);
+    n = atomic_load_explicit(&l->n, memory_order_relaxed);
+    struct series *s = NULL;
+    for (size_t i = 0; i < n && !s; i++)
+        if (!strncmp(l->s[i].label, v, sizeof l->s[i].label - 1)) s = &l->s[i];
+    if (!s && n >= METRICS_MAX_SERIES - 1) v = "other";   /* the last slot */
+    for (size_t i = 0; i < n && !s; i++)
+        if (!strcmp(l->s[i].label, v)) s = &l->s[i];
+    if (!s && n >= METRICS_MAX_SERIES) s = &l->s[METRICS_MAX_SERIES - 1];   /* cannot happen */
+    if (!s) {
+        s = &l->s[n];
+        snprintf(s->label, sizeof s->label, "%s", v);
+        atomic_store_explicit(&s->v, 0, memory_order_relaxed);
+        atomic_store_explicit(&l->n, n + 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&lab_mu);
+    return s;
+}
+
+void metrics_add(enum metric_id id, uint64_t n)
+{
+    if ((unsigned)id >= M__COUNT) return;
+    if (families[id].label) { metrics_add_label(id, NULL, n); return; }
+    atomic_fetch_add_explicit(&plain[id], (int64_t)n, memory_order_relaxed);
+}
+
+void metrics_add_label(enum metric_id id, const char *label, uint64_t n)
+{
+    if ((unsigned)id >= M__COUNT) return;
+    if (!families[id].label) { atomic_fetch_add_explicit(&plain[id], (int64_t)n, memory_order_relaxed); return; }
+    atomic_fetch_add_explicit(&series_of(id, label)->v, (int64_t)n, memory_order_relaxed);
+}
+
+void metrics_set(enum metric_id id, int64_t v)
+{
+    if ((unsigned)id >= M__COUNT || families[id].label) return;
+    atomic_store_explicit(&plain[id], v, memory_order_relaxed);
+}
+
+void metrics_gauge_add(enum metric_id id, int64_t delta)
+{
+    if ((unsigned)id >= M__COUNT || families[id].label) return;
+    atomic_fetch_add_explicit(&plain[id], delta, memory_order_relaxed);
+}
+
+int64_t metrics_get(enum metric_id id, const char *label)
+{
+    if ((unsigned)id >= M__COUNT) return 0;
+    if (!families[id].label) return atomic_load_explicit(&plain[id], memory_order_relaxed);
+    struct labelled *l = __atomic_load_n(&lab[id], __ATOMIC_ACQUIRE);
+    if (!l) return 0;
+    if (!label) label = "";
+    size_t n = atomic_load_explicit(&l->n, memory_order_acquire);
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(l->s[i].label, label, sizeof l->s[i].label - 1))
+            return atomic_load_explicit(&l->s[i].v, memory_order_relaxed);
+    return 0;
+}
+
+void metrics_set_ready(int ready)
+{
+    atomic_store(&ready_flag, ready ? 1 : 0);
+}
+
+int metrics_ready(void)
+{
+    return atomic_load(&ready_flag);
+}
+
+void metrics_reset(void)
+{
+    pthread_mutex_lock(&lab_mu);
+    for (int i = 0; i < M__COUNT; i++) {
+        atomic_store(&plain[i], 0);
+        if (lab[i]) atomic_store(&lab[i]->n, 0);
+    }
+    pthread_mutex_unlock(&lab_mu);
+    atomic_store(&ready_flag, 0);
+}
+
+/* Label values escape \, " and newline (text format 0.0.4). */
+static void put_label_value(struct buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\') buf_puts(b, "\\\\");
+        else if (*s == '"') buf_puts(b, "\\\"");
+        else if (*s == '\n') buf_puts(b, "\\n");
+        else buf_putc(b, *s);
+    }
+}
+
+static void put_header(struct buf *b, const char *name, const char *type, const char *help)
+{
+    buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static int64_t rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return -1;
+    long size, res;
+    int ok = fscanf(f, "%ld %ld", &size, &res) == 2;
+    fclose(f);
+    return ok ? (int64_t)res * sysconf(_SC_PAGESIZE) : -1;
+}
+
+void metrics_render(struct buf *out)
+{
+    for (int i = 0; i < M__COUNT; i++) {
+        const struct family *f = &families[i];
+        put_header(out, f->name, f->type == MT_COUNTER ? "counter" : "gauge", f->help);
+        if (!f->label) {
+            buf_printf(out, "%s %lld\n", f->name, (long long)atomic_load_explicit(&plain[i], memory_order_relaxed));
+            continue;
+        }
+        struct labelled *l = __atomic_load_n(&lab[i], __ATOMIC_ACQUIRE);
+        size_t n = l ? atomic_load_explicit(&l->n, memory_order_acquire) : 0;
+        for (size_t j = 0; j < n; j++) {
+            buf_printf(out, "%s{%s=\"", f->name, f->label);
+            put_label_value(out, l->s[j].label);
+            buf_printf(out, "\"} %lld\n", (long long)atomic_load_explicit(&l->s[j].v, memory_order_relaxed));
+        }
+    }
+    put_header(out, "gpulog_build_info", "gauge", "Always 1; the version label says which gpulog runs.");
+    buf_puts(out, "gpulog_build_info{version=\"");
+    put_label_value(out, GPULOG_VERSION);
+    buf_puts(out, "\"} 1\n");
+    put_header(out, "gpulog_ready", "gauge", "1 when /readyz answers 200 (inputs open, outputs connected), else 0.");
+    buf_printf(out, "gpulog_ready %d\n", metrics_ready());
+    put_header(out, "process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch in seconds.");
+    buf_printf(out, "process_start_time_seconds %lld.%03lld\n", (long long)(start_ms / 1000), (long long)(start_ms % 1000));
+    int64_t rss = rss_bytes();
+    if (rss >= 0) {
+        put_header(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+        buf_printf(out, "process_resident_memory_bytes %lld\n", (long long)rss);
+    }
+}
