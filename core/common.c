@@ -127,7 +127,7 @@ void buf_put_i64(struct buf *b, int64_t v)
 void buf_put_double(struct buf *b, double v)
 {
     if (!isfinite(v)) { buf_append(b, "null", 4); return; }
-    if (v == (double)(int64_t)v && fabs(v) < 1e15) {
+    if (fabs(v) < 1e15 && v == (double)(int64_t)v) {   /* range first: the cast is UB beyond int64 */
         buf_put_i64(b, (int64_t)v);
         return;
     }

@@ -238,8 +238,8 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
     int k = split(s, n, d->csv, tok, tl, DMON_MAX_COLS);
     if (k != d->ncols) {
         if (k == 1 || (s[0] < '0' || s[0] > '9'))
-            return parser_error(p, "not a dmon row (%d field%s, header has %d): %.60s",
-                                k, k == 1 ? "" : "s", d->ncols, s);
+            return parser_error(p, "not a dmon row (%d field%s, header has %d): %.*s",
+                                k, k == 1 ? "" : "s", d->ncols, (int)(n > 60 ? 60 : n), s);
         return parser_error(p, "expected %d fields as in the header, got %d", d->ncols, k);
     }
     struct event *ev = parser_begin(p, src, "metric", "gpu.dmon", line, len, 0);

@@ -547,6 +547,12 @@ TEST(field_count_mismatch)
     feed_text(&r, "Failed to process command line\n");
     CHECK_EQ_INT(r.rejected, 3);
     CHECK(err_has(&r, "not a dmon row"));
+    /* the reason quotes only the line itself, never the bytes after it */
+    static const char two[] = "garbage\nNEXTLINE";
+    feed_n(&r, two, 7);
+    CHECK(err_has(&r, "garbage"));
+    CHECK(strstr(r.last_err, "NEXTLINE") == NULL);
+    r.rejected--;
     /* non-numeric value in a numeric column */
     feed_text(&r, " 0 abc 2\n");
     CHECK_EQ_INT(r.rejected, 4);
