@@ -101,6 +101,32 @@ static int auto_feed(struct parser *p, void *st, const struct line_src *src,
     }
     if (a->cur) return run_sub(p, a->cur, src, line, len);
 
+    /* header-less CSV with --columns: let the sniffers judge the column list */
+    if (p->opt_columns && *p->opt_columns) {
+        struct buf h;
+        buf_init(&h);
+        buf_putc(&h, '#');
+        for (const char *c = p->opt_columns; *c; c++) {
+            if (*c == ',') buf_append(&h, ", ", 2);
+            else buf_putc(&h, *c);
+        }
+        best = 0;
+        for (size_t i = 0; i < NHDR; i++) {
+            if (!header_formats[i]->sniff) continue;
+            int sc = header_formats[i]->sniff(h.p, h.len);
+            int sc2 = header_formats[i]->sniff(h.p + 1, h.len - 1);
+            if (sc2 > sc) sc = sc2;
+            if (sc > best) { best = sc; bi = i; }
+        }
+        buf_free(&h);
+        if (best >= 50 && header_formats[bi] == &parser_dmon_csv && !memchr(line, ',', len))
+            bi = 0;   /* whitespace rows: plain dmon with the given columns */
+        if (best >= 50) {
+            a->cur = sub_get(a, &a->sub[bi], header_formats[bi]);
+            return run_sub(p, a->cur, src, line, len);
+        }
+    }
+
     if (contains(s, n, "Not supported on the device") || contains(s, n, "Failed to process command line") ||
         contains(s, n, "NVIDIA-SMI has failed") || contains(s, n, "Error setting watches") ||
         contains(s, n, "No devices were found") || contains(s, n, "couldn't communicate with the NVIDIA driver"))
