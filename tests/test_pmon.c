@@ -275,6 +275,23 @@ TEST(date_time_columns)
     coll_free(&c);
 }
 
+TEST(time_column_alone)
+{
+    struct coll c = { 0 };
+    int64_t saved = read_time;
+    read_time = iso("2025-03-05T00:00:30Z");      /* just after midnight */
+    run_str(&parser_pmon,
+            "#Time        gpu         pid   type     sm    mem    enc    dec    jpg    ofa    command\n"
+            "#HH:MM:SS    Idx           #    C/G      %      %      %      %      %      %    name\n"
+            " 23:59:58      0       1234     C     10      5      -      -      -      -    python\n"
+            " 00:00:29      0       1234     C     10      5      -      -      -      -    python\n", &c);
+    read_time = saved;
+    CHECK_EQ_INT(c.n, 2);
+    CHECK_EQ_STR(TS(at(&c, 0)), "2025-03-04T23:59:58.000Z");   /* the sample from before midnight */
+    CHECK_EQ_STR(TS(at(&c, 1)), "2025-03-05T00:00:29.000Z");
+    coll_free(&c);
+}
+
 TEST(s_m_only_and_header_switch)
 {
     struct coll c = { 0 };
@@ -345,6 +362,7 @@ int main(void)
     RUN(mig_all_utilisation_absent);
     RUN(command_with_spaces);
     RUN(date_time_columns);
+    RUN(time_column_alone);
     RUN(s_m_only_and_header_switch);
     RUN(errors_are_rejected);
     RUN(sniff);
