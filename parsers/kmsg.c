@@ -18,7 +18,13 @@
  * map used on later events of that device. The three-line probe message
  * "The NVIDIA GPU <bus>" / "(PCI ID: ...) installed in this system has" /
  * "fallen off the bus ..." is held in the parser until it completes and then
- * emitted as one critical Xid 79 event. Every other line is declined.
+ * emitted as one critical Xid 79 event; an unfinished one is dropped at
+ * flush (it was some other probe message). The single line "NVRM: GPU <bus>:
+ * GPU has fallen off the bus." is a critical Xid 79 event too, unless an Xid
+ * 79 of the same GPU came within the last KMSG_DUP79_LINES lines (then it is
+ * the driver's echo of that Xid and is declined). Each SXid line (severity,
+ * "Severity N Engine ..." and "Data {...}" kinds alike) is one event. Every
+ * other line is declined.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "parser.h"
