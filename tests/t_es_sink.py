@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""t_es_sink.py - the ES sink and `gpulog setup` against the REAL OpenSearch
+node of scripts/services.sh ($OPENSEARCH_URL; the test fails when it is unset
+or unreachable).
+
+Events are real parser output (`gpulog parse` of a generated dmon -o DT file
+and of the Xid corpus) plus schema-shaped anomaly alerts. They are pushed
+through the sink with build/bench/es_push (sink_es_new), directly or through
+tests/tools/flaky_proxy.py. Every case uses its own data stream namespace,
+deleted at the end.
+  1. setup twice: the second run reports every object unchanged; a changed
+     template is reported updated.
+  2. N events -> N documents (_count per data stream), mapping types as meant.
+  3. the same events again -> still N (409 = already stored).
+  4. a mapping conflict in the middle of a batch -> that one document in the
+     dead letter file (status 400 + reason + document), the rest stored.
+  5. 30% of bulk items answered 429 (not forwarded) -> only those are sent
+     again (items seen by the proxy = N + rejected) and all N stored once;
+     then 25% of whole requests answered 429 -> all stored once.
+  6. the node unreachable for 20 s mid-stream -> nothing lost, nothing doubled.
+Ends with "N passed, N failed".
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("BUILD", "build")
+GPULOG = os.environ.get("GPULOG", os.path.join(ROOT, BUILD, "gpulog"))
+ES_PUSH = os.path.join(ROOT, BUILD, "bench", "es_push")
+PROXY = os.path.join(ROOT, "tests", "tools", "flaky_proxy.py")
+URL = os.environ.get("OPENSEARCH_URL", "")
+TMP = tempfile.mkdtemp(prefix="t_es_sink.", dir=os.environ.get("GPULOG_TEST_TMP"))
+RUN_ID = "%d%03d" % (os.getpid(), random.randrange(1000))
+
+passed = failed = 0
+namespaces = []
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok   " + what)
+    else:
+        failed += 1
+        print("FAIL " + what)
+    return cond
+
+
+def http(method, path, body=None, base=None):
+    req = urllib.request.Request((base or URL) + path, method=method,
+                                 data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def ns(name):
+    n = "t%s%s" % (RUN_ID, name)
+    namespaces.append(n)
+    return n
+
+
+def count(stream):
+    http("POST", "/%s/_refresh" % stream)
+    st, r = http("GET", "/%s/_count" % stream)
+    return r.get("count", -1) if st == 200 else -1
+
+
+def ids_in(stream):
+    """every _id in a data stream (checks 'exactly once' beyond _count)"""
+    http("POST", "/%s/_refresh" % stream)
+    st, r = http("POST", "/%s/_search" % stream,
+                 {"size": 10000, "_source": False, "query": {"match_all": {}}})
+    return [h["_id"] for h in r["hits"]["hits"]] if st == 200 else None
+
+
+def push(events_file, namespace, url=None, extra=(), stdin=None, timeout=300):
+    args = [ES_PUSH, "--es", url or URL, "--es-namespace", namespace, "--index-metrics",
+            "--es-batch-age-ms", "200", "--timeout-s", str(timeout)] + list(extra)
+    if stdin is None:
+        args.append(events_file)
+    p = subprocess.run(args, stdin=stdin, capture_output=True, text=True, timeout=timeout + 60)
+    kv = {}
+    for tok in p.stdout.split():
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            kv[k] = float(v) if "." in v else int(v)
+    kv["rc"] = p.returncode
+    kv["stderr"] = p.stderr[-2000:]
+    return kv
+
+
+def gen_events():
+    """real parser output: N dmon rows (4 GPUs, -o DT) + the Xid corpus + alerts"""
+    dmon = os.path.join(TMP, "dmon-DT.txt")
+    rnd = random.Random(7)
+    with open(dmon, "w") as f:
+        f.write("#Date       Time        gpu   pwr gtemp mtemp    sm   mem   enc   dec  mclk  pclk "
+                "sbecc dbecc   pci rxpci txpci\n")
+        f.write("#YYYYMMDD   HH:MM:SS    Idx     W     C     C     %     %     %     %   MHz   MHz  "
+                "errs  errs  errs  MB/s  MB/s\n")
+        for s in range(300):
+            hh, mm, ss = 10 + s // 3600, (s // 60) % 60, s % 60
+            for g in range(4):
+                f.write(" 20250301   %02d:%02d:%02d %6d %5d %5d %5s %5d %5d %5d %5d %5d %5d %5d %5d %5d %5d %5d\n" % (
+                    hh, mm, ss, g, 200 + rnd.randrange(300), 40 + rnd.randrange(40),
+                    "-" if g == 3 else str(50 + rnd.randrange(30)), rnd.randrange(101),
+                    rnd.randrange(101), 0, 0, 2619, 1980, 0, 0, rnd.randrange(3),
+                    rnd.randrange(5000), rnd.randrange(5000)))
+    env = dict(os.environ, GPULOG_READ_TIME="2025-03-01T12:00:00.000Z", TZ="UTC")
+    out = subprocess.run([GPULOG, "parse", "--host", "node-t", "--tz", "UTC", dmon],
+                         capture_output=True, text=True, env=env).stdout.splitlines()
+    xid_dir = "/work/shared/corpus/xid"
+    for name in sorted(os.listdir(xid_dir)) if os.path.isdir(xid_dir) else []:
+        out += subprocess.run([GPULOG, "parse", "--host", "node-t", os.path.join(xid_dir, name)],
+                              capture_output=True, text=True, env=env).stdout.splitlines()
+    for i in range(40):
+        out.append(json.dumps({
+            "@timestamp": "2025-03-01T10:%02d:00.000Z" % i, "event.kind": "alert",
+            "event.dataset": "gpu.anomaly", "event.id": "%032x" % (0xa11e47 + i),
+            "agent.name": "gpulog", "agent.version": "0.1.0", "host.name": "node-t",
+            "gpu.index": i % 4, "event.type": "start", "rule.id": "robust_z", "rule.name": "robust z-score",
+            "event.start": "2025-03-01T10:%02d:00.000Z" % i, "event.risk_score": 75.5,
+            "event.severity": 3, "event.reason": "power 612 W far above the usual 300-350 W",
+            "anomaly.metric": "gpu.power.usage", "anomaly.value": 612, "anomaly.expected_high": 350.5}))
+    path = os.path.join(TMP, "events.ndjson")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+    by = {"metrics": 0, "xid": 0, "anomaly": 0}
+    for line in out:
+        ds = json.loads(line)["event.dataset"]
+        by["xid" if ds in ("gpu.xid", "gpu.sxid") else "anomaly" if ds == "gpu.anomaly" else "metrics"] += 1
+    return path, out, by
+
+
+def streams(n):
+    return {"metrics": "metrics-gpu.dmon-" + n, "xid": "logs-gpu.xid-" + n,
+            "anomaly": "logs-gpu.anomaly-" + n}
+
+
+def counts_ok(n, by, label):
+    s = streams(n)
+    got = {k: count(v) for k, v in s.items()}
+    return check(got == by, "%s: _count per stream %s == %s" % (label, got, by))
+
+
+def start_proxy(*args):
+    pf = os.path.join(TMP, "proxy.port.%d" % random.randrange(10 ** 6))
+    p = subprocess.Popen([sys.executable, PROXY, "--upstream", URL, "--port-file", pf] + list(args),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    for _ in range(100):
+        if os.path.exists(pf):
+            return p, "http://127.0.0.1:" + open(pf).read().strip()
+        time.sleep(0.05)
+    p.kill()
+    raise SystemExit("flaky_proxy did not start")
+
+
+def case_setup():
+    r1 = subprocess.run([GPULOG, "setup", "--es", URL, "--namespace", ns("setup")],
+                        capture_output=True, text=True)
+    check(r1.returncode == 0, "setup: first run exits 0 (%s)" % r1.stdout.strip().splitlines()[-1:])
+    r2 = subprocess.run([GPULOG, "setup", "--es", URL, "--namespace", namespaces[-1]],
+                        capture_output=True, text=True)
+    objs = [l for l in r2.stdout.splitlines() if l.startswith(("component template", "index template",
+                                                               "data stream", "ilm", "ism"))]
+    check(r2.returncode == 0 and len(objs) >= 8 and all(l.endswith(": unchanged") for l in objs),
+          "setup: second run says unchanged for all %d objects" % len(objs))
+    check("retention is NOT managed" in r2.stdout or "ism policy" in r2.stdout,
+          "setup: says what happens to the lifecycle on OpenSearch")
+    # someone edits a template by hand: setup puts the wanted one back
+    st, cur = http("GET", "/_index_template/gpulog-logs-xid")
+    tpl = cur["index_templates"][0]["index_template"]
+    tpl["_meta"]["gpulog_hash"] = "edited-by-hand"
+    st, _ = http("PUT", "/_index_template/gpulog-logs-xid", tpl)
+    r3 = subprocess.run([GPULOG, "setup", "--es", URL], capture_output=True, text=True)
+    check(st == 200 and "index template gpulog-logs-xid: updated" in r3.stdout
+          and "index template gpulog-logs-anomaly: unchanged" in r3.stdout,
+          "setup: a template changed by hand is updated, the others unchanged")
+    r4 = subprocess.run([GPULOG, "setup", "--es", URL], capture_output=True, text=True)
+    check("index template gpulog-logs-xid: unchanged" in r4.stdout, "setup: and unchanged after that")
+    r5 = subprocess.run([GPULOG, "setup", "--es", "http://127.0.0.1:1"], capture_output=True, text=True)
+    check(r5.returncode == 1, "setup: an unreachable cluster exits 1")
+
+
+def case_basic(path, lines, by):
+    n = ns("basic")
+    r = push(path, n)
+    total = len(lines)
+    check(r["rc"] == 0 and r.get("stored") == total and r.get("deadletter") == 0,
+          "push %d events: all stored (%s)" % (total, {k: r.get(k) for k in ("stored", "deadletter", "unsettled", "requests")}))
+    counts_ok(n, by, "first push")
+    st, m = http("GET", "/%s/_mapping/field/%s" % (streams(n)["metrics"], ",".join([
+        "@timestamp", "gpu.index", "gpu.power.usage", "gpu.temperature.gpu", "gpu.pcie.replay",
+        "host.name", "log.offset", "gpu.utilization.gpu.pct"])))
+    types = {}
+    for idx in (m or {}).values():
+        for f, v in idx["mappings"].items():
+            types[f] = next(iter(v["mapping"].values()))["type"]
+    want = {"@timestamp": "date", "gpu.index": "keyword", "gpu.power.usage": "float",
+            "gpu.temperature.gpu": "float", "gpu.pcie.replay": "long", "host.name": "keyword",
+            "log.offset": "long", "gpu.utilization.gpu.pct": "float"}
+    check(types == want, "metrics mapping types %s" % types)
+    st, m = http("GET", "/%s/_mapping/field/%s" % (streams(n)["xid"], ",".join([
+        "gpu.xid.code", "gpu.xid.severity", "event.original", "message", "event.severity"])))
+    x = {}
+    for idx in (m or {}).values():
+        for f, v in idx["mappings"].items():
+            x[f] = next(iter(v["mapping"].values()))
+    check({k: v["type"] for k, v in x.items()} == {"gpu.xid.code": "keyword", "gpu.xid.severity": "keyword",
+                                                   "event.original": "keyword", "message": "text",
+                                                   "event.severity": "long"}
+          and x.get("event.original", {}).get("index") is False,
+          "xid mapping types (event.original kept, not indexed)")
+    st, m = http("GET", "/%s/_mapping/field/anomaly.value,anomaly.metric,event.risk_score,rule.id" % streams(n)["anomaly"])
+    a = {}
+    for idx in (m or {}).values():
+        for f, v in idx["mappings"].items():
+            a[f] = next(iter(v["mapping"].values()))["type"]
+    check(a == {"anomaly.value": "double", "anomaly.metric": "keyword", "event.risk_score": "float",
+                "rule.id": "keyword"}, "anomaly mapping types (dynamic family anomaly.*) %s" % a)
+    # the documents are the events, byte for byte in _source
+    st, r2 = http("POST", "/%s/_search" % streams(n)["xid"], {"size": 1, "query": {"term": {"gpu.xid.code": 79}}})
+    hit = r2["hits"]["hits"][0] if st == 200 and r2["hits"]["hits"] else None
+    orig = [json.loads(l) for l in lines if json.loads(l).get("gpu.xid.code") == 79]
+    check(hit is not None and hit["_id"] == hit["_source"]["event.id"] and hit["_source"] in orig,
+          "_id = event.id and _source = the event (Xid 79 found by keyword term)")
+    # the same events again: 409s are "already stored"
+    r = push(path, n)
+    check(r["rc"] == 0 and r.get("stored") == total and r.get("duplicates") == total - 0,
+          "same events again: all settled as stored, %s duplicates (409)" % r.get("duplicates"))
+    counts_ok(n, by, "second push")
+    got = ids_in(streams(n)["metrics"])
+    check(got is not None and len(got) == len(set(got)) == by["metrics"], "no _id twice in metrics")
+
+
+def case_conflict(lines):
+    n = ns("conflict")
+    xs = [json.loads(l) for l in lines if '"gpu.xid"' in l][:30]
+    bad = dict(xs[10])
+    bad["event.id"] = "%032x" % 0xbad
+    bad["log.offset"] = "not-a-number"
+    docs = xs[:15] + [bad] + xs[15:]
+    src = os.path.join(TMP, "conflict.ndjson")
+    with open(src, "w") as f:
+        f.write("".join(json.dumps(d) + "\n" for d in docs))
+    dl = os.path.join(TMP, "deadletter.ndjson")
+    r = push(src, n, extra=["--deadletter", dl, "--es-batch-bytes", "1M"])
+    check(r["rc"] == 0 and r.get("stored") == len(xs) and r.get("deadletter") == 1 and r.get("requests") == 1,
+          "mapping conflict: 1 dead letter, %d stored, in one request (%s)" % (len(xs), {k: r.get(k) for k in ("stored", "deadletter", "requests")}))
+    check(count(streams(n)["xid"]) == len(xs), "mapping conflict: the rest of the batch is in the index")
+    rec = [json.loads(l) for l in open(dl)] if os.path.exists(dl) else []
+    check(len(rec) == 1 and rec[0].get("deadletter.status") == 400 and rec[0].get("event.id") == bad["event.id"]
+          and rec[0].get("document") == bad and "log.offset" in rec[0].get("deadletter.reason", "")
+          and rec[0].get("deadletter.index") == streams(n)["xid"],
+          "dead letter record: status 400, reason names the field, original document")
+
+
+def case_429(path, lines, by):
+    n = ns("r429")
+    proxy, purl = start_proxy("--item429", "0.3", "--seed", "3")
+    try:
+        r = push(path, n, url=purl, extra=["--es-batch-bytes", "64k"])
+        st, ps = http("GET", "/__proxy/stats", base=purl)
+        total = len(lines)
+        check(r["rc"] == 0 and r.get("stored") == total and r.get("deadletter") == 0,
+              "item 429s: all %d settled as stored (%s)" % (total, {k: r.get(k) for k in ("stored", "item_retries", "requests")}))
+        check(ps["items_rejected"] > total // 5, "proxy rejected %d items with 429" % ps["items_rejected"])
+        check(ps["items_seen"] == total + ps["items_rejected"] and r.get("item_retries") == ps["items_rejected"],
+              "only rejected items were sent again: seen %d = %d + %d rejected"
+              % (ps["items_seen"], total, ps["items_rejected"]))
+        check(r.get("duplicates") == 0, "no item answered 409: nothing accepted was sent twice")
+        counts_ok(n, by, "item 429s")
+        got = ids_in(streams(n)["metrics"])
+        check(got is not None and len(got) == len(set(got)) == by["metrics"], "item 429s: each document once")
+        # whole requests answered 429
+        n2 = ns("w429")
+        http("POST", "/__proxy/config?item429=0&req429=0.25", {}, base=purl)
+        r = push(path, n2, url=purl, extra=["--es-batch-bytes", "64k"])
+        st, ps2 = http("GET", "/__proxy/stats", base=purl)
+        check(r["rc"] == 0 and r.get("stored") == total and ps2["requests_rejected"] > 0
+              and r.get("request_failures") == ps2["requests_rejected"],
+              "whole-request 429s (%d): all stored" % ps2["requests_rejected"])
+        counts_ok(n2, by, "whole-request 429s")
+    finally:
+        proxy.kill()
+        proxy.wait()
+
+
+def case_outage(path, lines, by):
+    n = ns("down")
+    proxy, purl = start_proxy()
+    try:
+        p = subprocess.Popen([ES_PUSH, "--es", purl, "--es-namespace", n, "--index-metrics",
+                              "--es-batch-age-ms", "100", "--timeout-s", "120"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        t0 = time.time()
+        down_at = None
+        # ~30 s stream: ~40 lines every 0.1 s... spread over the lines we have
+        per_tick = max(1, len(lines) // 250)
+        for i in range(0, len(lines), per_tick):
+            p.stdin.write("\n".join(lines[i:i + per_tick]) + "\n")
+            p.stdin.flush()
+            if down_at is None and time.time() - t0 > 4:
+                http("POST", "/__proxy/down?seconds=20", {}, base=purl)
+                down_at = time.time()
+            time.sleep(0.1)
+        p.stdin.close()
+        p.stdin = None
+        out, err = p.communicate(timeout=180)
+        elapsed = time.time() - t0
+        kv = dict(tok.split("=", 1) for tok in out.split() if "=" in tok)
+        st, ps = http("GET", "/__proxy/stats", base=purl)
+        check(down_at is not None and ps["conns_dropped"] > 0 and int(kv.get("request_failures", 0)) > 0,
+              "outage: the proxy dropped %s connections during 20 s (%s failed requests)"
+              % (ps["conns_dropped"], kv.get("request_failures")))
+        check(p.returncode == 0 and int(kv.get("stored", -1)) == len(lines),
+              "outage: all %d settled as stored after %.0f s" % (len(lines), elapsed))
+        counts_ok(n, by, "outage")
+        got = ids_in(streams(n)["metrics"])
+        check(got is not None and len(got) == len(set(got)) == by["metrics"], "outage: each document once")
+    finally:
+        proxy.kill()
+        proxy.wait()
+
+
+def main():
+    if not URL:
+        check(False, "OPENSEARCH_URL is set (start services: scripts/services.sh up)")
+        print("%d passed, %d failed" % (passed, failed))
+        return 1
+    try:
+        st, root = http("GET", "/")
+    except Exception as e:  # noqa: BLE001
+        st, root = 0, str(e)
+    if not check(st == 200, "OpenSearch answers at %s" % URL):
+        print("%d passed, %d failed" % (passed, failed))
+        return 1
+    for exe in (GPULOG, ES_PUSH):
+        if not check(os.access(exe, os.X_OK), "%s is built" % exe):
+            print("%d passed, %d failed" % (passed, failed))
+            return 1
+    try:
+        case_setup()
+        path, lines, by = gen_events()
+        check(by["metrics"] == 1200 and by["xid"] > 40 and by["anomaly"] == 40, "test events: %s" % by)
+        case_basic(path, lines, by)
+        case_conflict(lines)
+        case_429(path, lines, by)
+        case_outage(path, lines, by)
+    finally:
+        for n in namespaces:
+            for s in streams(n).values():
+                http("DELETE", "/_data_stream/" + s)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
