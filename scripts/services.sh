@@ -14,23 +14,28 @@
 #                        topics and indices survive the restart
 # Env: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093), KAFKA_PARTITIONS (3),
 #      OPENSEARCH_PORT (19200), OPENSEARCH_TRANSPORT_PORT (19300), OPENSEARCH_HEAP (512m),
-#      SERVICES_KEEP_DATA=1 (up keeps old data).
+#      KAFKA_RUN_DIR, OPENSEARCH_RUN_DIR (services/*/run), SERVICES_ENV (services/env.sh),
+#      SERVICES_KEEP_DATA=1 (up keeps old data). With other ports, run dirs and env file a
+#      second, private pair can run beside the shared one.
 # Ready means: Kafka logged "Kafka Server started" and `kcat -L` lists broker 1;
 #              OpenSearch cluster health is yellow or green.
 #
-# Measured on the 2-core / 24 GiB machine (jars already fetched, idle machine):
-#   cold start, `up` of both in parallel: ~10 s wall (Kafka alone ~5-6 s incl. the
-#     storage-format JVM; OpenSearch alone ~8-9 s); restart of one service: Kafka ~5 s,
-#     OpenSearch ~8 s.
-#   RSS after tests/t_services.sh: Kafka JVM ~210-250 MB (-Xmx512m, -Xms128m),
-#     OpenSearch JVM ~650-700 MB (-Xms512m -Xmx512m).
-#   first fetch (empty ~/.m2): Kafka ~37 s (43 MB of jars), OpenSearch ~25 s (51 MB).
+# Measured on the 2-core / 24 GiB machine (Debian 12, OpenJDK 17.0.15, jars fetched):
+#   cold start, `up` of both in parallel until ready: 7.5-10.7 s on an idle machine,
+#     28-46 s while other jobs kept the load average at ~10; alone: Kafka 5-5.7 s
+#     (incl. the storage-format JVM on first start), OpenSearch 8.6-9.8 s; restart after
+#     stop-kafka ~4 s, after stop-opensearch ~6.6 s; `up` when already up 0.06 s.
+#   RSS: Kafka JVM 190-225 MB after tests/t_services.sh, ~240 MB after 200k messages
+#     (-Xms128m -Xmx512m); OpenSearch JVM 305-400 MB after tests/t_services.sh,
+#     470-585 MB after bulk-indexing 40k docs (-Xms512m -Xmx512m, heap not pre-touched).
+#   first fetch with an empty ~/.m2: Kafka 37-43 s (43 MB of jars), OpenSearch ~69 s
+#     (51 MB); later fetches are no-ops (jars present in services/*/target).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # the lock's fd 9 must not leak into the service JVMs, or the lock outlives this script
 K() { "$ROOT/services/kafka/kafka.sh" "$@" 9>&-; }
 O() { "$ROOT/services/opensearch/opensearch.sh" "$@" 9>&-; }
-ENVF="$ROOT/services/env.sh"
+ENVF="${SERVICES_ENV:-$ROOT/services/env.sh}"
 export KAFKA_PORT="${KAFKA_PORT:-19092}" OPENSEARCH_PORT="${OPENSEARCH_PORT:-19200}"
 
 # one services.sh at a time per port pair (several checkouts may share this machine)

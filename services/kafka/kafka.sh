@@ -81,14 +81,14 @@ start)
   setsid nohup java $JVM_OPTS $LOGOPTS -cp "$LIB/*" "$SERVER" "$RUN/server.properties" \
       > "$RUN/kafka.out" 2>&1 < /dev/null &
   echo $! > "$PIDF"
-  for _ in $(seq 1 180); do
+  for _ in $(seq 1 360); do
     if grep -q "Kafka Server started" "$RUN/kafka.out" && answers; then
       echo "kafka up at 127.0.0.1:$PORT"; exit 0
     fi
     running_pid >/dev/null || { echo "kafka: broker exited" >&2; tail -n 60 "$RUN/kafka.out" >&2; exit 1; }
     sleep 0.5
   done
-  echo "kafka: not ready after 90 s" >&2; tail -n 60 "$RUN/kafka.out" >&2; exit 1 ;;
+  echo "kafka: not ready after 180 s" >&2; tail -n 60 "$RUN/kafka.out" >&2; exit 1 ;;
 stop)
   pid=$(running_pid) || { rm -f "$PIDF"; exit 0; }
   kill "$pid" 2>/dev/null || true
