@@ -20,6 +20,7 @@
 struct dcgmi_col {
     char *dyn;             /* owned gpu.dcgm.<name> */
     const char *twin;      /* schema field with the same meaning, or NULL */
+    size_t start;          /* column of the name in the header line */
 };
 
 struct dcgmi {
@@ -119,12 +120,35 @@ static int dcgmi_header(struct parser *p, struct dcgmi *d, const char *s, size_t
         struct dcgmi_col *c = &d->cols[i];
         c->dyn = name_sanitize("gpu.dcgm.", tok[i], tl[i]);
         c->twin = NULL;
+        c->start = (size_t)(tok[i] - s);
         for (size_t j = 0; j < GL_ARRAY_LEN(dcgmi_twins); j++)
             if (tok_is(tok[i], tl[i], dcgmi_twins[j].name)) { c->twin = dcgmi_twins[j].key; break; }
     }
     d->ncols = k;
     d->have_header = 1;
     return GL_DECLINED;
+}
+
+/* Cuts row s (n bytes) into values at the columns where the header printed
+ * each name (dcgmi pads values to the name's column); labelend is where the
+ * entity label ends. Fills tok/tl from index 2. Returns 0 if the row does not
+ * line up with the header (a cut not on a blank). */
+static int dcgmi_cut(const struct dcgmi *d, const char *s, size_t n, size_t labelend,
+                     const char **tok, size_t *tl)
+{
+    for (int i = 0; i < d->ncols; i++) {
+        size_t a = d->cols[i].start;
+        size_t b = i + 1 < d->ncols ? d->cols[i + 1].start : n;
+        if (a <= labelend || a >= n || s[a - 1] != ' ') return 0;
+        if (b > n) b = n;
+        if (b < n && s[b - 1] != ' ') return 0;
+        const char *t = s + a;
+        size_t l = b - a;
+        str_trim(&t, &l);
+        tok[i + 2] = t;
+        tl[i + 2] = l;
+    }
+    return 1;
 }
 
 static int dcgmi_feed(struct parser *p, void *st, const struct line_src *src,
@@ -155,8 +179,11 @@ static int dcgmi_feed(struct parser *p, void *st, const struct line_src *src,
     if (ent < 0 || !gl_parse_i64(tok[1], tl[1], &id) || id < 0)
         return parser_error(p, "dcgmi: %.*s", (int)(n > 200 ? 200 : n), s);
     if (!d->have_header) return parser_error(p, "dcgmi row before any '#Entity' header line");
-    if (k - 2 != d->ncols)
-        return parser_error(p, "dcgmi row has %d values, the header names %d fields", k - 2, d->ncols);
+    if (k - 2 != d->ncols) {
+        /* string values may hold blanks: cut at the header's columns */
+        if (k - 2 < d->ncols || !dcgmi_cut(d, s, n, tl[0] + 1 + tl[1], tok, tl))
+            return parser_error(p, "dcgmi row has %d values, the header names %d fields", k - 2, d->ncols);
+    }
 
     struct event *ev = parser_begin(p, src, "metric", "gpu.dcgmi", line, len, 0);
     switch (dcgmi_ents[ent].kind) {

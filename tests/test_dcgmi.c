@@ -263,6 +263,32 @@ TEST(new_header_rederives_columns)
     coll_free(&c);
 }
 
+TEST(string_values_with_blanks)
+{
+    /* dcgmi pads every value to its name's column; strings are printed raw */
+    struct coll c = { 0 };
+    struct parser_stats st = run_str(&parser_dcgmi,
+            "#Entity   DVNAM                   POWER     \n"
+            "ID                                W         \n"
+            "GPU 0     NVIDIA H100 80GB HBM3   61.500    \n"
+            "GPU 1     NVIDIA H100 80GB ...    N/A       \n"
+            "GPU 2     A100                    40.000    \n", &c);
+    CHECK_EQ_INT(st.rejected, 0);
+    CHECK_EQ_INT(c.n, 3);
+    CHECK_EQ_STR(S(at(&c, 0), "gpu.dcgm.dvnam"), "NVIDIA H100 80GB HBM3");
+    CHECK_NEAR(D(at(&c, 0), "gpu.power.usage"), 61.5, 1e-12);
+    CHECK_EQ_STR(S(at(&c, 1), "gpu.dcgm.dvnam"), "NVIDIA H100 80GB ...");
+    CHECK(!HAS(at(&c, 1), "gpu.power.usage"));
+    CHECK_EQ_STR(S(at(&c, 2), "gpu.dcgm.dvnam"), "A100");
+    coll_free(&c);
+    /* a row that does not line up is still rejected */
+    st = run_str(&parser_dcgmi,
+            "#Entity   DVNAM                   POWER     \n"
+            "GPU 0     NVIDIA H100 80GB HBM3 61.500 7\n", &c);
+    CHECK_EQ_INT(st.rejected, 1);
+    CHECK_EQ_INT(c.n, 0);
+}
+
 TEST(errors_rejected_never_crash)
 {
     struct coll c = { 0 };
@@ -318,6 +344,7 @@ int main(void)
     RUN(mig_entities_twins_and_missing);
     RUN(header_reprinted_every_14_samples);
     RUN(new_header_rederives_columns);
+    RUN(string_values_with_blanks);
     RUN(errors_rejected_never_crash);
     RUN(sniff);
     event_free(&g_ev);
