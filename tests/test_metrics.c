@@ -286,6 +286,34 @@ TEST(serve_errors)
     else CHECK(strlen(err) > 0);
 }
 
+/* docs/operations.md lists every family the registry renders (run from the
+ * repository root, as scripts/test.sh does). */
+TEST(operations_doc_lists_every_metric)
+{
+    FILE *f = fopen("docs/operations.md", "r");
+    CHECK(f != NULL);
+    if (!f) return;
+    struct buf doc, m;
+    buf_init(&doc);
+    buf_init(&m);
+    char tmp[4096];
+    size_t r;
+    while ((r = fread(tmp, 1, sizeof tmp, f)) > 0) buf_append(&doc, tmp, r);
+    fclose(f);
+    metrics_render(&m);
+    int families = 0;
+    for (const char *p = m.p; (p = strstr(p, "# TYPE ")); p++) {
+        char name[128], needle[140];
+        if (sscanf(p + 7, "%127s", name) != 1) continue;
+        families++;
+        snprintf(needle, sizeof needle, "| `%s` |", name);
+        if (!strstr(doc.p, needle)) { printf("  docs/operations.md lacks %s\n", name); CHECK(0); }
+    }
+    CHECK(families >= 12);
+    buf_free(&doc);
+    buf_free(&m);
+}
+
 int main(void)
 {
     RUN(counters_and_gauges);
@@ -294,5 +322,6 @@ int main(void)
     RUN(thread_safe);
     RUN(http_endpoints);
     RUN(serve_errors);
+    RUN(operations_doc_lists_every_metric);
     return TEST_REPORT();
 }
