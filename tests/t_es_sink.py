@@ -17,6 +17,8 @@ deleted at the end.
   5. 30% of bulk items answered 429 (not forwarded) -> only those are sent
      again (items seen by the proxy = N + rejected) and all N stored once;
      then 25% of whole requests answered 429 -> all stored once.
+     then 30% of answers lost after the node stored the batch -> sent
+     again, 409s taken as stored, still N.
   6. the node unreachable for 20 s mid-stream -> nothing lost, nothing doubled.
 Ends with "N passed, N failed".
 """
@@ -294,6 +296,18 @@ def case_429(path, lines, by):
               and r.get("request_failures") == ps2["requests_rejected"],
               "whole-request 429s (%d): all stored" % ps2["requests_rejected"])
         counts_ok(n2, by, "whole-request 429s")
+        # answers lost after the node stored the documents: re-sent, 409 = stored
+        n3 = ns("lost")
+        http("POST", "/__proxy/config?item429=0.1&req429=0&dropresp=0.3", {}, base=purl)
+        r = push(path, n3, url=purl, extra=["--es-batch-bytes", "64k"])
+        st, ps3 = http("GET", "/__proxy/stats", base=purl)
+        check(r["rc"] == 0 and r.get("stored") == total and ps3["responses_dropped"] > 0
+              and r.get("duplicates", 0) > 0,
+              "lost answers (%d): all stored, %s re-sent documents taken as 409 duplicates"
+              % (ps3["responses_dropped"], r.get("duplicates")))
+        counts_ok(n3, by, "lost answers")
+        got = ids_in(streams(n3)["metrics"])
+        check(got is not None and len(got) == len(set(got)) == by["metrics"], "lost answers: each document once")
     finally:
         proxy.kill()
         proxy.wait()

@@ -3,13 +3,16 @@
 that injects the failures the ES sink must survive (python3 stdlib only).
 
     flaky_proxy.py --upstream http://127.0.0.1:19200 [--port 0] [--port-file F]
-                   [--item429 0.3] [--req429 0.1] [--seed N]
+                   [--item429 0.3] [--req429 0.1] [--dropresp 0.2] [--seed N]
 
 - item429 f: in every `_bulk` request, a fraction f of the items is answered
   429 (es_rejected_execution_exception) WITHOUT being forwarded, so those
   documents are really not stored until the client sends them again; the
   other items are forwarded and their real answers merged back in order.
 - req429 f: a fraction f of `_bulk` requests is answered 429 as a whole.
+- dropresp f: a fraction f of `_bulk` requests is forwarded whole and then
+  the connection is closed without an answer (stored, but the client does
+  not know: it must send again and take the 409s as success).
 - down: POST /__proxy/down?seconds=S makes the proxy close every connection
   at once (no answer) for S seconds, like a node that went away.
 - GET /__proxy/stats: counters as JSON (bulk_requests, items_seen,
@@ -34,15 +37,16 @@ HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"
 
 
 class State:
-    def __init__(self, upstream, item429, req429, seed):
+    def __init__(self, upstream, item429, req429, seed, dropresp=0.0):
         u = urllib.parse.urlsplit(upstream)
         self.host, self.port = u.hostname, u.port or 80
-        self.item429, self.req429 = item429, req429
+        self.item429, self.req429, self.dropresp = item429, req429, dropresp
         self.rnd = random.Random(seed)
         self.down_until = 0.0
         self.lock = threading.Lock()
         self.stats = dict(requests=0, bulk_requests=0, items_seen=0, items_rejected=0,
-                          items_forwarded=0, requests_rejected=0, conns_dropped=0)
+                          items_forwarded=0, requests_rejected=0, conns_dropped=0,
+                          responses_dropped=0)
 
     def add(self, key, n=1):
         with self.lock:
@@ -125,7 +129,10 @@ class Handler(BaseHTTPRequestHandler):
                 st.item429 = float(q["item429"])
             if "req429" in q:
                 st.req429 = float(q["req429"])
-            return self.reply_json(200, {"item429": st.item429, "req429": st.req429})
+            if "dropresp" in q:
+                st.dropresp = float(q["dropresp"])
+            return self.reply_json(200, {"item429": st.item429, "req429": st.req429,
+                                         "dropresp": st.dropresp})
         self.reply_json(404, {"error": "unknown control " + url.path})
 
     def bulk(self, body, headers):
@@ -139,6 +146,7 @@ class Handler(BaseHTTPRequestHandler):
         with st.lock:
             whole = st.rnd.random() < st.req429
             reject = [st.rnd.random() < st.item429 for _ in pairs]
+            drop = st.rnd.random() < st.dropresp
         if whole:
             st.add("requests_rejected")
             return self.reply_json(429, {"error": {"type": "es_rejected_execution_exception",
@@ -153,6 +161,10 @@ class Handler(BaseHTTPRequestHandler):
             status, rh, data = self.forward("POST", self.path, headers, fwd)
             if status != 200:
                 return self.reply(status, rh, data)
+            if drop:
+                st.add("responses_dropped")
+                self.close_connection = True
+                return
             up = json.loads(data)
             up_items = up.get("items")
             if up_items is None:
@@ -178,9 +190,10 @@ def main():
     ap.add_argument("--port-file")
     ap.add_argument("--item429", type=float, default=0.0)
     ap.add_argument("--req429", type=float, default=0.0)
+    ap.add_argument("--dropresp", type=float, default=0.0)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
-    Handler.state = State(a.upstream, a.item429, a.req429, a.seed)
+    Handler.state = State(a.upstream, a.item429, a.req429, a.seed, a.dropresp)
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True
     port = srv.server_address[1]
