@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# make eval: detector quality on labelled generated traces.
+# Generates fault traces (every fault kind on random GPUs) and fault-free
+# traces for the evaluation seeds, runs `gpulog run` on each, and scores the
+# episodes against the labels (tools/evalscore.py). The evaluation seeds are
+# never used for tuning: tune with `scripts/eval.sh --tune` (other seeds).
+# Ends with: eval: macro-F1 X, false alarms/GPU-hour Y, median delay Z samples
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+GPULOG=${GPULOG:-$PWD/$BUILD/gpulog}
+PY=/usr/bin/python3
+if [ "${1:-}" = "--tune" ]; then
+  FAULT_SEEDS=${FAULT_SEEDS:-"11 12 13 14 15 16"}; CLEAN_SEEDS=${CLEAN_SEEDS:-"21 22 23"}
+else
+  FAULT_SEEDS=${FAULT_SEEDS:-"1001 1002 1003 1004 1005 1006 1007 1008"}; CLEAN_SEEDS=${CLEAN_SEEDS:-"2001 2002 2003"}
+fi
+HOURS=${EVAL_HOURS:-2}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulog-eval.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+gen_run() {   # seed faults -> prints LABELS:RECORDS
+  local seed=$1 faults=$2 t="$tmp/trace-$1"
+  "$PY" tools/gentrace.py --seed "$seed" --hours "$HOURS" --faults "$faults" --host "node-$seed" \
+    -o "$t.txt" -l "$t.json"
+  "$GPULOG" run --no-live --tz UTC --host "node-$seed" --quiet "$t.txt" > "$t.ndjson" 2> "$t.err" ||
+    { echo "eval: gpulog run failed on seed $seed:" >&2; cat "$t.err" >&2; exit 1; }
+}
+pids=()
+for s in $FAULT_SEEDS; do gen_run "$s" all & pids+=($!); done
+for s in $CLEAN_SEEDS; do gen_run "$s" none & pids+=($!); done
+for p in "${pids[@]}"; do wait "$p"; done
+fault_pairs=(); clean_pairs=()
+for s in $FAULT_SEEDS; do fault_pairs+=("$tmp/trace-$s.json:$tmp/trace-$s.ndjson"); done
+for s in $CLEAN_SEEDS; do clean_pairs+=("$tmp/trace-$s.json:$tmp/trace-$s.ndjson"); done
+echo "eval: ${#fault_pairs[@]} fault traces, ${#clean_pairs[@]} fault-free traces, ${HOURS} h x 8 GPUs each"
+"$PY" tools/evalscore.py "${fault_pairs[@]}" -- "${clean_pairs[@]}"
