@@ -891,6 +891,16 @@ void config_apply_log(const struct gpulog_config *cfg)
     gl_log_json = !strcmp(cfg->log.format, "json");
 }
 
+int config_apply_process(const struct gpulog_config *cfg, char *err, size_t errlen)
+{
+    config_apply_log(cfg);
+    if (*cfg->tz && gl_tz_set(cfg->tz) != GL_OK) {
+        errf(err, errlen, "tz: unknown time zone '%s'", cfg->tz);
+        return GL_ERROR;
+    }
+    return GL_OK;
+}
+
 int config_secret(const char *value, const char *file, char **out, char *err, size_t errlen)
 {
     if (value && *value) {

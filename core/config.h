@@ -157,6 +157,9 @@ int config_init(struct gpulog_config *cfg, const char *path, char *err, size_t e
 
 /* Sets gl_log_level / gl_log_json from cfg->log. */
 void config_apply_log(const struct gpulog_config *cfg);
+/* config_apply_log plus the time zone (gl_tz_set(cfg->tz) when tz is set).
+ * Returns GL_ERROR with the reason in err for an unknown zone. */
+int config_apply_process(const struct gpulog_config *cfg, char *err, size_t errlen);
 
 /* Returns the secret from value if non-empty, else the first line of file
  * (trailing newline stripped), else "" (all heap; caller frees). GL_ERROR if

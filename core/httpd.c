@@ -103,6 +103,7 @@ static int listen_on(const char *addr, int *family, char *err, size_t errlen)
 
 int metrics_serve(const char *addr, char *err, size_t errlen)
 {
+    if (!addr || !*addr) return GL_OK;   /* metrics_addr "" = no server */
     if (daemon_h) {
         snprintf(err, errlen, "metrics server already running on port %d", bound_port);
         return GL_ERROR;

@@ -63,8 +63,9 @@ struct buf;
 void metrics_render(struct buf *out);
 
 /* Starts the HTTP server on addr ("HOST:PORT", "[V6]:PORT", ":PORT"; port 0
- * picks a free port, see metrics_port). Returns GL_OK, or GL_ERROR with the
- * reason in err (bad address, address in use, ...). */
+ * picks a free port, see metrics_port). NULL or "" starts nothing and
+ * returns GL_OK, so commands can pass cfg.metrics_addr as it is. Returns
+ * GL_OK, or GL_ERROR with the reason in err (bad address, address in use). */
 int metrics_serve(const char *addr, char *err, size_t errlen);
 /* The port the server listens on (0 when not serving). */
 int metrics_port(void);

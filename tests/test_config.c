@@ -412,6 +412,12 @@ TEST(apply_log)
     config_apply_log(&c);
     CHECK_EQ_INT(gl_log_level, GL_LOG_INFO);
     CHECK_EQ_INT(gl_log_json, 0);
+    CHECK_EQ_INT(config_apply_process(&c, err, sizeof err), GL_OK);
+    CHECK_EQ_INT(config_set(&c, "tz", "Mars/Olympus_Mons", err, sizeof err), GL_OK);
+    CHECK_EQ_INT(config_apply_process(&c, err, sizeof err), GL_ERROR);
+    CHECK_EQ_STR(err, "tz: unknown time zone 'Mars/Olympus_Mons'");
+    CHECK_EQ_INT(config_set(&c, "tz", "UTC", err, sizeof err), GL_OK);
+    CHECK_EQ_INT(config_apply_process(&c, err, sizeof err), GL_OK);
     config_free(&c);
 }
 

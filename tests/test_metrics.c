@@ -261,6 +261,8 @@ TEST(http_endpoints)
 TEST(serve_errors)
 {
     char err[256];
+    CHECK_EQ_INT(metrics_serve("", err, sizeof err), GL_OK);     /* disabled */
+    CHECK_EQ_INT(metrics_port(), 0);
     CHECK_EQ_INT(metrics_serve("nonsense", err, sizeof err), GL_ERROR);
     CHECK(strstr(err, "not HOST:PORT") != NULL);
     CHECK_EQ_INT(metrics_serve("127.0.0.1:70000", err, sizeof err), GL_ERROR);
