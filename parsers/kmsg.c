@@ -496,7 +496,7 @@ static int kmsg_xid(struct parser *p, struct kmsg *k, const struct line_src *src
 {
     if (!kmsg_re_xid) return parser_error(p, "kmsg: Xid pattern unavailable");
     int rc = pcre2_match(kmsg_re_xid, (PCRE2_SPTR)body, blen, 0, 0, k->md, NULL);
-    if (rc < 0) return parser_error(p, "kmsg: unrecognised Xid line: %.80s", body);
+    if (rc < 0) return parser_error(p, "kmsg: unrecognised Xid line: %.*s", (int)(blen > 80 ? 80 : blen), body);
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(k->md);
     int64_t code;
     if (!gl_parse_i64(GRP(2), GLEN(2), &code)) return parser_error(p, "kmsg: bad Xid code");

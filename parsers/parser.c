@@ -120,7 +120,7 @@ int event_add_auto(struct event *ev, const char *key, const char *s, size_t n, i
 char *name_sanitize(const char *prefix, const char *s, size_t n)
 {
     size_t pl = prefix ? strlen(prefix) : 0;
-    char *out = xmalloc(pl + n + 1);
+    char *out = xmalloc(pl + n + 2);   /* n == 0 still writes "_" and NUL */
     memcpy(out, prefix, pl);
     size_t o = pl;
     int last_us = 1;

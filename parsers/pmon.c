@@ -183,7 +183,7 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
     if (n == 0) return GL_DECLINED;
     if (s[0] == '#') return pmon_header(p, m, s, n);
     if (!m->have_header)
-        return parser_error(p, "not a pmon row (no '#' header line seen): %.60s", s);
+        return parser_error(p, "not a pmon row (no '#' header line seen): %.*s", (int)(n > 60 ? 60 : n), s);
 
     const char *tok[PMON_MAX_COLS + 1];
     size_t tl[PMON_MAX_COLS + 1];
@@ -193,7 +193,7 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
     int k = pmon_split(s, n, tok, tl, want, &cmd, &cmdlen);
     if (k != want || (!m->cmd_last && cmdlen)) {
         if (s[0] < '0' || s[0] > '9')
-            return parser_error(p, "not a pmon row: %.60s", s);
+            return parser_error(p, "not a pmon row: %.*s", (int)(n > 60 ? 60 : n), s);
         return parser_error(p, "expected %d fields as in the pmon header, got %d", m->ncols,
                             k + (cmdlen ? 1 : 0));
     }
