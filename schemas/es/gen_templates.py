@@ -65,6 +65,7 @@ def mapping_for(name, spec, defs):
 # of the family (gpu.gpm.sm is an object, gpu.gpm.sm.pct a leaf).
 FAMILIES = [
     (r"^gpu\.dmon\.[a-z0-9_]+$", "gpu.dmon", "gpu.dmon.*", "scalar"),
+    (r"^gpu\.pmon\.[a-z0-9_]+$", "gpu.pmon", "gpu.pmon.*", "scalar"),
     (r"^gpu\.nvsmi\.[a-z0-9_]+$", "gpu.nvsmi", "gpu.nvsmi.*", "scalar"),
     (r"^gpu\.dcgm\.[a-z0-9_]+$", "gpu.dcgm", "gpu.dcgm.*", "scalar"),
     (r"^gpu\.gpm\.[a-z0-9_]+\.pct$", "gpu.gpm", "gpu.gpm.*.pct", "float"),
