@@ -1,5 +1,6 @@
 /* det_robust_z.c - robust z-score: distance from the window median in units
- * of 1.4826 x MAD (insensitive to the outliers it is looking for). Optional
+ * of 1.4826 x MAD (1.2533 x mean absolute deviation when MAD is 0;
+ * insensitive to the outliers it is looking for). Optional
  * gate: only judge while another metric (the GPU's utilisation) has been
  * steady over its window, so load changes are not reported as anomalies. */
 #include "detector.h"
@@ -36,6 +37,9 @@ static int rz_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
             return cx->open ? DET_NORMAL : DET_UNKNOWN;
     }
     double med = win_median(w), sc = 1.4826 * win_mad(w);
+    /* discrete data (integer readings) often has MAD 0: fall back to the
+     * mean absolute deviation, scaled to sigma for normal data */
+    if (sc == 0) sc = 1.2533 * win_mean_abs_dev(w, med);
     if (sc < rc->p[2]) sc = rc->p[2];
     double dev = cx->v - med, z = dev / sc;
     o->value = cx->v; o->mean = win_mean(w); o->std = win_std(w); o->score = z;

@@ -370,7 +370,8 @@ static void judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, co
             }
         } else {
             if (risk > ep->peak_risk) ep->peak_risk = (float)risk;
-            if ((risk >= ep->last_risk + 10 || sev > ep->last_sev) && ts - ep->last_change >= rc->change_ms) {
+            /* a rise in severity is always reported; score moves are rate-limited */
+            if (sev > ep->last_sev || (risk >= ep->last_risk + 10 && ts - ep->last_change >= rc->change_ms)) {
                 ep->seq++;
                 ep->last_risk = (float)risk;
                 ep->last_sev = (int8_t)sev;

@@ -162,6 +162,15 @@ double win_mad(const struct win *w)
     return isfinite(m) && m > 0 ? m : 0.0;
 }
 
+double win_mean_abs_dev(const struct win *w, double c)
+{
+    if (w->n == 0) return 0.0;
+    double s = 0;
+    for (unsigned i = 0; i < w->n; i++) s += fabs((double)w->sorted[i] - c);
+    double m = s / w->n;
+    return isfinite(m) ? m : 0.0;
+}
+
 double win_at(const struct win *w, unsigned i)
 {
     if (i >= w->n) return 0.0;

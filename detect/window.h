@@ -48,6 +48,8 @@ double win_quantile(const struct win *w, double q);
 static inline double win_median(const struct win *w) { return win_quantile(w, 0.5); }
 /* Median absolute deviation from the median (unscaled), O(N) merge. */
 double win_mad(const struct win *w);
+/* Mean absolute deviation from c, O(N) (the scale fallback when MAD is 0). */
+double win_mean_abs_dev(const struct win *w, double c);
 /* The i-th oldest sample (0 = oldest) and the newest. */
 double win_at(const struct win *w, unsigned i);
 double win_last(const struct win *w);

@@ -1,0 +1,555 @@
+/* test_detectors.c - each detector on hand-computed cases, the episode
+ * lifecycle, out-of-order and duplicate samples, deterministic ids. */
+#include "test.h"
+#include "../detect/engine.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cap {
+    struct buf out;
+    int n[3];                 /* start, change, end */
+    int64_t ts[64];           /* @timestamp of each record */
+    int64_t start_field[64];  /* event.start */
+    int gpu[64];
+    char type[64][8];
+    char rule[64][32];
+    char metric[64][64];
+    double value[64];
+    int nrec;
+};
+
+static void cap_emit(void *ctx, const struct event *r)
+{
+    struct cap *c = ctx;
+    event_to_json(r, &c->out);
+    buf_putc(&c->out, '\n');
+    size_t n;
+    const char *t = event_get_str(r, "event.type", &n);
+    int k = !strncmp(t, "start", n) ? 0 : !strncmp(t, "change", n) ? 1 : 2;
+    c->n[k]++;
+    if (c->nrec < 64) {
+        int i = c->nrec++;
+        c->ts[i] = r->ts_ms;
+        snprintf(c->type[i], 8, "%.*s", (int)n, t);
+        const char *rid = event_get_str(r, "rule.id", &n);
+        snprintf(c->rule[i], 32, "%.*s", (int)n, rid);
+        const char *m = event_get_str(r, "anomaly.metric", &n);
+        snprintf(c->metric[i], 64, "%.*s", (int)n, m);
+        const char *st = event_get_str(r, "event.start", &n);
+        gl_parse_iso_ts(st, n, &c->start_field[i]);
+        double g = -1;
+        event_get_num(r, "gpu.index", &g);
+        c->gpu[i] = (int)g;
+        event_get_num(r, "anomaly.value", &c->value[i]);
+    }
+}
+
+static struct profile *prof_of(const char *json)
+{
+    char err[256];
+    struct profile *p = profile_from_json(json, strlen(json), err, sizeof err);
+    if (!p) printf("  profile error: %s\n", err);
+    return p;
+}
+
+#define T0 1762473600000LL
+
+/* one metric sample: gpu, ts (s after T0), then pairs key, value; NULL ends */
+static void sample(struct engine *e, const char *host, int gpu, int64_t sec, ...)
+{
+    struct event ev;
+    event_init(&ev);
+    ev.kind = "metric";
+    ev.dataset = "gpu.dmon";
+    ev.host = host;
+    ev.offset = -1;
+    ev.ts_ms = T0 + sec * 1000;
+    if (gpu >= 0) event_add_int(&ev, "gpu.index", gpu);
+    va_list ap;
+    va_start(ap, sec);
+    const char *k;
+    while ((k = va_arg(ap, const char *))) event_add_num(&ev, k, va_arg(ap, double));
+    va_end(ap);
+    engine_feed(e, &ev);
+    event_free(&ev);
+}
+
+static const char *TEMP = "gpu.temperature.gpu";
+
+TEST(threshold_hysteresis_and_duration)
+{
+    struct profile *p = prof_of("{\"rules\":[{\"id\":\"t\",\"detector\":\"threshold\",\"metric\":\"gpu.temperature.gpu\","
+                                "\"for\":3,\"clear\":2,\"params\":{\"high\":85,\"clear_high\":80}}]}");
+    CHECK(p != NULL);
+    if (!p) return;
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    double v[] = { 70, 70, 90, 90, 70, 90, 91, 92, 83, 84, 79, 79, 79 };
+    for (int i = 0; i < 13; i++) sample(e, "h", 0, i, TEMP, v[i], NULL);
+    /* 2 hot samples are too short; the run at 5,6,7 opens at 7 with start 5;
+     * 83 and 84 are above the clear level; two samples below 80 resolve */
+    CHECK_EQ_INT(c.n[0], 1);
+    CHECK_EQ_INT(c.n[2], 1);
+    CHECK_EQ_INT(c.ts[0], T0 + 7000);
+    CHECK_EQ_INT(c.start_field[0], T0 + 5000);
+    CHECK_EQ_STR(c.type[1], "end");
+    CHECK_EQ_INT(c.ts[1], T0 + 11000);
+    CHECK_NEAR(c.value[0], 92, 1e-9);
+    CHECK_EQ_STR(c.metric[0], "gpu.temperature.gpu");
+    CHECK(strstr(c.out.p, "\"event.reason\":\"GPU 0 on h: temperature 92") != NULL);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
+TEST(zscore_hand_computed)
+{
+    struct profile *p = prof_of("{\"rules\":[{\"id\":\"z\",\"detector\":\"zscore\",\"metric\":\"m\","
+                                "\"params\":{\"z\":4,\"min_n\":10}}]}");
+    if (!p) { CHECK(0); return; }
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    /* 10 samples alternating 10, 12: mean 11, sample std sqrt(10/9) = 1.054 */
+    for (int i = 0; i < 10; i++) sample(e, "h", 0, i, "m", i % 2 ? 12.0 : 10.0, NULL);
+    sample(e, "h", 0, 10, "m", 15.0, NULL);   /* z = 4/1.054 = 3.79: normal */
+    CHECK_EQ_INT(c.n[0], 0);
+    engine_free(e);
+    buf_reset(&c.out);
+    memset(c.n, 0, sizeof c.n);
+    c.nrec = 0;
+    e = engine_new(p, cap_emit, &c);
+    for (int i = 0; i < 10; i++) sample(e, "h", 0, i, "m", i % 2 ? 12.0 : 10.0, NULL);
+    sample(e, "h", 0, 10, "m", 15.3, NULL);   /* z = 4.3/1.054 = 4.08: anomaly */
+    CHECK_EQ_INT(c.n[0], 1);
+    CHECK(strstr(c.out.p, "\"anomaly.window_mean\":11") != NULL);
+    CHECK(strstr(c.out.p, "\"anomaly.score\":4.07") != NULL);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
+TEST(robust_z_hand_computed)
+{
+    struct profile *p = prof_of("{\"rules\":[{\"id\":\"r\",\"detector\":\"robust_z\",\"metric\":\"m\","
+                                "\"params\":{\"z\":3.5,\"min_n\":9}}]}");
+    if (!p) { CHECK(0); return; }
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    /* 1..9: median 5, MAD 2, scale 2.9652; an outlier in the window (100)
+     * does not move them much: the z of 14 = 9/2.9652 = 3.04 -> normal */
+    double v[] = { 1, 2, 3, 4, 100, 6, 7, 8, 9 };
+    for (int i = 0; i < 9; i++) sample(e, "h", 0, i, "m", v[i], NULL);
+    sample(e, "h", 0, 9, "m", 14.0, NULL);
+    CHECK_EQ_INT(c.n[0], 0);
+    /* window now 1,2,3,4,6,7,8,9,14,100: median 6.5; |dev| sorted 0.5 0.5
+     * 1.5 2.5 2.5 3.5 4.5 5.5 7.5 93.5: MAD 3, scale 4.4478; 21 -> z 3.26
+     * normal; 25 -> 18.5 / 4.4478 = 4.159 */
+    sample(e, "h", 0, 10, "m", 21.0, NULL);
+    CHECK_EQ_INT(c.n[0], 0);
+    engine_free(e);
+    e = engine_new(p, cap_emit, &c);
+    for (int i = 0; i < 9; i++) sample(e, "h", 0, i, "m", v[i], NULL);
+    sample(e, "h", 0, 9, "m", 14.0, NULL);
+    sample(e, "h", 0, 10, "m", 25.0, NULL);
+    CHECK_EQ_INT(c.n[0], 1);
+    CHECK(strstr(c.out.p, "\"anomaly.score\":4.159") != NULL);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
+static int first_start_after(struct cap *c, int64_t sec)
+{
+    for (int i = 0; i < c->nrec; i++)
+        if (!strcmp(c->type[i], "start")) return (int)((c->ts[i] - T0) / 1000 - sec);
+    return -1000;
+}
+
+TEST(ewma_and_cusum_detect_level_shift_only)
+{
+    const char *cfgs[] = {
+        "{\"rules\":[{\"id\":\"e\",\"detector\":\"ewma\",\"metric\":\"m\",\"params\":{\"lambda\":0.2,\"L\":4,\"min_n\":30}}]}",
+        "{\"rules\":[{\"id\":\"c\",\"detector\":\"cusum\",\"metric\":\"m\",\"params\":{\"k\":0.5,\"h\":8,\"min_n\":30}}]}",
+    };
+    for (int k = 0; k < 2; k++) {
+        struct profile *p = prof_of(cfgs[k]);
+        if (!p) { CHECK(0); continue; }
+        struct cap c = { 0 };
+        buf_init(&c.out);
+        struct engine *e = engine_new(p, cap_emit, &c);
+        /* deterministic noise in [-1, 1] around 50 for 300 samples: quiet */
+        unsigned s = 7;
+        for (int i = 0; i < 300; i++) {
+            s = s * 1103515245u + 12345u;
+            sample(e, "h", 0, i, "m", 50 + ((s >> 8) % 2001) / 1000.0 - 1, NULL);
+        }
+        CHECK_EQ_INT(c.n[0], 0);
+        /* a shift of +4 (about 7 sigma of uniform noise) */
+        for (int i = 300; i < 340; i++) {
+            s = s * 1103515245u + 12345u;
+            sample(e, "h", 0, i, "m", 54 + ((s >> 8) % 2001) / 1000.0 - 1, NULL);
+        }
+        int d = first_start_after(&c, 300);
+        CHECK(d >= 0 && d <= 10);
+        if (!(d >= 0 && d <= 10)) printf("  detector %d delay %d\n", k, d);
+        engine_free(e);
+        profile_free(p);
+        buf_free(&c.out);
+    }
+}
+
+TEST(counter_increase_window_and_reset)
+{
+    struct profile *p = prof_of("{\"rules\":[{\"id\":\"c\",\"detector\":\"counter_increase\",\"metric\":\"gpu.pcie.replay\","
+                                "\"cooldown_s\":10,\"params\":{\"window_s\":60,\"min_increase\":20}}]}");
+    if (!p) { CHECK(0); return; }
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    /* a high level is not an anomaly; a reset (decrease) is not either */
+    sample(e, "h", 1, 0, "gpu.pcie.replay", 100000.0, NULL);
+    sample(e, "h", 1, 1, "gpu.pcie.replay", 100001.0, NULL);
+    sample(e, "h", 1, 2, "gpu.pcie.replay", 3.0, NULL);
+    /* +1 every 10 s: 6 per minute, never 20 */
+    for (int i = 3; i < 200; i++) sample(e, "h", 1, i, "gpu.pcie.replay", 3.0 + (i - 3) / 10, NULL);
+    CHECK_EQ_INT(c.n[0], 0);
+    /* +10 per sample at 200 and 201: the window (141, 201] also holds six
+     * background +1 steps (143 ... 193): 6 + 10 = 16 at 200, 26 at 201 */
+    double base = 3.0 + 196 / 10;
+    sample(e, "h", 1, 200, "gpu.pcie.replay", base + 10, NULL);
+    CHECK_EQ_INT(c.n[0], 0);
+    sample(e, "h", 1, 201, "gpu.pcie.replay", base + 20, NULL);
+    CHECK_EQ_INT(c.n[0], 1);
+    CHECK_EQ_INT(c.ts[0], T0 + 201000);
+    CHECK_EQ_INT(c.gpu[0], 1);
+    /* flat: last window with both +10 is (199, 259]; normal from 260, and
+     * the 10 s cooldown after 259 resolves at 269 */
+    for (int i = 202; i < 300; i++) sample(e, "h", 1, i, "gpu.pcie.replay", base + 20, NULL);
+    CHECK_EQ_INT(c.n[2], 1);
+    CHECK_EQ_INT(c.ts[1], T0 + 269000);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
+TEST(flatline)
+{
+    struct profile *p = prof_of("{\"rules\":[{\"id\":\"f\",\"detector\":\"flatline\",\"metric\":\"m\","
+                                "\"params\":{\"min_samples\":20,\"min_std\":0.5}}]}");
+    if (!p) { CHECK(0); return; }
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    for (int i = 0; i < 30; i++) sample(e, "h", 0, i, "m", (double)(i % 5), NULL);
+    for (int i = 30; i < 49; i++) sample(e, "h", 0, i, "m", 7.0, NULL);
+    CHECK_EQ_INT(c.n[0], 0);
+    sample(e, "h", 0, 49, "m", 7.0, NULL);   /* the 20th identical sample */
+    CHECK_EQ_INT(c.n[0], 1);
+    sample(e, "h", 0, 50, "m", 8.0, NULL);
+    CHECK_EQ_INT(c.n[2], 1);
+    /* a series that never varied is not "stuck" */
+    for (int i = 0; i < 100; i++) sample(e, "h", 1, i, "m", 3.0, NULL);
+    CHECK_EQ_INT(c.n[0], 1);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
+TEST(missing_data_by_peer_progress)
+{
+    struct profile *p = prof_of("{\"rules\":[{\"id\":\"miss\",\"detector\":\"missing_data\",\"params\":{\"after_s\":5}}]}");
+    if (!p) { CHECK(0); return; }
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    for (int t = 0; t < 40; t++)
+        for (int g = 0; g < 3; g++) {
+            if (g == 2 && t >= 10 && t < 30) continue;   /* GPU 2 silent 10..29 */
+            if (g == 1 && t == 5) continue;              /* a single lost line */
+            sample(e, "h", g, t, TEMP, 50.0, NULL);
+        }
+    engine_flush(e);
+    /* last sample of GPU 2 at 9; judged at the block of 14 (gap 5 s) */
+    CHECK_EQ_INT(c.n[0], 1);
+    CHECK_EQ_INT(c.gpu[0], 2);
+    CHECK_EQ_INT(c.ts[0], T0 + 14000);
+    CHECK_EQ_INT(c.n[2], 1);
+    CHECK_EQ_INT(c.ts[1], T0 + 30000);
+    CHECK(strstr(c.out.p, "stopped reporting: no sample for 5 s while 2 other GPUs") != NULL);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
+TEST(peer_straggler)
+{
+    struct profile *p = prof_of("{\"rules\":[{\"id\":\"peer\",\"detector\":\"peer\",\"metric\":\"clk\",\"for\":3,\"clear\":2,"
+                                "\"params\":{\"rel\":0.12,\"tight\":0.03,\"direction\":-1,\"busy_util\":50}}]}");
+    if (!p) { CHECK(0); return; }
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    for (int t = 0; t < 20; t++)
+        for (int g = 0; g < 8; g++) {
+            double clk = 1980 - 5 * g;
+            if (g == 3 && t >= 5 && t < 12) clk = 1500;
+            /* GPU 6 is idle at a low clock: not judged (not busy) */
+            double u = g == 6 ? 0 : 99;
+            if (g == 6) clk = 345;
+            sample(e, "h", g, t, "clk", clk, "gpu.utilization.gpu.pct", u, NULL);
+        }
+    engine_flush(e);
+    CHECK_EQ_INT(c.n[0], 1);
+    CHECK_EQ_INT(c.gpu[0], 3);
+    CHECK_EQ_INT(c.ts[0], T0 + 7000);
+    CHECK_EQ_INT(c.n[2], 1);
+    CHECK(strstr(c.out.p, "below the median of its 6 peers") != NULL);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
+TEST(gpu_rules_hang_idle_power_cap_thermal)
+{
+    struct profile *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
+    CHECK(p != NULL);
+    if (!p) return;
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    const char *U = "gpu.utilization.gpu.pct", *P = "gpu.power.usage", *K = "gpu.clock.streaming_multiprocessor_frequency";
+    const char *PV = "gpu.throttling.power.pct", *TV = "gpu.throttling.thermal.active";
+    int t = 0;
+    /* busy phase teaches pmax = 600 W */
+    for (; t < 100; t++) sample(e, "h", 0, t, U, 99.0, P, 600.0 - t % 3, K, 1980.0, TEMP, 70.0, PV, 0.0, TV, 0.0, NULL);
+    CHECK_EQ_INT(c.n[0], 0);
+    /* hang: utilisation 100 at 90 W (< 0.3 x 600) for 8 samples */
+    for (; t < 120; t++) sample(e, "h", 0, t, U, 100.0, P, 90.0, K, 1980.0, TEMP, 60.0, PV, 0.0, TV, 0.0, NULL);
+    int hang = 0;
+    for (int i = 0; i < c.nrec; i++) if (!strcmp(c.rule[i], "gpu.hang") && !strcmp(c.type[i], "start")) {
+        hang++;
+        CHECK_EQ_INT(c.ts[i], T0 + 107000);
+    }
+    CHECK_EQ_INT(hang, 1);
+    /* power cap: pviol 60 at 598 W for 5 samples */
+    c.nrec = 0;
+    for (; t < 140; t++) sample(e, "h", 0, t, U, 99.0, P, 598.0, K, 1700.0, TEMP, 70.0, PV, 60.0, TV, 0.0, NULL);
+    int cap = 0;
+    for (int i = 0; i < c.nrec; i++) if (!strcmp(c.rule[i], "gpu.power.cap") && !strcmp(c.type[i], "start")) {
+        cap++;
+        CHECK_EQ_INT(c.ts[i], T0 + 124000);
+    }
+    CHECK_EQ_INT(cap, 1);
+    /* thermal flag */
+    c.nrec = 0;
+    for (; t < 150; t++) sample(e, "h", 0, t, U, 99.0, P, 560.0, K, 1500.0, TEMP, 89.0, PV, 0.0, TV, 1.0, NULL);
+    int th = 0;
+    for (int i = 0; i < c.nrec; i++) if (!strcmp(c.rule[i], "gpu.thermal") && !strcmp(c.type[i], "start")) th++;
+    CHECK_EQ_INT(th, 1);
+    /* idle waste: util 0 at 300 W (>= 0.35 x 600 and >= idle + 100) for 20 samples */
+    c.nrec = 0;
+    for (; t < 200; t++) sample(e, "h", 0, t, U, 0.0, P, 300.0, K, 1980.0, TEMP, 60.0, PV, 0.0, TV, 0.0, NULL);
+    int idle = 0;
+    for (int i = 0; i < c.nrec; i++) if (!strcmp(c.rule[i], "gpu.power.idle") && !strcmp(c.type[i], "start")) {
+        idle++;
+        CHECK_EQ_INT(c.ts[i], T0 + 169000);
+    }
+    CHECK_EQ_INT(idle, 1);
+    CHECK(strstr(c.out.p, "nan") == NULL && strstr(c.out.p, "inf") == NULL);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
+TEST(xid_burst_is_one_episode)
+{
+    struct profile *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
+    if (!p) { CHECK(0); return; }
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    sample(e, "h", 0, 0, TEMP, 50.0, NULL);
+    for (int i = 0; i < 5; i++) {
+        struct event ev;
+        event_init(&ev);
+        ev.kind = "event";
+        ev.dataset = "gpu.xid";
+        ev.host = "h";
+        ev.offset = -1;
+        ev.ts_ms = T0 + 1000 + i * 2000;
+        event_add_int(&ev, "gpu.xid.code", i == 3 ? 79 : 13);
+        event_add_str(&ev, "gpu.xid.severity", i == 3 ? "critical" : "warning", i == 3 ? 8 : 7);
+        event_add_str(&ev, "gpu.xid.name", "x", 1);
+        event_add_int(&ev, "gpu.index", 0);
+        engine_feed(e, &ev);
+        event_free(&ev);
+    }
+    CHECK_EQ_INT(c.n[0], 1);
+    /* severity rose to critical: one change record */
+    CHECK_EQ_INT(c.n[1], 1);
+    CHECK(strstr(c.out.p, "\"gpu.xid.code\":13") != NULL);
+    CHECK(strstr(c.out.p, "\"event.severity\":3") != NULL);
+    /* host time moves on: the episode ends 300 s after the last Xid */
+    for (int t = 10; t < 400; t++) sample(e, "h", 0, t, TEMP, 50.0, NULL);
+    engine_flush(e);
+    CHECK_EQ_INT(c.n[2], 1);
+    CHECK_EQ_INT(c.ts[c.nrec - 1], T0 + 309000);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
+TEST(out_of_order_and_duplicates)
+{
+    struct profile *p = prof_of("{\"out_of_order_tolerance_ms\":2000,\"rules\":[{\"id\":\"t\",\"detector\":\"threshold\","
+                                "\"metric\":\"gpu.temperature.gpu\",\"params\":{\"high\":85}}]}");
+    if (!p) { CHECK(0); return; }
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    for (int i = 0; i < 10; i++) sample(e, "h", 0, i, TEMP, 50.0, NULL);
+    sample(e, "h", 0, 9, TEMP, 99.0, NULL);    /* duplicate timestamp: ignored */
+    sample(e, "h", 0, 3, TEMP, 99.0, NULL);    /* 6 s late: dropped */
+    CHECK_EQ_INT(c.n[0], 0);
+    const struct engine_stats *st = engine_get_stats(e);
+    CHECK_EQ_INT(st->duplicates, 1);
+    CHECK_EQ_INT(st->out_of_order, 1);
+    sample(e, "h", 0, 8, TEMP, 50.0, NULL);    /* 1 s late: within tolerance, processed */
+    CHECK_EQ_INT(st->late_within_tolerance, 1);
+    sample(e, "h", 0, 30, TEMP, 50.0, NULL);   /* a 21 s jump: a gap */
+    CHECK_EQ_INT(st->gaps, 1);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
+static void run_trace(struct buf *out)
+{
+    struct profile *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    for (int t = 0; t < 300; t++)
+        for (int g = 0; g < 4; g++)
+            sample(e, "n1", g, t, TEMP, g == 2 && t > 100 && t < 200 ? 95.0 : 60.0, "gpu.power.usage", 300.0,
+                   "gpu.utilization.gpu.pct", 90.0, NULL);
+    engine_flush(e);
+    buf_append(out, c.out.p, c.out.len);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
+TEST(deterministic_ids_and_lifecycle)
+{
+    struct buf a, b;
+    buf_init(&a);
+    buf_init(&b);
+    run_trace(&a);
+    run_trace(&b);
+    CHECK(a.len > 0);
+    CHECK(a.len == b.len && !memcmp(a.p, b.p, a.len));
+    /* ids are unique across records */
+    int n = 0, dup = 0;
+    char ids[64][33];
+    for (const char *q = a.p; (q = strstr(q, "\"event.id\":\"")); q += 12) {
+        char id[33];
+        memcpy(id, q + 12, 32);
+        id[32] = 0;
+        for (int i = 0; i < n; i++) if (!strcmp(ids[i], id)) dup++;
+        if (n < 64) strcpy(ids[n++], id);
+    }
+    CHECK(n >= 2);
+    CHECK_EQ_INT(dup, 0);
+    /* start then end for the temperature rule on GPU 2 */
+    const char *s1 = strstr(a.p, "\"event.type\":\"start\",\"rule.id\":\"gpu.temp.high\"");
+    const char *s2 = strstr(a.p, "\"event.type\":\"end\",\"rule.id\":\"gpu.temp.high\"");
+    CHECK(s1 && s2 && s1 < s2);
+    buf_free(&a);
+    buf_free(&b);
+}
+
+TEST(config_extends_override_and_errors)
+{
+    struct profile *p = prof_of("{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.high\",\"params\":{\"high\":70}},"
+                                "{\"id\":\"gpu.hang\",\"enabled\":false}]}");
+    CHECK(p != NULL);
+    if (p) {
+        int found = 0, hang = 0;
+        for (size_t i = 0; i < p->nrules; i++) {
+            if (!strcmp(p->rules[i].id, "gpu.temp.high")) {
+                found = 1;
+                CHECK_NEAR(p->rules[i].p[0], 70, 1e-9);
+                CHECK_NEAR(p->rules[i].p[2], 82, 1e-9);   /* clear_high kept from the base */
+                CHECK_EQ_INT(p->rules[i].for_n, 10);
+            }
+            if (!strcmp(p->rules[i].id, "gpu.hang")) hang = 1;
+        }
+        CHECK(found);
+        CHECK(!hang);
+        profile_free(p);
+    }
+    char err[256];
+    const char *bad = "{\"rules\":[{\"id\":\"x\",\"detector\":\"zscore\",\"metric\":\"m\",\"params\":{\"nope\":1}}]}";
+    CHECK(profile_from_json(bad, strlen(bad), err, sizeof err) == NULL);
+    CHECK(strstr(err, "nope") != NULL);
+    const char *bad2 = "{\"rules\":[{\"id\":\"x\",\"detector\":\"magic\",\"metric\":\"m\"}]}";
+    CHECK(profile_from_json(bad2, strlen(bad2), err, sizeof err) == NULL);
+    struct profile *g = profile_load(NULL, "generic", err, sizeof err);
+    CHECK(g != NULL && g->star);
+    profile_free(g);
+}
+
+TEST(generic_star_rules_and_series_cap)
+{
+    struct profile *p = prof_of("{\"max_series\":20,\"rules\":[{\"id\":\"rz\",\"detector\":\"robust_z\",\"metric\":\"*\","
+                                "\"params\":{\"z\":6,\"min_n\":20}}]}");
+    if (!p) { CHECK(0); return; }
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    for (int t = 0; t < 50; t++) sample(e, "db1", -1, t, "metrics.qps", 100.0 + t % 5, "metrics.lat", 5.0 + t % 2, NULL);
+    /* metrics.lat alternates 5, 6: with an odd count MAD is 0, and the mean
+     * absolute deviation keeps it from looking anomalous */
+    CHECK_EQ_INT(c.n[0], 0);
+    sample(e, "db1", -1, 50, "metrics.qps", 500.0, "metrics.lat", 5.0, NULL);
+    CHECK_EQ_INT(c.n[0], 1);
+    CHECK_EQ_STR(c.metric[0], "metrics.qps");
+    CHECK(strstr(c.out.p, "\"event.reason\":\"db1: metrics.qps 500, ") != NULL);
+    /* 30 hosts x 2 series with a cap of 20: older GPUs are evicted */
+    for (int h = 0; h < 30; h++) {
+        char name[16];
+        snprintf(name, sizeof name, "x%d", h);
+        sample(e, name, 0, 100 + h, "metrics.a", 1.0, "metrics.b", 2.0, NULL);
+    }
+    const struct engine_stats *st = engine_get_stats(e);
+    CHECK(st->series <= 20);
+    CHECK(st->evicted >= 10);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
+int main(void)
+{
+    RUN(threshold_hysteresis_and_duration);
+    RUN(zscore_hand_computed);
+    RUN(robust_z_hand_computed);
+    RUN(ewma_and_cusum_detect_level_shift_only);
+    RUN(counter_increase_window_and_reset);
+    RUN(flatline);
+    RUN(missing_data_by_peer_progress);
+    RUN(peer_straggler);
+    RUN(gpu_rules_hang_idle_power_cap_thermal);
+    RUN(xid_burst_is_one_episode);
+    RUN(out_of_order_and_duplicates);
+    RUN(deterministic_ids_and_lifecycle);
+    RUN(config_extends_override_and_errors);
+    RUN(generic_star_rules_and_series_cap);
+    return TEST_REPORT();
+}
