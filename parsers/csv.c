@@ -442,7 +442,8 @@ static int csv_learn(struct parser *p, struct csvp *c, const char *s, size_t n)
         for (int j = 0; j < i; j++) {
             const struct ccol *b = &c->cols[j];
             if (a->kind == b->kind && (a->kind == C_GPU || a->kind == C_HOST || a->kind == C_MASK ||
-                                       ((a->kind == C_NUM || a->kind == C_STR) && !strcmp(a->key, b->key)))) {
+                                       ((a->kind == C_NUM || a->kind == C_STR) && !strcmp(a->key, b->key)) ||
+                                       (a->kind == C_VALUE && !strcmp(a->metric, b->metric)))) {
                 a->kind = C_SKIP;
                 break;
             }

@@ -21,6 +21,7 @@ struct dcgmi_col {
     char *dyn;             /* owned gpu.dcgm.<name> */
     const char *twin;      /* schema field with the same meaning, or NULL */
     size_t start;          /* column of the name in the header line */
+    int dup;               /* same name as an earlier column: skipped */
 };
 
 struct dcgmi {
@@ -123,6 +124,10 @@ static int dcgmi_header(struct parser *p, struct dcgmi *d, const char *s, size_t
         c->start = (size_t)(tok[i] - s);
         for (size_t j = 0; j < GL_ARRAY_LEN(dcgmi_twins); j++)
             if (tok_is(tok[i], tl[i], dcgmi_twins[j].name)) { c->twin = dcgmi_twins[j].key; break; }
+        /* a field printed twice would put its keys twice in the event */
+        c->dup = 0;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(d->cols[j].dyn, c->dyn)) { c->dup = 1; break; }
     }
     d->ncols = k;
     d->have_header = 1;
@@ -204,7 +209,7 @@ static int dcgmi_feed(struct parser *p, void *st, const struct line_src *src,
         const char *t = tok[i + 2];
         size_t l = tl[i + 2];
         const struct dcgmi_col *c = &d->cols[i];
-        if (value_is_missing(t, l)) continue;
+        if (c->dup || value_is_missing(t, l)) continue;
         event_add_auto(ev, c->dyn, t, l, 1);
         if (c->twin) event_add_auto(ev, c->twin, t, l, 0);
     }
