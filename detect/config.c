@@ -59,7 +59,7 @@ static const char generic_profile[] =
 "{\"name\":\"generic\",\"window\":64,\"window_span_s\":3600,\"max_series\":200000,\"idle_evict_s\":86400,"
 " \"out_of_order_tolerance_ms\":2000,\"gap_s\":300,\"rules\":["
 "{\"id\":\"metric.robust_z\",\"name\":\"Value far from its recent median\",\"detector\":\"robust_z\",\"metric\":\"*\","
-"  \"severity\":2,\"for\":3,\"clear\":5,\"params\":{\"z\":6,\"min_n\":30}},"
+"  \"severity\":2,\"for\":1,\"clear\":3,\"params\":{\"z\":6,\"min_n\":30}},"
 "{\"id\":\"metric.ewma\",\"name\":\"Value drifting (EWMA chart)\",\"detector\":\"ewma\",\"metric\":\"*\","
 "  \"severity\":1,\"for\":5,\"clear\":10,\"params\":{\"lambda\":0.2,\"L\":5,\"min_n\":30}},"
 "{\"id\":\"metric.cusum\",\"name\":\"Level shift (CUSUM)\",\"detector\":\"cusum\",\"metric\":\"*\","

@@ -56,7 +56,7 @@ static int ctr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;
-    metric_label(rc->metric, &label, &unit);
+    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
     snprintf(o->reason, sizeof o->reason, "%s: %s rose by %.0f in the last %.0f s (counter now %.0f)",
              who, label, sum, rc->p[0], v);
     return DET_ANOMALY;

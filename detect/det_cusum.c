@@ -39,7 +39,7 @@ static int cusum_update(const struct rule_cfg *rc, void *stp, const struct det_c
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;
-    metric_label(rc->metric, &label, &unit);
+    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
     snprintf(o->reason, sizeof o->reason, "%s: %s shifted %s to %.4g%s from a recent level of %.4g%s (CUSUM %.1f sigma)",
              who, label, up ? "up" : "down", cx->v, unit, m, unit, fabs(o->score));
     return DET_ANOMALY;

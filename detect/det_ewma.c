@@ -37,7 +37,7 @@ static int ewma_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;
-    metric_label(rc->metric, &label, &unit);
+    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
     snprintf(o->reason, sizeof o->reason, "%s: %s drifting %s: smoothed %.4g%s against a recent mean of %.4g%s (limit +-%.3g)",
              who, label, dev > 0 ? "up" : "down", st->z, unit, m, unit, lim);
     return DET_ANOMALY;

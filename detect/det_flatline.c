@@ -32,7 +32,7 @@ static int flat_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;
-    metric_label(rc->metric, &label, &unit);
+    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
     snprintf(o->reason, sizeof o->reason, "%s: %s stuck at %.4g%s for %u samples (%lld s) after varying before",
              who, label, cx->v, unit, st->run, (long long)((cx->ts - st->since) / 1000));
     return DET_ANOMALY;

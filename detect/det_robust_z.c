@@ -49,7 +49,7 @@ static int rz_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;
-    metric_label(rc->metric, &label, &unit);
+    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
     int64_t span = cx->ts - win_time_at(w, 0);
     snprintf(o->reason, sizeof o->reason, "%s: %s %.4g%s, %.3g%s %s its median of the last %lld s (robust z %.1f)",
              who, label, cx->v, unit, fabs(dev), unit, dev > 0 ? "above" : "below", (long long)(span / 1000), z);

@@ -39,7 +39,7 @@ static int thr_update(const struct rule_cfg *rc, void *st, const struct det_ctx 
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;
-    metric_label(rc->metric, &label, &unit);
+    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
     int n = snprintf(o->reason, sizeof o->reason, "%s: %s %.4g%s, %s the %.4g%s limit", who, label, v, unit,
                      up ? "above" : "below", lim, unit);
     if (w && win_count(w) >= 10 && n > 0 && (size_t)n < sizeof o->reason)

@@ -29,7 +29,7 @@ static int z_update(const struct rule_cfg *rc, void *st, const struct det_ctx *c
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;
-    metric_label(rc->metric, &label, &unit);
+    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
     snprintf(o->reason, sizeof o->reason, "%s: %s %.4g%s, %.3g%s %s its last %u samples (z %.1f)", who, label,
              cx->v, unit, fabs(dev), unit, dev > 0 ? "above" : "below", win_count(w), z);
     return DET_ANOMALY;
