@@ -115,6 +115,8 @@ run_sink() {   # $1 round -> prints docs/s
   echo "$out" | sed -n 's/.*docs_per_s=\([0-9]*\).*/\1/p'
 }
 
+# warm-up (JIT, first index creation), not counted
+w=$(run_curl gzip 0); echo "es_bench: warm-up curl gzip $w docs/s"
 best_sink=0; best_plain=0; best_gzip=0
 for r in $(seq 1 "$ROUNDS"); do
   p=$(run_curl plain "$r"); echo "es_bench: round $r curl plain  $p docs/s"

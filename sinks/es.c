@@ -45,6 +45,15 @@ static inline const char *item_id(const struct es_item *it) { return it->data; }
 static inline const char *item_doc(const struct es_item *it) { return it->data + it->idlen + 1; }
 static inline size_t item_cost(const struct es_item *it) { return sizeof *it + it->idlen + 1 + it->len; }
 
+/* One bulk request: its items in body order, the NDJSON body and its gzip
+ * form. Two of them: one in flight, the next prepared meanwhile. */
+struct es_batch {
+    struct es_item **it;
+    size_t n, cap;
+    struct buf body, gz;
+    int ready;                           /* built, waiting to be sent */
+};
+
 struct es_sink {
     struct sink *s;
     /* configuration (own copies) */
@@ -58,8 +67,8 @@ struct es_sink {
     struct es_item *ready, *ready_tail;  /* FIFO of items never sent or sent back whole */
     size_t ready_bytes;
     struct es_item *delayed;             /* items waiting for their retry time */
-    struct es_item **flight;             /* items of the request in progress */
-    size_t nflight, capflight;
+    struct es_batch b[2];
+    int cur;                             /* b[cur] is (or was last) in flight */
     size_t pending_bytes;
     long unsettled;
     /* the request */
@@ -67,8 +76,7 @@ struct es_sink {
     CURL *easy;
     struct curl_slist *hdrs;
     int busy;
-    struct buf body, gz, resp;
-    size_t body_raw_len;
+    struct buf resp;
     z_stream zs;
     int zs_ready;
     int64_t hold_until;                  /* whole-request backoff */
@@ -136,43 +144,44 @@ static void reject_item(struct es_sink *e, struct es_item *it, int status, const
     settle(e, it, SINK_DEADLETTER);
 }
 
-/* Puts the whole in-flight batch back at the head of the ready queue. */
-static void requeue_flight(struct es_sink *e)
+/* Puts a whole batch back at the head of the ready queue. */
+static void requeue_batch(struct es_sink *e, struct es_batch *bt)
 {
-    for (size_t i = e->nflight; i-- > 0;) {
-        struct es_item *it = e->flight[i];
+    for (size_t i = bt->n; i-- > 0;) {
+        struct es_item *it = bt->it[i];
         it->next = e->ready;
         e->ready = it;
         if (!e->ready_tail) e->ready_tail = it;
         e->ready_bytes += it->len;
     }
-    e->nflight = 0;
+    bt->n = 0;
+    bt->ready = 0;
 }
 
-static void whole_failure(struct es_sink *e, int64_t now, const char *what)
+static void whole_failure(struct es_sink *e, struct es_batch *bt, int64_t now, const char *what)
 {
     e->st.request_failures++;
     e->conn_failures++;
     int64_t d = es_backoff_ms(e->conn_failures, ES_RETRY_BASE_MS, ES_RETRY_MAX_MS, &e->rnd);
     e->hold_until = now + d;
     log_warn("msg=\"bulk request failed, will send again\" docs=%zu retry_in_ms=%lld reason=\"%s\"",
-             e->nflight, (long long)d, what);
-    e->st.resent_docs += e->nflight;
-    requeue_flight(e);
+             bt->n, (long long)d, what);
+    e->st.resent_docs += bt->n;
+    requeue_batch(e, bt);
 }
 
-static void add_flight(struct es_sink *e, struct es_item *it)
+static void batch_add(struct es_sink *e, struct es_batch *bt, struct es_item *it)
 {
-    if (e->nflight == e->capflight) {
-        e->capflight = e->capflight ? e->capflight * 2 : 1024;
-        e->flight = xrealloc(e->flight, e->capflight * sizeof *e->flight);
+    if (bt->n == bt->cap) {
+        bt->cap = bt->cap ? bt->cap * 2 : 1024;
+        bt->it = xrealloc(bt->it, bt->cap * sizeof *bt->it);
     }
-    e->flight[e->nflight++] = it;
-    es_bulk_append(&e->body, e->index[it->stream], it->idlen ? item_id(it) : NULL,
+    bt->it[bt->n++] = it;
+    es_bulk_append(&bt->body, e->index[it->stream], it->idlen ? item_id(it) : NULL,
                    item_doc(it), it->len);
 }
 
-static int gzip_body(struct es_sink *e)
+static int gzip_body(struct es_sink *e, struct es_batch *bt)
 {
     if (!e->zs_ready) {
         memset(&e->zs, 0, sizeof e->zs);
@@ -181,15 +190,15 @@ static int gzip_body(struct es_sink *e)
     } else {
         deflateReset(&e->zs);
     }
-    buf_reset(&e->gz);
-    size_t bound = deflateBound(&e->zs, e->body.len) + 64;
-    buf_grow(&e->gz, bound);
-    e->zs.next_in = (Bytef *)e->body.p;
-    e->zs.avail_in = (uInt)e->body.len;
-    e->zs.next_out = (Bytef *)e->gz.p;
-    e->zs.avail_out = (uInt)(e->gz.cap - 1);
+    buf_reset(&bt->gz);
+    size_t bound = deflateBound(&e->zs, bt->body.len) + 64;
+    buf_grow(&bt->gz, bound);
+    e->zs.next_in = (Bytef *)bt->body.p;
+    e->zs.avail_in = (uInt)bt->body.len;
+    e->zs.next_out = (Bytef *)bt->gz.p;
+    e->zs.avail_out = (uInt)(bt->gz.cap - 1);
     if (deflate(&e->zs, Z_FINISH) != Z_STREAM_END) return GL_ERROR;
-    e->gz.len = e->gz.cap - 1 - e->zs.avail_out;
+    bt->gz.len = bt->gz.cap - 1 - e->zs.avail_out;
     return GL_OK;
 }
 
@@ -202,61 +211,92 @@ static int64_t next_due(const struct es_sink *e)
         int64_t t = e->ready_bytes >= e->batch_limit ? 0 : e->ready->t + e->batch_age_ms;
         if (t < due) due = t;
     }
+    if (e->b[e->cur ^ 1].ready) due = 0;
     if (due != INT64_MAX && due < e->hold_until) due = e->hold_until;
     return due;
 }
 
-static void start_request(struct es_sink *e, int64_t now)
+/* Whether a batch should be formed now: a retry is due, or the ready
+ * queue is full enough or old enough. */
+static int batch_wanted(const struct es_sink *e, int64_t now)
 {
-    if (e->busy || now < e->hold_until) return;
-    int due_delayed = 0;
-    for (struct es_item *it = e->delayed; it && !due_delayed; it = it->next)
-        if (it->t <= now) due_delayed = 1;
-    int ready_due = e->ready && (e->ready_bytes >= e->batch_limit || now - e->ready->t >= e->batch_age_ms);
-    if (!due_delayed && !ready_due) return;
+    for (const struct es_item *it = e->delayed; it; it = it->next)
+        if (it->t <= now) return 1;
+    return e->ready && (e->ready_bytes >= e->batch_limit || now - e->ready->t >= e->batch_age_ms);
+}
 
-    buf_reset(&e->body);
-    e->nflight = 0;
-    /* items whose retry time came first, then the ready queue */
+/* Moves due retries, then ready items, into bt up to batch_limit, and
+ * gzips the body. */
+static int batch_fill(struct es_sink *e, struct es_batch *bt, int64_t now)
+{
+    buf_reset(&bt->body);
+    bt->n = 0;
     struct es_item **pp = &e->delayed;
-    while (*pp && (e->body.len < e->batch_limit || !e->nflight)) {
+    while (*pp && (bt->body.len < e->batch_limit || !bt->n)) {
         struct es_item *it = *pp;
         if (it->t <= now) {
             *pp = it->next;
-            add_flight(e, it);
+            batch_add(e, bt, it);
             e->st.retried_docs++;
         } else {
             pp = &it->next;
         }
     }
-    while (e->ready && (e->body.len < e->batch_limit || !e->nflight)) {
+    while (e->ready && (bt->body.len < e->batch_limit || !bt->n)) {
         struct es_item *it = e->ready;
         e->ready = it->next;
         if (!e->ready) e->ready_tail = NULL;
         e->ready_bytes -= it->len;
-        add_flight(e, it);
+        batch_add(e, bt, it);
     }
-    e->body_raw_len = e->body.len;
-    if (gzip_body(e) != GL_OK) {
-        whole_failure(e, now, "gzip failed");
-        return;
+    if (gzip_body(e, bt) != GL_OK) {
+        whole_failure(e, bt, now, "gzip failed");
+        return GL_ERROR;
     }
+    bt->ready = 1;
+    return GL_OK;
+}
+
+/* While a request is in flight, builds the next one so that it can leave
+ * the moment the answer arrives. */
+static void prepare_next(struct es_sink *e, int64_t now)
+{
+    struct es_batch *nx = &e->b[e->cur ^ 1];
+    if (!e->busy || nx->ready || !batch_wanted(e, now)) return;
+    /* not before the current body has left: gzip would delay its upload */
+    curl_off_t up = 0;
+    curl_easy_getinfo(e->easy, CURLINFO_SIZE_UPLOAD_T, &up);
+    if ((size_t)up < e->b[e->cur].gz.len) return;
+    batch_fill(e, nx, now);
+}
+
+static void start_request(struct es_sink *e, int64_t now)
+{
+    if (e->busy || now < e->hold_until) return;
+    if (e->b[e->cur ^ 1].ready) {
+        e->cur ^= 1;
+    } else {
+        if (!batch_wanted(e, now)) return;
+        if (batch_fill(e, &e->b[e->cur], now) != GL_OK) return;
+    }
+    struct es_batch *bt = &e->b[e->cur];
+    bt->ready = 0;
     buf_reset(&e->resp);
-    curl_easy_setopt(e->easy, CURLOPT_POSTFIELDS, e->gz.p);
-    curl_easy_setopt(e->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)e->gz.len);
+    curl_easy_setopt(e->easy, CURLOPT_POSTFIELDS, bt->gz.p);
+    curl_easy_setopt(e->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)bt->gz.len);
     curl_multi_add_handle(e->multi, e->easy);
     e->busy = 1;
     e->st.requests++;
-    e->st.bytes_raw += e->body_raw_len;
-    e->st.bytes_sent += e->gz.len;
+    e->st.bytes_raw += bt->body.len;
+    e->st.bytes_sent += bt->gz.len;
 }
 
-static void handle_items(struct es_sink *e, int64_t now)
+static void handle_items(struct es_sink *e, struct es_batch *bt, int64_t now)
 {
     struct es_bulk_result res;
     char err[GL_ERRLEN];
-    if (es_bulk_parse(e->resp.p ? e->resp.p : "", e->resp.len, e->nflight, &res, err, sizeof err) != GL_OK) {
-        whole_failure(e, now, err);
+    if (es_bulk_parse(e->resp.p ? e->resp.p : "", e->resp.len, bt->n, &res, err, sizeof err) != GL_OK) {
+        whole_failure(e, bt, now, err);
         return;
     }
     e->conn_failures = 0;
@@ -264,10 +304,10 @@ static void handle_items(struct es_sink *e, int64_t now)
         e->batch_limit *= 2;
         if (e->batch_limit > e->batch_bytes) e->batch_limit = e->batch_bytes;
     }
-    size_t n = e->nflight;
-    e->nflight = 0;
+    size_t n = bt->n;
+    bt->n = 0;
     for (size_t i = 0; i < n; i++) {
-        struct es_item *it = e->flight[i];
+        struct es_item *it = bt->it[i];
         int status = res.items[i].status;
         switch (es_item_verdict(status)) {
         case ES_STORED:
@@ -291,38 +331,41 @@ static void request_done(struct es_sink *e, CURLcode rc, int64_t now)
 {
     curl_multi_remove_handle(e->multi, e->easy);
     e->busy = 0;
+    struct es_batch *bt = &e->b[e->cur];
     long status = 0;
     curl_easy_getinfo(e->easy, CURLINFO_RESPONSE_CODE, &status);
     char what[GL_ERRLEN];
     if (rc != CURLE_OK) {
         snprintf(what, sizeof what, "%s", curl_easy_strerror(rc));
-        whole_failure(e, now, what);
+        whole_failure(e, bt, now, what);
         return;
     }
     if (status >= 200 && status < 300) {
-        handle_items(e, now);
+        handle_items(e, bt, now);
         return;
     }
     snprintf(what, sizeof what, "HTTP %ld: %.160s", status, e->resp.p ? e->resp.p : "");
     if (status == 413 || status == 400) {
-        if (e->nflight > 1) {
+        if (bt->n > 1) {
             /* too large, or one document breaks the whole request: split */
-            e->batch_limit = e->body_raw_len / 2 ? e->body_raw_len / 2 : 1;
+            e->batch_limit = bt->body.len / 2 ? bt->body.len / 2 : 1;
             e->st.request_failures++;
-            e->st.resent_docs += e->nflight;
-            requeue_flight(e);
+            e->st.resent_docs += bt->n;
+            requeue_batch(e, bt);
+            struct es_batch *nx = &e->b[e->cur ^ 1];
+            if (nx->ready && nx->body.len > e->batch_limit) requeue_batch(e, nx);
             return;
         }
-        if (e->nflight == 1) {
-            struct es_item *it = e->flight[0];
-            e->nflight = 0;
+        if (bt->n == 1) {
+            struct es_item *it = bt->it[0];
+            bt->n = 0;
             reject_item(e, it, (int)status, what, now);
             return;
         }
     }
     if (status == 401 || status == 403)
         log_error("msg=\"the cluster refuses our credentials; documents are kept and sent again\" status=%ld", status);
-    whole_failure(e, now, what);
+    whole_failure(e, bt, now, what);
 }
 
 static long es_poll(void *st, int timeout_ms)
@@ -344,6 +387,7 @@ static long es_poll(void *st, int timeout_ms)
                     done = 1;
                 }
             if (done) { now = gl_now_ms(); continue; }
+            prepare_next(e, gl_now_ms());
         }
         now = gl_now_ms();
         if (!e->unsettled || now >= deadline) break;
@@ -417,12 +461,14 @@ static void es_destroy(void *st)
     if (e->easy) curl_easy_cleanup(e->easy);
     if (e->multi) curl_multi_cleanup(e->multi);
     curl_slist_free_all(e->hdrs);
-    for (size_t i = 0; i < e->nflight; i++) free(e->flight[i]);
-    free(e->flight);
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < e->b[k].n; i++) free(e->b[k].it[i]);
+        free(e->b[k].it);
+        buf_free(&e->b[k].body);
+        buf_free(&e->b[k].gz);
+    }
     free_list(e->ready);
     free_list(e->delayed);
-    buf_free(&e->body);
-    buf_free(&e->gz);
     buf_free(&e->resp);
     if (e->zs_ready) deflateEnd(&e->zs);
     if (e->dl_fd >= 0) close(e->dl_fd);
@@ -495,8 +541,10 @@ struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle_fn, voi
     if (e->max_pending < e->batch_bytes) e->max_pending = e->batch_bytes;
     e->batch_limit = e->batch_bytes;
     e->rnd = (uint64_t)gl_now_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)e;
-    buf_init(&e->body);
-    buf_init(&e->gz);
+    for (int k = 0; k < 2; k++) {
+        buf_init(&e->b[k].body);
+        buf_init(&e->b[k].gz);
+    }
     buf_init(&e->resp);
 
     struct buf u;
