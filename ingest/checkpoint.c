@@ -55,12 +55,27 @@ fail:
 
 int ckpt_save(const char *path, const struct ckpt *c, char *err, size_t errlen)
 {
-    char text[512];
-    int n = snprintf(text, sizeof text,
-                     "version=1\ndev=%" PRIu64 "\nino=%" PRIu64 "\nfp=%s\nfp_len=%u\n"
-                     "offset=%" PRId64 "\nkmsg_seq=%" PRIu64 "\nboot_id=%s\n",
-                     c->dev, c->ino, c->fp, c->fp_len, c->offset, c->kmsg_seq, c->boot_id);
-    return atomic_write_file(path, text, (size_t)n, err, errlen);
+    struct buf b;
+    buf_init(&b);
+    buf_printf(&b, "version=1\ndev=%" PRIu64 "\nino=%" PRIu64 "\nfp=%s\nfp_len=%u\n"
+               "offset=%" PRId64 "\nkmsg_seq=%" PRIu64 "\nboot_id=%s\nhdr=",
+               c->dev, c->ino, c->fp, c->fp_len, c->offset, c->kmsg_seq, c->boot_id);
+    static const char hex[] = "0123456789abcdef";
+    for (uint32_t i = 0; i < c->hdr_len && i < sizeof c->hdr; i++) {
+        buf_putc(&b, hex[(unsigned char)c->hdr[i] >> 4]);
+        buf_putc(&b, hex[(unsigned char)c->hdr[i] & 15]);
+    }
+    buf_putc(&b, '\n');
+    int r = atomic_write_file(path, b.p, b.len, err, errlen);
+    buf_free(&b);
+    return r;
+}
+
+static int hexval(char ch)
+{
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    return -1;
 }
 
 int ckpt_load(const char *path, struct ckpt *c, char *err, size_t errlen)
@@ -72,9 +87,10 @@ int ckpt_load(const char *path, struct ckpt *c, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return GL_ERROR;
     }
-    char line[256];
-    int have_offset = 0, version = 0;
-    while (fgets(line, sizeof line, f)) {
+    char *line = NULL;
+    size_t cap = 0;
+    int have_offset = 0, version = 0, bad = 0;
+    while (getline(&line, &cap, f) > 0) {
         line[strcspn(line, "\n")] = '\0';
         char *eq = strchr(line, '=');
         if (!eq) continue;
@@ -88,9 +104,20 @@ int ckpt_load(const char *path, struct ckpt *c, char *err, size_t errlen)
         else if (!strcmp(k, "offset")) { c->offset = strtoll(v, NULL, 10); have_offset = 1; }
         else if (!strcmp(k, "kmsg_seq")) c->kmsg_seq = strtoull(v, NULL, 10);
         else if (!strcmp(k, "boot_id")) snprintf(c->boot_id, sizeof c->boot_id, "%s", v);
+        else if (!strcmp(k, "hdr")) {
+            size_t n = strlen(v);
+            if (n % 2 || n / 2 > sizeof c->hdr) { bad = 1; continue; }
+            for (size_t i = 0; i < n / 2; i++) {
+                int hi = hexval(v[2 * i]), lo = hexval(v[2 * i + 1]);
+                if (hi < 0 || lo < 0) { bad = 1; break; }
+                c->hdr[i] = (char)(hi << 4 | lo);
+            }
+            c->hdr_len = bad ? 0 : (uint32_t)(n / 2);
+        }
     }
+    free(line);
     fclose(f);
-    if (version != 1 || !have_offset || c->offset < 0 || c->fp_len > 256) {
+    if (version != 1 || !have_offset || c->offset < 0 || c->fp_len > 256 || bad) {
         snprintf(err, errlen, "%s: not a gpulog checkpoint (version 1)", path);
         return GL_ERROR;
     }

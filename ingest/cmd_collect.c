@@ -43,6 +43,9 @@ struct source {
     int at_end;                   /* the reader had nothing more last time */
     uint64_t cur_seq;             /* tracker entry of the line being parsed */
     uint64_t lines, events, rejected;
+    struct buf hdr;               /* the last header block the parser declined */
+    int hdr_open;                 /* inside a run of header lines */
+    uint64_t hdr_saved_hash;      /* of the header block in the last checkpoint */
     /* files */
     struct tail *tail;
     /* spooled sources (exec, stdin, kmsg) */
@@ -90,6 +93,7 @@ struct collector {
     int blocked;                  /* the sink said GL_AGAIN: stop reading */
     int fatal;
     struct source *cur;
+    int priming;                  /* feeding saved headers: events are dropped */
     int64_t fixed_now;
     uint64_t written, acked, deadletter, health_sent;
     int spool_full;
@@ -190,6 +194,7 @@ static void deliver(struct collector *c, const struct event *ev, void *token, en
 static void on_event(void *ctx, const struct event *ev)
 {
     struct collector *c = ctx;
+    if (c->priming) return;
     struct source *s = c->cur;
     track_hold(&s->tr, s->cur_seq);
     s->events++;
@@ -258,6 +263,7 @@ static struct source *source_add(struct collector *c, enum src_kind kind, const 
     s->kind = kind;
     s->name = xstrdup(name);
     s->in_fd = -1;
+    buf_init(&s->hdr);
     s->ckpt_file = ckpt_path(c->state_dir, kind_names[kind], name);
     const struct parser_ops *ops = parser_find(kind == SRC_KMSG ? "kmsg" : c->format);
     s->parser = parser_new(ops, on_event, c);
@@ -275,6 +281,7 @@ static void source_free(struct source *s)
     tail_free(s->tail);
     spool_free(s->sp);
     argv_free(s->argv);
+    buf_free(&s->hdr);
     free(s->ckpt_file);
     free(s->name);
     free(s);
@@ -292,6 +299,27 @@ static int load_ckpt(struct collector *c, struct source *s, struct ckpt *ck)
     return r == GL_OK;
 }
 
+/* Resuming mid-stream: feeds the header block saved with the checkpoint to
+ * the new parser (events dropped), so it knows the columns again. */
+static void prime_parser(struct collector *c, struct source *s, const struct ckpt *ck)
+{
+    if (!ck->hdr_len) return;
+    buf_reset(&s->hdr);
+    buf_append(&s->hdr, ck->hdr, ck->hdr_len);
+    s->hdr_saved_hash = hash64(s->hdr.p, s->hdr.len, 1);
+    c->priming = 1;
+    const char *p = ck->hdr, *end = ck->hdr + ck->hdr_len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        struct line_src src = { .host = c->host, .path = s->kind == SRC_FILE ? s->name : NULL,
+                                .source = s->name, .offset = 0, .lineno = 0, .now_ms = gl_now_ms() };
+        parser_feed(s->parser, &src, p, n);
+        p += n + 1;
+    }
+    c->priming = 0;
+}
+
 static void open_file_source(struct collector *c, const char *path)
 {
     for (size_t i = 0; i < c->nsrc; i++)
@@ -302,6 +330,7 @@ static void open_file_source(struct collector *c, const char *path)
     s->tail = tail_new(path, have ? &ck : NULL, c->max_line);
     int64_t start = tail_offset(s->tail);
     track_init(&s->tr, start);
+    if (start > 0) prime_parser(c, s, &ck);
     s->saved_offset = have ? ck.offset : -1;
     if (!tail_is_open(s->tail)) log_warn("msg=\"file not found (yet): waiting for it\" path=\"%s\"", path);
     else if (start > 0) log_info("msg=\"resuming\" path=\"%s\" offset=%" PRId64, path, start);
@@ -323,6 +352,7 @@ static int open_spool(struct collector *c, struct source *s, struct ckpt *ck, in
     }
     track_init(&s->tr, start);
     s->saved_offset = have ? ck->offset : -1;
+    if (start > 0) prime_parser(c, s, ck);
     return GL_OK;
 }
 
@@ -454,8 +484,22 @@ static int source_read(struct collector *c, struct source *s, int budget)
             .keep_original = c->keep_original,
         };
         int pr = parser_feed(s->parser, &src, l.p, l.len);
+        if (pr == GL_DECLINED) {
+            /* remember the header block, for a restart in the middle */
+            size_t k = 0;
+            while (k < l.len && (l.p[k] == ' ' || l.p[k] == '\t')) k++;
+            if (k < l.len) {
+                if (!s->hdr_open) { buf_reset(&s->hdr); s->hdr_open = 1; }
+                if (s->hdr.len + l.len + 1 <= sizeof ((struct ckpt *)0)->hdr) {
+                    buf_append(&s->hdr, l.p, l.len);
+                    buf_putc(&s->hdr, '\n');
+                }
+            }
+        } else {
+            s->hdr_open = 0;
+        }
         if (pr == GL_ERROR) report_rejected(c, s, l.off, s->parser->err);
-        else if (s->kind == SRC_EXEC && l.ms > s->last_useful_ms) s->last_useful_ms = l.ms;
+        else if (pr == GL_OK && s->kind == SRC_EXEC && l.ms > s->last_useful_ms) s->last_useful_ms = l.ms;
         track_settle(&s->tr, seq);
     }
     return done;
@@ -583,7 +627,8 @@ static void exec_supervise(struct collector *c, struct source *s)
 
 static void save_ckpt(struct collector *c, struct source *s, int force)
 {
-    if (!force && !s->force_save && s->tr.committed == s->saved_offset && s->kind != SRC_KMSG) return;
+    int hdr_changed = hash64(s->hdr.p ? s->hdr.p : "", s->hdr.len, 1) != s->hdr_saved_hash;
+    if (!force && !s->force_save && !hdr_changed && s->tr.committed == s->saved_offset && s->kind != SRC_KMSG) return;
     struct ckpt ck;
     memset(&ck, 0, sizeof ck);
     if (s->kind == SRC_FILE) {
@@ -599,12 +644,15 @@ static void save_ckpt(struct collector *c, struct source *s, int force)
         memcpy(ck.boot_id, s->boot_id, sizeof ck.boot_id);
     }
     ck.offset = s->tr.committed;
+    memcpy(ck.hdr, s->hdr.p ? s->hdr.p : "", s->hdr.len);
+    ck.hdr_len = (uint32_t)s->hdr.len;
     char err[GL_ERRLEN];
     if (ckpt_save(s->ckpt_file, &ck, err, sizeof err) != GL_OK) {
         log_error("msg=\"cannot write a checkpoint\" error=\"%s\"", err);
         return;
     }
     s->saved_offset = ck.offset;
+    s->hdr_saved_hash = hash64(ck.hdr, ck.hdr_len, 1);
     s->force_save = 0;
     if (s->sp) spool_release(s->sp, ck.offset);
 }

@@ -32,6 +32,11 @@ struct ckpt {
     int64_t offset;           /* every line before this offset is settled */
     uint64_t kmsg_seq;        /* /dev/kmsg: last sequence number spooled (+1); 0 = none */
     char boot_id[40];         /* /dev/kmsg: boot the sequence belongs to */
+    /* the last header block the parser saw (lines it declined, e.g. the two
+     * "# gpu pwr ..." lines of dmon): fed to a new parser before resuming
+     * mid-stream, so the columns are known */
+    char hdr[4096];
+    uint32_t hdr_len;
 };
 
 /* Path of the checkpoint file of a source in dir: dir/ckpt-KIND-HASH (caller frees). */
