@@ -79,6 +79,16 @@ FAMILIES = [
 ]
 
 
+# anomaly.* keys the detectors write and the dashboards use: typed here as
+# the anomaly.* dynamic templates would type them (strings keyword, numbers
+# double), so the data views know them before the first alert arrives.
+ANOMALY_KNOWN = {
+    "anomaly.metric": dict(KEYWORD), "anomaly.detector": dict(KEYWORD),
+    "anomaly.value": {"type": "double"}, "anomaly.expected_low": {"type": "double"},
+    "anomaly.expected_high": {"type": "double"}, "anomaly.score": {"type": "double"},
+}
+
+
 def put(tree, dotted, leaf):
     parts = dotted.split(".")
     node = tree
@@ -114,6 +124,8 @@ def build(schema):
             dyn.append({key: {"path_match": match, "mapping": dict(KEYWORD)}})
         else:
             dyn.append({key: {"path_match": match, "mapping": {"type": kind}}})
+    for name, leaf in sorted(ANOMALY_KNOWN.items()):
+        put(props, name, leaf)
     for pat in schema.get("patternProperties", {}):
         if pat not in covered:
             raise SystemExit("gen_templates: schema family %s has no mapping rule" % pat)
