@@ -10,6 +10,8 @@ tests/tools/flaky_proxy.py. Every case uses its own data stream namespace,
 deleted at the end.
   1. setup twice: the second run reports every object unchanged; a changed
      template is reported updated.
+     setup --kibana posts every saved object to a stand-in Kibana and fails
+     on an HTTP 200 answer with success=false.
   2. N events -> N documents (_count per data stream), mapping types as meant.
   3. the same events again -> still N (409 = already stored).
   4. a mapping conflict in the middle of a batch -> that one document in the
@@ -197,6 +199,61 @@ def case_setup():
     check(r5.returncode == 1, "setup: an unreachable cluster exits 1")
 
 
+def case_kibana():
+    """setup --kibana against a stand-in Kibana that answers like the real
+    one: HTTP 200 with success true/false"""
+    import http.server
+    seen, mode = [], {"fail": False}
+
+    class K(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            ctype = self.headers.get("Content-Type", "")
+            part = b""
+            if "boundary=" in ctype:
+                bnd = ctype.split("boundary=", 1)[1].encode()
+                for chunk in body.split(b"--" + bnd):
+                    if b'name="file"' in chunk:
+                        part = chunk.split(b"\r\n\r\n", 1)[1].rsplit(b"\r\n", 1)[0]
+            objs = [json.loads(l) for l in part.decode().splitlines() if l.strip()]
+            seen.append({"path": self.path, "xsrf": self.headers.get("kbn-xsrf"), "n": len(objs),
+                         "ids": [o["id"] for o in objs]})
+            if mode["fail"]:
+                ans = {"success": False, "successCount": len(objs) - 1, "errors": [
+                    {"id": objs[-1]["id"], "type": objs[-1]["type"], "error": {"type": "missing_references"}}]}
+            else:
+                ans = {"success": True, "successCount": len(objs),
+                       "successResults": [{"id": o["id"], "type": o["type"]} for o in objs]}
+            data = json.dumps(ans).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), K)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    kurl = "http://127.0.0.1:%d" % srv.server_address[1]
+    try:
+        r = subprocess.run([GPULOG, "setup", "--es", URL, "--kibana", kurl], capture_output=True, text=True)
+        files = sorted(f for f in os.listdir(os.path.join(ROOT, "schemas", "kibana")) if f.endswith(".ndjson"))
+        want = sum(1 for f in files for l in open(os.path.join(ROOT, "schemas", "kibana", f)) if l.strip())
+        check(r.returncode == 0 and len(seen) == len(files) and sum(x["n"] for x in seen) == want
+              and all(x["xsrf"] == "true" and x["path"] == "/api/saved_objects/_import?overwrite=true" for x in seen)
+              and r.stdout.count("kibana ") == len(files) and "imported" in r.stdout,
+              "setup --kibana: %d files, %d objects posted as multipart 'file' with kbn-xsrf, overwrite=true"
+              % (len(seen), sum(x["n"] for x in seen)))
+        mode["fail"] = True
+        r = subprocess.run([GPULOG, "setup", "--es", URL, "--kibana", kurl], capture_output=True, text=True)
+        check(r.returncode == 1 and "success=false" in r.stdout and "missing_references" in r.stdout,
+              "setup --kibana: HTTP 200 with success=false is reported as a failure (exit 1)")
+    finally:
+        srv.shutdown()
+
+
 def case_basic(path, lines, by):
     n = ns("basic")
     r = push(path, n)
@@ -368,6 +425,7 @@ def main():
             return 1
     try:
         case_setup()
+        case_kibana()
         path, lines, by = gen_events()
         check(by["metrics"] == 1200 and by["xid"] > 40 and by["anomaly"] == 40, "test events: %s" % by)
         case_basic(path, lines, by)
