@@ -148,7 +148,7 @@ static void ent_remove(struct engine *e, struct ent *x)
     for (struct ent **pp = &h->ents; *pp; pp = &(*pp)->next)
         if (*pp == x) { *pp = x->next; break; }
     h->nents--;
-    e->st.gpus--;
+    if (x->gpu >= 0) e->st.gpus--;
     e->st.evicted++;
     /* open episodes of an evicted GPU are dropped with it */
     for (size_t k = 0; k < e->ent_rules.n; k++) {
@@ -198,7 +198,7 @@ static struct ent *ent_get(struct engine *e, struct host *h, int gpu)
     x->next = *pp;
     *pp = x;
     h->nents++;
-    e->st.gpus++;
+    if (gpu >= 0) e->st.gpus++;
     e->mem += sizeof *x + e->ent_rules.size;
     return x;
 }

@@ -95,7 +95,7 @@ def busy_runs(job, gpu, secs, need):
     return out
 
 
-def plan_faults(rng, job, jobs, n, secs, kinds):
+def plan_faults(rng, job, jobs, n, secs, kinds, warm=600):
     faults = []
     used = [[] for _ in range(n)]        # (a, b) reserved per GPU
     offbus_gpu = None
@@ -126,6 +126,8 @@ def plan_faults(rng, job, jobs, n, secs, kinds):
                 if not runs:
                     continue
                 a0, b0, _ = rng.choice(runs)
+                if b0 - dur - 60 < a0 + 240:
+                    continue
                 a = rng.randint(a0 + 240, b0 - dur - 60)
             elif kind == "idle_waste":
                 runs = [r for r in busy_runs(job, g, secs, dur + 120) if r[2] == 0]
@@ -138,9 +140,11 @@ def plan_faults(rng, job, jobs, n, secs, kinds):
             elif kind == "off_bus":
                 a = rng.randint(int(secs * 0.6), secs - 300)
             else:
-                a = rng.randint(600, secs - dur - 300)
+                if secs - dur - 300 < warm:
+                    continue
+                a = rng.randint(warm, secs - dur - 300)
             b = a + dur
-            if a < 600 or b > secs - 60 or not free(g, a, b):
+            if a < warm or b > secs - 60 or not free(g, a, b):
                 continue
             if kind == "straggler" and any(not free(o, a, b) for o in range(n) if o != g):
                 continue
@@ -166,6 +170,7 @@ def main():
     ap.add_argument("--host", default=None)
     ap.add_argument("--faults", default="all")
     ap.add_argument("--start", default=None)
+    ap.add_argument("--warmup", type=int, default=600, help="no fault before this many seconds")
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("-l", "--labels", required=True)
     a = ap.parse_args()
@@ -179,7 +184,7 @@ def main():
         t0 = 1762473600 + rng.randint(0, 30) * 86400 + rng.randint(0, 86399)   # Nov 2025
     kinds = KINDS if a.faults == "all" else [] if a.faults == "none" else a.faults.split(",")
     job, jobs = schedule(rng, n, secs, t0)
-    faults = plan_faults(rng, job, jobs, n, secs, kinds)
+    faults = plan_faults(rng, job, jobs, n, secs, kinds, a.warmup)
     by_gpu = [[f for f in faults if f["gpu"] == g] for g in range(n)]
     strag = [f for f in faults if f["kind"] == "straggler"]
     offbus = {f["gpu"]: f["a"] for f in faults if f["kind"] == "off_bus"}
