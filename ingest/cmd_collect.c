@@ -44,6 +44,7 @@ struct source {
     uint64_t cur_seq;             /* tracker entry of the line being parsed */
     uint64_t lines, events, rejected;
     struct buf hdr;               /* the last header block the parser declined */
+    struct buf kcarry;            /* kmsg: partial record */
     int hdr_open;                 /* inside a run of header lines */
     uint64_t hdr_saved_hash;      /* of the header block in the last checkpoint */
     /* files */
@@ -176,6 +177,9 @@ static void deliver(struct collector *c, const struct event *ev, void *token, en
     } else if (event_get_num(ev, "gpu.index", &idx)) {
         buf_putc(&c->key, '/');
         buf_put_i64(&c->key, (int64_t)idx);
+    } else if ((uuid = event_get_str(ev, "gpu.pci.bus_id", &n)) && n) {
+        buf_putc(&c->key, '/');   /* kernel events name the GPU by its PCI address */
+        buf_append(&c->key, uuid, n);
     }
     struct sink_doc d = { .stream = stream, .key = c->key.p, .keylen = c->key.len, .id = ev->id,
                           .json = c->json.p, .len = c->json.len, .token = token };
@@ -264,6 +268,7 @@ static struct source *source_add(struct collector *c, enum src_kind kind, const 
     s->name = xstrdup(name);
     s->in_fd = -1;
     buf_init(&s->hdr);
+    buf_init(&s->kcarry);
     s->ckpt_file = ckpt_path(c->state_dir, kind_names[kind], name);
     const struct parser_ops *ops = parser_find(kind == SRC_KMSG ? "kmsg" : c->format);
     s->parser = parser_new(ops, on_event, c);
@@ -282,6 +287,7 @@ static void source_free(struct source *s)
     spool_free(s->sp);
     argv_free(s->argv);
     buf_free(&s->hdr);
+    buf_free(&s->kcarry);
     free(s->ckpt_file);
     free(s->name);
     free(s);
@@ -406,6 +412,10 @@ static int add_kmsg(struct collector *c, const char *path)
     }
     read_boot_id(s->boot_id);
     s->boot_ms = kmsg_boot_ms();
+    /* GPULOG_BOOT_TIME (ISO 8601) pins the boot time, for reproducible tests */
+    const char *bt = getenv("GPULOG_BOOT_TIME");
+    int64_t btm;
+    if (bt && *bt && gl_parse_iso_ts(bt, strlen(bt), &btm) == GL_OK) s->boot_ms = btm;
     if (have && ck.kmsg_seq && !strcmp(ck.boot_id, s->boot_id)) s->kmsg_next_seq = ck.kmsg_seq;
     return EXIT_OK;
 }
@@ -510,6 +520,8 @@ static void producer_read(struct collector *c, struct source *s)
 {
     int64_t now = gl_now_ms();
     if (s->kind == SRC_KMSG) {
+        /* /dev/kmsg returns one record per read; a file of records (tests,
+         * saved rings) returns many: split lines, skip " KEY=value" lines */
         char rec[8192];
         struct buf line;
         buf_init(&line);
@@ -522,13 +534,33 @@ static void producer_read(struct collector *c, struct source *s)
                 if (c->once) { s->producer_done = 1; close(s->in_fd); s->in_fd = -1; }
                 break;
             }
-            if (n == 0) { s->producer_done = 1; break; }
-            uint64_t seq;
-            if (!kmsg_record_to_line(rec, (size_t)n, s->boot_ms, &line, &seq)) continue;
-            if (seq < s->kmsg_next_seq) continue;   /* spooled before a restart */
-            s->kmsg_next_seq = seq + 1;
-            spool_append(s->sp, now, line.p, line.len);
-            s->last_out_ms = now;
+            if (n == 0) {
+                s->producer_done = 1;
+                close(s->in_fd);
+                s->in_fd = -1;
+                buf_putc(&s->kcarry, '\n');
+                n = 0;
+            } else {
+                buf_append(&s->kcarry, rec, (size_t)n);
+            }
+            size_t pos = 0;
+            for (;;) {
+                char *nl = memchr(s->kcarry.p + pos, '\n', s->kcarry.len - pos);
+                if (!nl) break;
+                const char *r = s->kcarry.p + pos;
+                size_t rl = (size_t)(nl - r);
+                pos += rl + 1;
+                uint64_t seq;
+                if (!rl || r[0] == ' ' || !kmsg_record_to_line(r, rl, s->boot_ms, &line, &seq)) continue;
+                if (seq < s->kmsg_next_seq) continue;   /* spooled before a restart */
+                s->kmsg_next_seq = seq + 1;
+                spool_append(s->sp, now, line.p, line.len);
+                s->last_out_ms = now;
+            }
+            memmove(s->kcarry.p, s->kcarry.p + pos, s->kcarry.len - pos);
+            s->kcarry.len -= pos;
+            if (s->kcarry.len > (1 << 20)) s->kcarry.len = 0;   /* not a record stream */
+            if (s->in_fd < 0) break;
         }
         buf_free(&line);
         return;

@@ -140,6 +140,28 @@ else bad ndjson "collect --once --output differs from parse: $(diff "$tmp/p1.jso
 if [ -f "$tmp/c0b.json" ] && [ ! -s "$tmp/c0b.json" ]; then ok ndjson_checkpoint_resume
 else bad ndjson_checkpoint_resume "second run re-sent $(wc -l < "$tmp/c0b.json" 2>/dev/null) events"; fi
 
+# -------------------------------------------------------------------- kmsg
+# a file of /dev/kmsg records: converted with the pinned boot time, parsed as
+# kernel events, resumed by sequence number (the second run adds only record 103)
+km=$tmp/kmsg.txt
+printf '%s\n' '6,100,5000000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05' \
+  '4,101,6000000,-;NVRM: Xid (PCI:0000:38:00): 79, pid=1234, name=python, GPU has fallen off the bus.' \
+  ' SUBSYSTEM=pci' > "$km"
+export GPULOG_BOOT_TIME=2025-01-21T04:41:00Z
+"$G" collect --once --host n1 --state-dir "$tmp/stk" --kmsg="$km" --output "$tmp/km1.json" --stats-interval 0 2>"$tmp/km.err"; r1=$?
+printf '%s\n' '4,103,9000000,-;NVRM: Xid (PCI:0000:38:00): 13, pid=1, name=x, Graphics Exception' >> "$km"
+"$G" collect --once --host n1 --state-dir "$tmp/stk" --kmsg="$km" --output "$tmp/km2.json" --stats-interval 0 2>>"$tmp/km.err"; r2=$?
+unset GPULOG_BOOT_TIME
+if [ "$r1$r2" = 00 ] && [ "$(wc -l < "$tmp/km1.json")" = 1 ] && [ "$(wc -l < "$tmp/km2.json")" = 1 ] &&
+   grep -q '"@timestamp":"2025-01-21T04:41:06.000Z".*"gpu.xid.code":79' "$tmp/km1.json" &&
+   grep -q '"gpu.xid.code":13' "$tmp/km2.json"; then ok kmsg_records_time_and_resume
+else bad kmsg_records_time_and_resume "rc=$r1/$r2 $(head -c 300 "$tmp/km1.json") | $(head -c 200 "$tmp/km2.json") $(tail -n 2 "$tmp/km.err")"; fi
+if [ -r /dev/kmsg ]; then
+  if "$G" collect --once --host n1 --state-dir "$tmp/stk2" --kmsg --output "$tmp/km3.json" --stats-interval 1 2>"$tmp/km3.err" &&
+     grep -qE 'lines=[1-9]' "$tmp/km3.err"; then ok dev_kmsg_read_once
+  else bad dev_kmsg_read_once "$(tail -n 2 "$tmp/km3.err")"; fi
+fi
+
 # -------------------------------------------------------------------- once
 topic=t-collect-once-$RUN
 if "$G" collect --once --host n1 --tz UTC --state-dir "$tmp/st1" --file "$f1" --file "$corp" \
