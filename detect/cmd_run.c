@@ -4,6 +4,7 @@
 #include "../parsers/feed.h"
 #include "../ingest/source.h"
 #include "../sinks/sink.h"
+#include "../sinks/es_cli.h"
 #include "engine.h"
 #include "live.h"
 
@@ -40,6 +41,7 @@ static void run_help(void)
         "      --exec CMD      run CMD (no shell) and read its standard output\n"
         "      --live          force the live view; --no-live forces NDJSON on stdout\n"
         "  -q, --quiet         do not print rejected input lines\n"
+        ES_CLI_HELP
         "\n"
         "Exit status: 0 when the input was read to its end, 1 on an I/O error,\n"
         "2 on a usage error.\n");
@@ -48,6 +50,7 @@ static void run_help(void)
 struct run_opts {
     const char *output;
     int ndjson_stdout;
+    struct es_cli es;                   /* --es URL and its options */
 };
 
 struct run_ctx {
@@ -79,6 +82,11 @@ static int run_build_sinks(const struct run_opts *o, struct run_ctx *r, char *er
     }
     if (o->ndjson_stdout) {
         struct sink *s = sink_file_new(NULL, run_settle, r, err, errlen);
+        if (!s) return -1;
+        r->sinks[r->nsinks++] = s;
+    }
+    if (o->es.conf.url) {
+        struct sink *s = sink_es_new(&o->es.conf, run_settle, r, err, errlen);
         if (!s) return -1;
         r->sinks[r->nsinks++] = s;
     }
@@ -128,11 +136,13 @@ int cmd_run(int argc, char **argv)
         { "no-live", no_argument, NULL, 'N' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
+        ES_CLI_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
     const char *format = "auto", *config = NULL, *profile = "gpu", *tz = NULL, *host = NULL;
     const char *columns = NULL, *exec_cmd = NULL;
     struct run_opts ro = { 0 };
+    es_cli_init(&ro.es);
     int live_mode = -1, quiet = 0, c;
     optind = 1;
     opterr = 0;
@@ -151,8 +161,18 @@ int cmd_run(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 'h': run_help(); return EXIT_OK;
         case ':': return cli_usage_error("run", "option %s needs a value", argv[optind - 1]);
-        default: return cli_usage_error("run", "unknown option %s", argv[optind - 1]);
+        default: {
+            char eserr[GL_ERRLEN];
+            int er = es_cli_opt(&ro.es, c, optarg, eserr, sizeof eserr);
+            if (er > 0) break;
+            if (er < 0) return cli_usage_error("run", "%s", eserr);
+            return cli_usage_error("run", "unknown option %s", argv[optind - 1]);
         }
+        }
+    }
+    {
+        char eserr[GL_ERRLEN];
+        if (es_cli_finish(&ro.es, eserr, sizeof eserr) != GL_OK) return cli_usage_error("run", "%s", eserr);
     }
     if (argc - optind > 1) return cli_usage_error("run", "at most one input file");
     if (exec_cmd && argc - optind == 1) return cli_usage_error("run", "give a FILE or --exec, not both");
@@ -245,5 +265,6 @@ int cmd_run(int argc, char **argv)
     live_free(r.live);
     profile_free(prof);
     buf_free(&r.json);
+    es_cli_free(&ro.es);
     return rc == GL_OK ? EXIT_OK : EXIT_IOERR;
 }
