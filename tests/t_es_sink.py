@@ -16,6 +16,8 @@ deleted at the end.
   3. the same events again -> still N (409 = already stored).
   4. a mapping conflict in the middle of a batch -> that one document in the
      dead letter file (status 400 + reason + document), the rest stored.
+     `gpulog run --es` on a trace with injected faults: _search finds the
+     anomaly by GPU, metric and time.
   5. 30% of bulk items answered 429 (not forwarded) -> only those are sent
      again (items seen by the proxy = N + rejected) and all N stored once;
      then 25% of whole requests answered 429 -> all stored once.
@@ -305,6 +307,40 @@ def case_basic(path, lines, by):
     check(got is not None and len(got) == len(set(got)) == by["metrics"], "no _id twice in metrics")
 
 
+def case_run():
+    """gpulog run --es: a generated dmon trace with injected faults (tools/
+    gentrace.py) -> detectors -> OpenSearch; _search finds the anomaly for
+    the faulty GPU, metric and time"""
+    gen = os.path.join(ROOT, "tools", "gentrace.py")
+    if not check(os.path.exists(gen), "tools/gentrace.py exists"):
+        return
+    n = ns("run")
+    trace, labels = os.path.join(TMP, "trace.txt"), os.path.join(TMP, "labels.json")
+    subprocess.run([sys.executable, gen, "--seed", "5", "--hours", "0.5", "--gpus", "2", "-o", trace, "-l", labels],
+                   capture_output=True, check=True)
+    r = subprocess.run([GPULOG, "run", "--no-live", "--es", URL, "--es-namespace", n, trace],
+                       capture_output=True, text=True, timeout=300)
+    recs = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    stream = streams(n)["anomaly"]
+    got = ids_in(stream) or []
+    check(r.returncode == 0 and recs and sorted(got) == sorted(x["event.id"] for x in recs),
+          "run --es: the %d anomaly records on stdout are the documents in %s" % (len(recs), stream))
+    found = 0
+    for lab in json.load(open(labels))["labels"]:
+        match = [x for x in recs if x["gpu.index"] == lab["gpu"] and lab["start"] <= x["event.start"] <= lab["end"]]
+        if not match:
+            continue
+        q = {"query": {"bool": {"filter": [
+            {"term": {"gpu.index": lab["gpu"]}}, {"term": {"anomaly.metric": match[0]["anomaly.metric"]}},
+            {"term": {"event.type": "start"}},
+            {"range": {"event.start": {"gte": lab["start"], "lte": lab["end"]}}}]}}}
+        st, res = http("POST", "/%s/_search" % stream, q)
+        hits = res["hits"]["hits"] if st == 200 else []
+        if hits and hits[0]["_source"]["rule.id"] == match[0]["rule.id"]:
+            found += 1
+    check(found >= 1, "run --es: _search finds %d injected faults by GPU, metric and time" % found)
+
+
 def case_conflict(lines):
     n = ns("conflict")
     xs = [json.loads(l) for l in lines if '"gpu.xid"' in l][:30]
@@ -430,6 +466,7 @@ def main():
         check(by["metrics"] == 1200 and by["xid"] > 40 and by["anomaly"] == 40, "test events: %s" % by)
         case_basic(path, lines, by)
         case_conflict(lines)
+        case_run()
         case_429(path, lines, by)
         case_outage(path, lines, by)
     finally:
