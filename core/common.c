@@ -395,6 +395,24 @@ int gl_local_to_epoch_ms(int year, int mon, int day, int hour, int min, int sec,
     return GL_OK;
 }
 
+int gl_time_of_day_near(int hour, int min, int sec, int64_t now_ms, int64_t *out)
+{
+    int found = 0;
+    int64_t best = 0, bd = 0;
+    for (int k = -1; k <= 1; k++) {
+        time_t t = (time_t)(now_ms / 1000 + k * 86400);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        int64_t v;
+        if (gl_local_to_epoch_ms(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, hour, min, sec, 0, &v) != GL_OK)
+            continue;
+        int64_t d = v > now_ms ? v - now_ms : now_ms - v;
+        if (!found || d < bd) { best = v; bd = d; found = 1; }
+    }
+    if (found) *out = best;
+    return found ? GL_OK : GL_ERROR;
+}
+
 void gl_fmt_ts(int64_t ms, char out[25])
 {
     static int64_t cache_day = INT64_MIN;

@@ -88,6 +88,10 @@ int gl_tz_set(const char *zone);
  * ms. Returns GL_ERROR on an out-of-range field. */
 int gl_local_to_epoch_ms(int year, int mon, int day, int hour, int min, int sec,
                          int msec, int64_t *out);
+/* A time of day without a date (dmon/pmon -o T): the epoch ms of that wall
+ * time in the gl_tz_set zone on the day that puts it closest to now_ms.
+ * Returns GL_OK or GL_ERROR. */
+int gl_time_of_day_near(int hour, int min, int sec, int64_t now_ms, int64_t *out);
 /* Days since 1970-01-01 for a proleptic Gregorian date. */
 int64_t gl_days_from_civil(int y, int m, int d);
 /* Writes "YYYY-MM-DDTHH:MM:SS.mmmZ" (24 chars + NUL). */

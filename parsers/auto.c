@@ -127,6 +127,13 @@ static int auto_feed(struct parser *p, void *st, const struct line_src *src,
         }
     }
 
+    /* a kernel log (dmesg, journal) before any NVIDIA line: the kmsg parser
+     * skips the lines it does not care about */
+    if ((s[0] == '[' && memchr(s, ']', n < 48 ? n : 48)) || contains(s, n < 80 ? n : 80, " kernel: ") ||
+        (n > 6 && !memcmp(s, "kern ", 5))) {
+        a->cur = sub_get(a, &a->kmsg, &parser_kmsg);
+        return run_sub(p, a->cur, src, line, len);
+    }
     if (contains(s, n, "Not supported on the device") || contains(s, n, "Failed to process command line") ||
         contains(s, n, "NVIDIA-SMI has failed") || contains(s, n, "Error setting watches") ||
         contains(s, n, "No devices were found") || contains(s, n, "couldn't communicate with the NVIDIA driver"))

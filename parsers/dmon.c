@@ -295,14 +295,9 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
     }
     if (!have_gpu) return parser_error(p, "row has no gpu index");
     if (hh >= 0) {
-        if (date < 0) {
-            /* -o T alone: the date is the reading day in the tool's zone */
-            time_t now = (time_t)(src->now_ms / 1000);
-            struct tm tm;
-            localtime_r(&now, &tm);
-            y = tm.tm_year + 1900; mo = tm.tm_mon + 1; dd = tm.tm_mday;
-        }
-        if (gl_local_to_epoch_ms(y, mo, dd, hh, mi, ss, 0, &ev->ts_ms) != GL_OK)
+        int r = date >= 0 ? gl_local_to_epoch_ms(y, mo, dd, hh, mi, ss, 0, &ev->ts_ms)
+                          : gl_time_of_day_near(hh, mi, ss, src->now_ms, &ev->ts_ms);
+        if (r != GL_OK)
             return parser_error(p, "bad date/time %08d %02d:%02d:%02d", date, hh, mi, ss);
     } else if (date >= 0) {
         if (gl_local_to_epoch_ms(y, mo, dd, 0, 0, 0, 0, &ev->ts_ms) != GL_OK)

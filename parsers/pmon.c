@@ -149,27 +149,6 @@ static inline int pmon_int(const char *s, size_t n, int64_t *out)
     return 1;
 }
 
-/* -o T alone: the time of day in --tz on the day that puts it closest to
- * the read time (the UTC date of the read time, or the day before/after). */
-static int pmon_time_near(int hh, int mi, int ss, int64_t now_ms, int64_t *out)
-{
-    int found = 0;
-    int64_t best = 0;
-    for (int k = -1; k <= 1; k++) {
-        time_t t = (time_t)(now_ms / 1000 + k * 86400);
-        struct tm tm;
-        gmtime_r(&t, &tm);
-        int64_t v;
-        if (gl_local_to_epoch_ms(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, hh, mi, ss, 0, &v) != GL_OK)
-            continue;
-        int64_t d = v > now_ms ? v - now_ms : now_ms - v;
-        int64_t bd = best > now_ms ? best - now_ms : now_ms - best;
-        if (!found || d < bd) { best = v; found = 1; }
-    }
-    if (found) *out = best;
-    return found;
-}
-
 #define SHOW(l) (int)((l) > 40 ? 40 : (l))
 
 static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
@@ -259,7 +238,7 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
     if (!have_pid) return parser_error(p, "pmon row has no pid");
     if (hh >= 0) {
         if (date < 0) {
-            if (!pmon_time_near(hh, mi, ss, src->now_ms, &ev->ts_ms))
+            if (gl_time_of_day_near(hh, mi, ss, src->now_ms, &ev->ts_ms) != GL_OK)
                 return parser_error(p, "bad time %02d:%02d:%02d", hh, mi, ss);
         } else if (gl_local_to_epoch_ms(y, mo, dd, hh, mi, ss, 0, &ev->ts_ms) != GL_OK) {
             return parser_error(p, "bad date/time %08d %02d:%02d:%02d", date, hh, mi, ss);
