@@ -76,12 +76,14 @@ int es_cli_opt(struct es_cli *c, int opt, const char *arg, char *err, size_t err
 int es_cli_finish(struct es_cli *c, char *err, size_t errlen)
 {
     const char *env;
-    if (!c->password && (env = getenv("GPULOG_ES_PASSWORD")) && *env) c->password = xstrdup(env);
-    if (!c->api_key && (env = getenv("GPULOG_ES_API_KEY")) && *env) c->api_key = xstrdup(env);
     if (c->password && !c->conf.user) {
-        snprintf(err, errlen, "a password is set (GPULOG_ES_PASSWORD or --es-password-file) but no --es-user");
+        snprintf(err, errlen, "--es-password-file needs --es-user");
         return GL_ERROR;
     }
+    /* the environment's password counts only with a user (an API key user
+     * may have GPULOG_ES_PASSWORD set for something else) */
+    if (!c->password && c->conf.user && (env = getenv("GPULOG_ES_PASSWORD")) && *env) c->password = xstrdup(env);
+    if (!c->api_key && (env = getenv("GPULOG_ES_API_KEY")) && *env) c->api_key = xstrdup(env);
     if (c->conf.url && strncmp(c->conf.url, "http://", 7) && strncmp(c->conf.url, "https://", 8)) {
         snprintf(err, errlen, "--es: the URL must start with http:// or https://");
         return GL_ERROR;

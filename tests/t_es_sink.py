@@ -23,7 +23,8 @@ deleted at the end.
      then 25% of whole requests answered 429 -> all stored once.
      then 30% of answers lost after the node stored the batch -> sent
      again, 409s taken as stored, still N.
-  6. the node unreachable for 20 s mid-stream -> nothing lost, nothing doubled.
+  6. basic auth / API key headers are sent, secrets never printed.
+  7. the node unreachable for 20 s mid-stream -> nothing lost, nothing doubled.
 Ends with "N passed, N failed".
 """
 import json
@@ -406,6 +407,39 @@ def case_429(path, lines, by):
         proxy.wait()
 
 
+def case_auth(lines):
+    """basic auth and API key reach the server as headers; secrets are never
+    printed (the proxy records the Authorization headers it forwards)"""
+    import base64
+    proxy, purl = start_proxy()
+    try:
+        src = os.path.join(TMP, "auth.ndjson")
+        with open(src, "w") as f:
+            f.write("\n".join(l for l in lines if '"gpu.xid"' in l) + "\n")
+        keyf = os.path.join(TMP, "apikey")
+        with open(keyf, "w") as f:
+            f.write("k3y-S3CRET-123\n")
+        env = dict(os.environ, GPULOG_ES_PASSWORD="pw-S3CRET-456")
+        outs = []
+        for extra in (["--es-user", "elastic"], ["--es-api-key-file", keyf]):
+            p = subprocess.run([ES_PUSH, "--es", purl, "--es-namespace", ns("auth"), "--es-batch-age-ms", "50",
+                                src] + extra, capture_output=True, text=True, env=env, timeout=120)
+            outs.append(p.stdout + p.stderr)
+        # a URL with credentials in it: setup masks them in what it prints
+        bad = subprocess.run([GPULOG, "setup", "--es", "http://elastic:url-S3CRET-789@127.0.0.1:1"],
+                             capture_output=True, text=True)
+        outs.append(bad.stdout + bad.stderr)
+        st, ps = http("GET", "/__proxy/stats", base=purl)
+        basic = "Basic " + base64.b64encode(b"elastic:pw-S3CRET-456").decode()
+        check(basic in ps["auth"] and "ApiKey k3y-S3CRET-123" in ps["auth"],
+              "basic auth (password from GPULOG_ES_PASSWORD) and API key (from a file) are sent")
+        check(not any("S3CRET" in o for o in outs) and "***@127.0.0.1:1" in outs[-1],
+              "no secret in any output; credentials in a URL are masked")
+    finally:
+        proxy.kill()
+        proxy.wait()
+
+
 def case_outage(path, lines, by):
     n = ns("down")
     proxy, purl = start_proxy()
@@ -468,6 +502,7 @@ def main():
         case_conflict(lines)
         case_run()
         case_429(path, lines, by)
+        case_auth(lines)
         case_outage(path, lines, by)
     finally:
         for n in namespaces:

@@ -16,7 +16,9 @@ that injects the failures the ES sink must survive (python3 stdlib only).
 - down: POST /__proxy/down?seconds=S makes the proxy close every connection
   at once (no answer) for S seconds, like a node that went away.
 - GET /__proxy/stats: counters as JSON (bulk_requests, items_seen,
-  items_rejected, items_forwarded, requests_rejected, conns_dropped).
+  items_rejected, items_forwarded, requests_rejected, conns_dropped,
+  responses_dropped) and the Authorization headers seen ("auth"; the
+  proxy is for tests: it forwards them and keeps them in memory).
 - POST /__proxy/config?item429=F&req429=F changes the rates at run time.
 Everything else is forwarded unchanged. Gzip request bodies are understood.
 The chosen port is printed on stdout ("port N") and written to --port-file.
@@ -47,6 +49,7 @@ class State:
         self.stats = dict(requests=0, bulk_requests=0, items_seen=0, items_rejected=0,
                           items_forwarded=0, requests_rejected=0, conns_dropped=0,
                           responses_dropped=0)
+        self.auth = set()           # Authorization headers seen (tests of auth options)
 
     def add(self, key, n=1):
         with self.lock:
@@ -100,6 +103,9 @@ class Handler(BaseHTTPRequestHandler):
             st.add("conns_dropped")
             self.close_connection = True
             return
+        if self.headers.get("Authorization"):
+            with st.lock:
+                st.auth.add(self.headers["Authorization"])
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else None
         url = urllib.parse.urlsplit(self.path)
@@ -120,7 +126,7 @@ class Handler(BaseHTTPRequestHandler):
         q = dict(urllib.parse.parse_qsl(url.query))
         if url.path == "/__proxy/stats":
             with st.lock:
-                return self.reply_json(200, dict(st.stats))
+                return self.reply_json(200, dict(st.stats, auth=sorted(st.auth)))
         if url.path == "/__proxy/down":
             st.down_until = time.time() + float(q.get("seconds", "20"))
             return self.reply_json(200, {"down_until": st.down_until})
