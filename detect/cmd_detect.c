@@ -1,11 +1,477 @@
-/* cmd_detect.c - placeholder until `gpulog detect` is implemented. */
+/* cmd_detect.c - `gpulog detect`: the stream processor. A member of a Kafka
+ * consumer group that runs the detectors over the events of its partitions
+ * and writes anomaly records to a file, stdout or an anomalies topic.
+ *
+ * Offsets: enable.auto.commit=false; a partition's committed offset only
+ * moves past a message once every record produced while processing it was
+ * settled by every sink (highest contiguous settled offset per partition).
+ * Rebalance: on revocation the outputs are drained, the revoked partitions'
+ * offsets committed and their detector state dropped; newly assigned
+ * partitions start with empty state (windows warm up again).
+ */
 #include "../core/cli.h"
+#include "../sinks/sink.h"
+#include "engine.h"
 
+#include <errno.h>
+#include <getopt.h>
+#include <librdkafka/rdkafka.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void detect_help(void)
+{
+    printf(
+        "usage: gpulog detect --brokers LIST --group G [--topics gpu.metrics,gpu.events]\n"
+        "                     [--config FILE] [--profile gpu|generic]\n"
+        "                     [--output FILE | --anomalies-topic T] [-X key=value]... [--once]\n"
+        "\n"
+        "Consumes schema-v1 events from Kafka as a member of consumer group G, runs\n"
+        "the anomaly detectors and writes anomaly records (NDJSON to FILE or stdout,\n"
+        "or to topic T). Offsets are committed only after the records produced from\n"
+        "the messages up to them were written and acknowledged.\n"
+        "\n"
+        "options:\n"
+        "  -b, --brokers LIST        bootstrap servers (default $KAFKA_BROKERS)\n"
+        "  -g, --group G             consumer group id\n"
+        "  -t, --topics LIST         topics to consume (default gpu.metrics,gpu.events)\n"
+        "  -c, --config FILE         detector profile (JSON); -p NAME: built-in gpu|generic\n"
+        "  -o, --output FILE         NDJSON records to FILE ('-' = stdout, the default)\n"
+        "  -a, --anomalies-topic T   produce records to topic T (e.g. gpu.anomalies)\n"
+        "  -X key=value              librdkafka property for the consumer and producer\n"
+        "      --once                consume up to the end offsets found at start, settle,\n"
+        "                            commit and exit 0 (backfills, tests)\n"
+        "\n"
+        "State is per GPU and belongs to the partition its events arrive on: on a\n"
+        "rebalance the state of revoked partitions is dropped and new partitions warm\n"
+        "up (windows refill, peers and missing-data compare GPUs of one partition).\n"
+        "Exit status: 0 on a clean stop (SIGINT/SIGTERM, or --once done), 1 on a\n"
+        "Kafka or output error, 2 on a usage error.\n");
+}
+
+struct pend { int64_t off; uint32_t n; };
+
+struct pstate {
+    char *topic;
+    int32_t part;
+    int tag;
+    int64_t consumed;        /* last processed offset, -1 none */
+    int64_t committed;       /* last committed position, -1 none */
+    int64_t end;             /* --once: high watermark at assignment */
+    int eof, revoked;
+    struct pend *pend;       /* offsets with unsettled records, ascending */
+    size_t npend, cappend;
+    struct pstate *next;
+};
+
+struct tok { struct pstate *ps; int64_t off; };
+
+struct dctx {
+    rd_kafka_t *rk;
+    struct engine *eng;
+    struct sink *sinks[4];
+    size_t nsinks;
+    struct pstate *parts, *zombies;
+    struct pstate *cur;
+    int64_t cur_off;
+    int next_tag;
+    int once, assigned_once;
+    struct buf json;
+    uint64_t consumed, bad, records, settled, deadletter;
+    int fatal;
+};
+
+static volatile sig_atomic_t stop_flag;
+static void on_signal(int sig) { (void)sig; stop_flag = 1; }
+
+static int64_t commit_pos(const struct pstate *ps)
+{
+    if (ps->npend) return ps->pend[0].off;
+    return ps->consumed >= 0 ? ps->consumed + 1 : -1;
+}
+
+static void pend_add(struct pstate *ps, int64_t off)
+{
+    if (ps->npend && ps->pend[ps->npend - 1].off == off) { ps->pend[ps->npend - 1].n++; return; }
+    if (ps->npend == ps->cappend) {
+        ps->cappend = ps->cappend ? ps->cappend * 2 : 16;
+        ps->pend = xrealloc(ps->pend, ps->cappend * sizeof *ps->pend);
+    }
+    ps->pend[ps->npend].off = off;
+    ps->pend[ps->npend].n = 1;
+    ps->npend++;
+}
+
+static void detect_settle(void *ctx, void *token, enum sink_outcome outcome)
+{
+    struct dctx *d = ctx;
+    d->settled++;
+    if (outcome == SINK_DEADLETTER) d->deadletter++;
+    struct tok *t = token;
+    if (!t) return;
+    struct pstate *ps = t->ps;
+    for (size_t i = 0; i < ps->npend; i++)
+        if (ps->pend[i].off == t->off) {
+            if (--ps->pend[i].n == 0) {
+                memmove(&ps->pend[i], &ps->pend[i + 1], (ps->npend - i - 1) * sizeof *ps->pend);
+                ps->npend--;
+            }
+            break;
+        }
+    free(t);
+}
+
+struct detect_opts {
+    const char *brokers, *output, *anomalies_topic;
+    const char **props;
+    size_t nprops;
+};
+
+/* Builds the outputs of `detect` from its options: an anomalies topic, or
+ * NDJSON to a file or stdout. (The Elasticsearch sink joins here.) Returns
+ * the number of sinks or -1 with a reason in err. */
+static int detect_build_sinks(const struct detect_opts *o, struct dctx *d, char *err, size_t errlen)
+{
+    d->nsinks = 0;
+    if (o->anomalies_topic) {
+        struct kafka_conf kc = { .brokers = o->brokers, .props = o->props, .nprops = o->nprops };
+        kc.topic[STREAM_ANOMALIES] = o->anomalies_topic;
+        struct sink *s = sink_kafka_new(&kc, detect_settle, d, err, errlen);
+        if (!s) return -1;
+        d->sinks[d->nsinks++] = s;
+    }
+    if (o->output || !o->anomalies_topic) {
+        struct sink *s = sink_file_new(o->output, detect_settle, d, err, errlen);
+        if (!s) return -1;
+        d->sinks[d->nsinks++] = s;
+    }
+    return (int)d->nsinks;
+}
+
+static void detect_emit(void *ctx, const struct event *rec)
+{
+    struct dctx *d = ctx;
+    buf_reset(&d->json);
+    event_to_json(rec, &d->json);
+    char key[160];
+    const struct ev_field *g = event_get(rec, "gpu.index");
+    int kl = snprintf(key, sizeof key, "%s/%lld", rec->host ? rec->host : "-", g ? (long long)g->v.i : -1LL);
+    d->records++;
+    for (size_t i = 0; i < d->nsinks; i++) {
+        struct tok *t = NULL;
+        if (d->cur) {
+            t = xmalloc(sizeof *t);
+            t->ps = d->cur;
+            t->off = d->cur_off;
+            pend_add(d->cur, d->cur_off);
+        }
+        struct sink_doc doc = { .stream = STREAM_ANOMALIES, .key = key, .keylen = (size_t)kl, .id = rec->id,
+                                .json = d->json.p, .len = d->json.len, .token = t };
+        int rc;
+        while ((rc = sink_write(d->sinks[i], &doc)) == GL_AGAIN) sink_poll(d->sinks[i], 100);
+        if (rc == GL_ERROR) {
+            fprintf(stderr, "gpulog detect: output: %s\n", d->sinks[i]->errstr);
+            d->fatal = 1;
+            if (t) detect_settle(d, t, SINK_DEADLETTER);
+        }
+    }
+}
+
+static struct pstate *ps_find(struct dctx *d, const char *topic, int32_t part)
+{
+    for (struct pstate *p = d->parts; p; p = p->next)
+        if (p->part == part && !strcmp(p->topic, topic)) return p;
+    return NULL;
+}
+
+static void poll_sinks(struct dctx *d, int timeout_ms)
+{
+    for (size_t i = 0; i < d->nsinks; i++) sink_poll(d->sinks[i], timeout_ms);
+}
+
+static long drain_sinks(struct dctx *d, int timeout_ms)
+{
+    long left = 0;
+    for (size_t i = 0; i < d->nsinks; i++) left += sink_drain(d->sinks[i], timeout_ms);
+    return left;
+}
+
+/* Commits the settled positions of the partitions that moved (only = one
+ * partition, or all when NULL). */
+static void commit_positions(struct dctx *d, struct pstate *only, int sync)
+{
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
+    for (struct pstate *p = only ? only : d->parts; p; p = only ? NULL : p->next) {
+        int64_t pos = commit_pos(p);
+        if (pos >= 0 && pos > p->committed) {
+            rd_kafka_topic_partition_list_add(l, p->topic, p->part)->offset = pos;
+            p->committed = pos;
+        }
+    }
+    if (l->cnt) {
+        rd_kafka_resp_err_t err = rd_kafka_commit(d->rk, l, !sync);
+        if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
+            fprintf(stderr, "gpulog detect: commit: %s\n", rd_kafka_err2str(err));
+    }
+    rd_kafka_topic_partition_list_destroy(l);
+}
+
+static void ps_free(struct pstate *p)
+{
+    free(p->topic);
+    free(p->pend);
+    free(p);
+}
+
+static void rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+    struct dctx *d = opaque;
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        rd_kafka_topic_partition_list_t *c = rd_kafka_topic_partition_list_copy(parts);
+        rd_kafka_committed(rk, c, 10000);
+        for (int i = 0; i < parts->cnt; i++) {
+            rd_kafka_topic_partition_t *tp = &parts->elems[i];
+            struct pstate *p = xcalloc(1, sizeof *p);
+            p->topic = xstrdup(tp->topic);
+            p->part = tp->partition;
+            p->tag = ++d->next_tag;
+            p->consumed = -1;
+            p->committed = c->elems[i].offset >= 0 ? c->elems[i].offset : -1;
+            p->end = -1;
+            int64_t lo = 0, hi = 0;
+            if (d->once && rd_kafka_query_watermark_offsets(rk, tp->topic, tp->partition, &lo, &hi, 10000) == 0) {
+                p->end = hi;
+                int64_t start = p->committed >= 0 ? p->committed : lo;
+                if (start >= hi) p->eof = 1;
+            }
+            p->next = d->parts;
+            d->parts = p;
+            fprintf(stderr, "gpulog detect: assigned %s[%d] (committed %lld%s)\n", p->topic, (int)p->part,
+                    (long long)p->committed, p->eof ? ", nothing to read" : "");
+        }
+        rd_kafka_topic_partition_list_destroy(c);
+        rd_kafka_assign(rk, parts);
+        d->assigned_once = 1;
+    } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
+        /* settle what was produced, commit, then forget the state */
+        if (drain_sinks(d, 30000) > 0) fprintf(stderr, "gpulog detect: revoke: outputs not all settled\n");
+        commit_positions(d, NULL, 1);
+        struct pstate **pp = &d->parts;
+        while (*pp) {
+            struct pstate *p = *pp;
+            int hit = 0;
+            for (int i = 0; i < parts->cnt; i++)
+                if (parts->elems[i].partition == p->part && !strcmp(parts->elems[i].topic, p->topic)) hit = 1;
+            if (!hit) { pp = &p->next; continue; }
+            *pp = p->next;
+            engine_drop_tag(d->eng, p->tag);
+            fprintf(stderr, "gpulog detect: revoked %s[%d] (committed %lld)\n", p->topic, (int)p->part,
+                    (long long)p->committed);
+            if (d->cur == p) d->cur = NULL;
+            if (p->npend) { p->next = d->zombies; d->zombies = p; }   /* tokens still point here */
+            else ps_free(p);
+        }
+        rd_kafka_assign(rk, NULL);
+    } else {
+        fprintf(stderr, "gpulog detect: rebalance error: %s\n", rd_kafka_err2str(err));
+        rd_kafka_assign(rk, NULL);
+    }
+}
+
+static int once_done(struct dctx *d)
+{
+    if (!d->assigned_once) return 0;
+    for (struct pstate *p = d->parts; p; p = p->next)
+        if (!p->eof && !(p->end >= 0 && p->consumed + 1 >= p->end)) return 0;
+    return 1;
+}
+
+static int set_conf(rd_kafka_conf_t *c, const char *k, const char *v, char *err, size_t errlen)
+{
+    char e[512];
+    if (rd_kafka_conf_set(c, k, v, e, sizeof e) != RD_KAFKA_CONF_OK) {
+        snprintf(err, errlen, "%.60s=%.60s: %.120s", k, v, e);
+        return GL_ERROR;
+    }
+    return GL_OK;
+}
 
 int cmd_detect(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "gpulog detect: not implemented yet\n");
-    return EXIT_USAGE;
+    static const struct option opts[] = {
+        { "brokers", required_argument, NULL, 'b' },
+        { "group", required_argument, NULL, 'g' },
+        { "topics", required_argument, NULL, 't' },
+        { "config", required_argument, NULL, 'c' },
+        { "profile", required_argument, NULL, 'p' },
+        { "output", required_argument, NULL, 'o' },
+        { "anomalies-topic", required_argument, NULL, 'a' },
+        { "once", no_argument, NULL, '1' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct detect_opts o = { 0 };
+    const char *group = NULL, *topics = "gpu.metrics,gpu.events", *config = NULL, *profile = "gpu";
+    int once = 0, c;
+    const char *props[64];
+    size_t nprops = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":b:g:t:c:p:o:a:X:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': o.brokers = optarg; break;
+        case 'g': group = optarg; break;
+        case 't': topics = optarg; break;
+        case 'c': config = optarg; break;
+        case 'p': profile = optarg; break;
+        case 'o': o.output = optarg; break;
+        case 'a': o.anomalies_topic = optarg; break;
+        case '1': once = 1; break;
+        case 'X':
+            if (!strchr(optarg, '=')) return cli_usage_error("detect", "-X wants key=value, got '%s'", optarg);
+            if (nprops == GL_ARRAY_LEN(props)) return cli_usage_error("detect", "too many -X options");
+            props[nprops++] = optarg;
+            break;
+        case 'h': detect_help(); return EXIT_OK;
+        case ':': return cli_usage_error("detect", "option %s needs a value", argv[optind - 1]);
+        default: return cli_usage_error("detect", "unknown option %s", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cli_usage_error("detect", "unexpected argument '%s'", argv[optind]);
+    if (!o.brokers) o.brokers = getenv("KAFKA_BROKERS");
+    if (!o.brokers || !*o.brokers) return cli_usage_error("detect", "--brokers is required (or KAFKA_BROKERS)");
+    if (!group) return cli_usage_error("detect", "--group is required");
+    o.props = props;
+    o.nprops = nprops;
+    char err[GL_ERRLEN];
+    struct profile *prof = profile_load(config, profile, err, sizeof err);
+    if (!prof) return cli_usage_error("detect", "%s", err);
+
+    struct dctx d;
+    memset(&d, 0, sizeof d);
+    d.once = once;
+    buf_init(&d.json);
+    if (detect_build_sinks(&o, &d, err, sizeof err) < 0) {
+        profile_free(prof);
+        return cli_usage_error("detect", "%s", err);
+    }
+    d.eng = engine_new(prof, detect_emit, &d);
+
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    int bad = set_conf(conf, "bootstrap.servers", o.brokers, err, sizeof err) ||
+              set_conf(conf, "group.id", group, err, sizeof err) ||
+              set_conf(conf, "enable.auto.commit", "false", err, sizeof err) ||
+              set_conf(conf, "enable.auto.offset.store", "false", err, sizeof err) ||
+              set_conf(conf, "auto.offset.reset", "earliest", err, sizeof err) ||
+              set_conf(conf, "enable.partition.eof", "true", err, sizeof err) ||
+              set_conf(conf, "client.id", "gpulog-detect", err, sizeof err);
+    for (size_t i = 0; !bad && i < nprops; i++) {
+        const char *eq = strchr(props[i], '=');
+        char *k = xstrndup(props[i], (size_t)(eq - props[i]));
+        bad = set_conf(conf, k, eq + 1, err, sizeof err);
+        free(k);
+    }
+    int rc = EXIT_OK;
+    if (bad) {
+        rd_kafka_conf_destroy(conf);
+        fprintf(stderr, "gpulog detect: kafka: %s\n", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    rd_kafka_conf_set_rebalance_cb(conf, rebalance);
+    rd_kafka_conf_set_opaque(conf, &d);
+    char kerr[512];
+    d.rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, kerr, sizeof kerr);
+    if (!d.rk) {
+        fprintf(stderr, "gpulog detect: kafka: %s\n", kerr);
+        rc = EXIT_IOERR;
+        goto out;
+    }
+    rd_kafka_poll_set_consumer(d.rk);
+    rd_kafka_topic_partition_list_t *subs = rd_kafka_topic_partition_list_new(4);
+    char *tl = xstrdup(topics);
+    for (char *sv = NULL, *t = strtok_r(tl, ",", &sv); t; t = strtok_r(NULL, ",", &sv))
+        if (*t) rd_kafka_topic_partition_list_add(subs, t, RD_KAFKA_PARTITION_UA);
+    free(tl);
+    rd_kafka_resp_err_t se = rd_kafka_subscribe(d.rk, subs);
+    rd_kafka_topic_partition_list_destroy(subs);
+    if (se) {
+        fprintf(stderr, "gpulog detect: subscribe: %s\n", rd_kafka_err2str(se));
+        rc = EXIT_IOERR;
+        goto close;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    struct event ev;
+    event_init(&ev);
+    int64_t last_commit = gl_now_ms();
+    while (!stop_flag && !d.fatal) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(d.rk, 100);
+        if (m) {
+            if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                struct pstate *p = ps_find(&d, rd_kafka_topic_name(m->rkt), m->partition);
+                if (p) p->eof = 1;
+            } else if (m->err) {
+                fprintf(stderr, "gpulog detect: consume: %s\n", rd_kafka_message_errstr(m));
+                if (m->err == RD_KAFKA_RESP_ERR__FATAL) d.fatal = 1;
+            } else {
+                struct pstate *p = ps_find(&d, rd_kafka_topic_name(m->rkt), m->partition);
+                if (p) {
+                    d.consumed++;
+                    char jerr[128];
+                    if (event_from_json(&ev, m->payload, m->len, jerr, sizeof jerr) == GL_OK) {
+                        d.cur = p;
+                        d.cur_off = m->offset;
+                        engine_feed_tag(d.eng, &ev, p->tag);
+                        d.cur = NULL;
+                    } else {
+                        if (d.bad++ < 10)
+                            fprintf(stderr, "gpulog detect: %s[%d]@%lld: %s (skipped)\n", rd_kafka_topic_name(m->rkt),
+                                    (int)m->partition, (long long)m->offset, jerr);
+                    }
+                    p->consumed = m->offset;
+                    if (p->end >= 0 && m->offset + 1 >= p->end) p->eof = 1;
+                }
+            }
+            rd_kafka_message_destroy(m);
+        }
+        poll_sinks(&d, 0);
+        int64_t now = gl_now_ms();
+        if (now - last_commit >= 1000) {
+            commit_positions(&d, NULL, 0);
+            last_commit = now;
+        }
+        if (d.once && once_done(&d)) break;
+    }
+    event_free(&ev);
+    if (d.once) engine_flush(d.eng);
+    if (drain_sinks(&d, 60000) > 0) {
+        fprintf(stderr, "gpulog detect: outputs not all settled at exit\n");
+        rc = EXIT_IOERR;
+    }
+    commit_positions(&d, NULL, 1);
+    if (d.fatal) rc = EXIT_IOERR;
+close:
+    rd_kafka_consumer_close(d.rk);
+    rd_kafka_destroy(d.rk);
+out:
+    {
+        const struct engine_stats *es = engine_get_stats(d.eng);
+        fprintf(stderr, "gpulog detect: consumed %llu messages (%llu undecodable), %llu samples; records: %llu "
+                        "(%llu started, %llu ended), %llu settled, %llu dead-lettered\n",
+                (unsigned long long)d.consumed, (unsigned long long)d.bad, (unsigned long long)es->samples,
+                (unsigned long long)d.records, (unsigned long long)es->starts, (unsigned long long)es->ends,
+                (unsigned long long)d.settled, (unsigned long long)d.deadletter);
+        for (struct pstate *p = d.parts; p; p = p->next)
+            fprintf(stderr, "gpulog detect: %s[%d] committed %lld\n", p->topic, (int)p->part, (long long)p->committed);
+    }
+    for (size_t i = 0; i < d.nsinks; i++) sink_free(d.sinks[i]);
+    while (d.parts) { struct pstate *n = d.parts->next; ps_free(d.parts); d.parts = n; }
+    while (d.zombies) { struct pstate *n = d.zombies->next; ps_free(d.zombies); d.zombies = n; }
+    engine_free(d.eng);
+    profile_free(prof);
+    buf_free(&d.json);
+    return rc;
 }

@@ -103,6 +103,7 @@ struct ent {
 struct host {
     char *name;
     uint64_t hash;
+    int tag;                 /* input partition (gpulog detect); 0 otherwise */
     int64_t block_ts;        /* time of the sample block being filled */
     int have_block;
     struct ent *ents;        /* GPUs of this host, ascending index */

@@ -107,17 +107,18 @@ static void free_states(struct engine *e, const struct rule_set *rs, unsigned ch
 
 /* ---- hosts and GPUs ---------------------------------------------------- */
 
-static struct host *host_get(struct engine *e, const char *name)
+static struct host *host_get(struct engine *e, const char *name, int tag)
 {
     if (!name) name = "-";
-    if (e->last_host && !strcmp(e->last_host->name, name)) return e->last_host;
-    uint64_t h = hash64(name, strlen(name), 7);
+    if (e->last_host && e->last_host->tag == tag && !strcmp(e->last_host->name, name)) return e->last_host;
+    uint64_t h = hash64(name, strlen(name), 7 + (uint64_t)tag);
     struct host **b = &e->hb[h % HBUCKETS];
     for (struct host *x = *b; x; x = x->next)
-        if (x->hash == h && !strcmp(x->name, name)) return e->last_host = x;
+        if (x->hash == h && x->tag == tag && !strcmp(x->name, name)) return e->last_host = x;
     struct host *x = xcalloc(1, sizeof *x);
     x->name = xstrdup(name);
     x->hash = h;
+    x->tag = tag;
     x->next = *b;
     *b = x;
     e->st.hosts++;
@@ -433,9 +434,9 @@ static void run_ent_rules(struct engine *e, struct ent *x, enum det_scope scope,
     }
 }
 
-static void feed_kernel(struct engine *e, const struct event *ev)
+static void feed_kernel(struct engine *e, const struct event *ev, int tag)
 {
-    struct host *h = host_get(e, ev->host);
+    struct host *h = host_get(e, ev->host, tag);
     double g;
     int gpu = -1;
     if (event_get_num(ev, "gpu.index", &g)) gpu = (int)g;
@@ -454,14 +455,19 @@ static void feed_kernel(struct engine *e, const struct event *ev)
 
 void engine_feed(struct engine *e, const struct event *ev)
 {
+    engine_feed_tag(e, ev, 0);
+}
+
+void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
+{
     e->st.events++;
     e->clock++;
     if (ev->dataset && (!strcmp(ev->dataset, "gpu.xid") || !strcmp(ev->dataset, "gpu.sxid"))) {
-        feed_kernel(e, ev);
+        feed_kernel(e, ev, tag);
         return;
     }
     if (!ev->kind || strcmp(ev->kind, "metric")) { e->st.ignored++; return; }
-    struct host *h = host_get(e, ev->host);
+    struct host *h = host_get(e, ev->host, tag);
     int gpu = -1;
     const struct ev_field *gf = event_get(ev, "gpu.index");
     if (gf && gf->type == EV_INT) gpu = (int)gf->v.i;
@@ -560,6 +566,19 @@ static void host_block_done(struct engine *e, struct host *h, int64_t T)
         if (x->nsamples) run_ent_rules(e, x, DS_HOST, &cx, T);
         run_ent_rules(e, x, DS_EVENT, &cx, T);
     }
+}
+
+void engine_drop_tag(struct engine *e, int tag)
+{
+    for (size_t b = 0; b < HBUCKETS; b++)
+        for (struct host *h = e->hb[b]; h; h = h->next) {
+            if (h->tag != tag) continue;
+            while (h->ents) {
+                ent_remove(e, h->ents);
+                e->st.evicted--;       /* dropped, not evicted */
+            }
+            h->have_block = 0;
+        }
 }
 
 void engine_flush(struct engine *e)

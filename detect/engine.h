@@ -61,6 +61,14 @@ struct engine;
 struct engine *engine_new(struct profile *prof, engine_emit_fn emit, void *ctx);
 /* Processes one event (metric sample, kernel event; others are ignored). */
 void engine_feed(struct engine *e, const struct event *ev);
+/* Same, for an event read from input partition `tag` (gpulog detect): the
+ * GPUs and host sample blocks of different tags are kept apart, so that
+ * engine_drop_tag can forget a revoked partition and host-level rules
+ * (peers, missing data) compare only GPUs whose samples arrive in order. */
+void engine_feed_tag(struct engine *e, const struct event *ev, int tag);
+/* Forgets every GPU (and its open episodes, without end records) fed with
+ * this tag. */
+void engine_drop_tag(struct engine *e, int tag);
 /* End of input: completes the last sample block of every host. Open
  * episodes stay open (the input did not show them ending). */
 void engine_flush(struct engine *e);
