@@ -15,7 +15,7 @@
 
 #define PMON_MAX_COLS 64
 
-enum pcol_kind { PC_GPU, PC_INT, PC_PID, PC_TYPE, PC_CMD, PC_DATE, PC_TIME, PC_AUTO };
+enum pcol_kind { PC_GPU, PC_INT, PC_PID, PC_TYPE, PC_CMD, PC_DATE, PC_TIME, PC_AUTO, PC_SKIP };
 
 struct pmon_col {
     const char *key;       /* field name (static or dyn) */
@@ -125,6 +125,9 @@ static int pmon_header(struct parser *p, struct pmon *m, const char *s, size_t n
             c->dyn = name_sanitize("gpu.pmon.", tok[i], tl[i]);
             c->key = c->dyn;
         }
+        /* a column named twice would put one key twice in the event: first wins */
+        for (int j = 0; j < i; j++)
+            if (!strcmp(m->cols[j].key, c->key)) { c->kind = PC_SKIP; break; }
     }
     m->ncols = k;
     m->cmd_last = m->cols[k - 1].kind == PC_CMD;
@@ -231,6 +234,8 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
             break;
         case PC_AUTO:
             event_add_auto(ev, c->key, t, l, 1);
+            break;
+        case PC_SKIP:
             break;
         }
     }
