@@ -129,6 +129,15 @@ assert n > 0
 PYEOF
 check "detect records validate against the schema" $?
 
+# records to an anomalies topic, keyed host/gpu, settled before the commit
+"$GPULOG" detect --brokers "$B" --group "$group-topic" --topics "$topic" --once --anomalies-topic "$topic-anom" \
+  > /dev/null 2> "$tmp/t.err"
+rc=$?
+nref=$(wc -l < "$tmp/ref.ndjson")
+ntopic=$(kcat -b "$B" -C -t "$topic-anom" -e -q -f '%k %s\n' 2>/dev/null | grep -c '^kt-9/[0-9]* {"@timestamp"')
+[ "$rc" = 0 ] && [ "$ntopic" = "$nref" ] && grep -q "$nref settled" "$tmp/t.err"
+check "--anomalies-topic gets every record, keyed host/gpu" $? "rc $rc, $ntopic in topic, $nref expected; $(tail -1 "$tmp/t.err")"
+
 # usage errors
 rc=0; "$GPULOG" detect --brokers "$B" > /dev/null 2>&1 || rc=$?
 check "--group is required (exit 2)" "$([ "$rc" = 2 ]; echo $?)"
