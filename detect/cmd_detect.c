@@ -11,6 +11,7 @@
  */
 #include "../core/cli.h"
 #include "../sinks/sink.h"
+#include "../sinks/es_cli.h"
 #include "engine.h"
 
 #include <errno.h>
@@ -43,6 +44,10 @@ static void detect_help(void)
         "  -X key=value              librdkafka property for the consumer and producer\n"
         "      --once                consume up to the end offsets found at start, settle,\n"
         "                            commit and exit 0 (backfills, tests)\n"
+        "With --es, anomaly records go to logs-gpu.anomaly-NS, the consumed Xid/SXid\n"
+        "events to logs-gpu.xid-NS and, with --index-metrics, metric events to\n"
+        "metrics-gpu.dmon-NS; offsets wait for those documents too.\n"
+        ES_CLI_HELP
         "\n"
         "State is per GPU and belongs to the partition its events arrive on: on a\n"
         "rebalance the state of revoked partitions is dropped and new partitions warm\n"
@@ -73,6 +78,8 @@ struct dctx {
     struct engine *eng;
     struct sink *sinks[4];
     size_t nsinks;
+    struct sink *es;                     /* also among sinks: gets the consumed events */
+    int es_metrics;
     struct pstate *parts, *zombies;
     struct pstate *cur;
     int64_t cur_off;
@@ -127,6 +134,7 @@ struct detect_opts {
     const char *brokers, *output, *anomalies_topic;
     const char **props;
     size_t nprops;
+    struct es_cli es;                    /* --es URL and its options */
 };
 
 /* Builds the outputs of `detect` from its options: an anomalies topic, or
@@ -142,12 +150,40 @@ static int detect_build_sinks(const struct detect_opts *o, struct dctx *d, char 
         if (!s) return -1;
         d->sinks[d->nsinks++] = s;
     }
-    if (o->output || !o->anomalies_topic) {
+    if (o->output || (!o->anomalies_topic && !o->es.conf.url)) {
         struct sink *s = sink_file_new(o->output, detect_settle, d, err, errlen);
         if (!s) return -1;
         d->sinks[d->nsinks++] = s;
     }
+    if (o->es.conf.url) {
+        struct sink *s = sink_es_new(&o->es.conf, detect_settle, d, err, errlen);
+        if (!s) return -1;
+        d->sinks[d->nsinks++] = s;
+        d->es = s;
+        d->es_metrics = o->es.conf.index_metrics;
+    }
     return (int)d->nsinks;
+}
+
+/* Hands a consumed event to the ES sink (Xid/SXid events, and metric events
+ * with --index-metrics); its offset waits for the document's settle. */
+static void detect_forward(struct dctx *d, struct pstate *ps, int64_t off, const struct event *ev,
+                           const void *payload, size_t len)
+{
+    enum sink_stream st = sink_stream_of(ev->dataset);
+    if (st == STREAM_ANOMALIES || (st == STREAM_METRICS && !d->es_metrics)) return;
+    struct tok *t = xmalloc(sizeof *t);
+    t->ps = ps;
+    t->off = off;
+    pend_add(ps, off);
+    struct sink_doc doc = { .stream = st, .id = ev->id, .json = payload, .len = len, .token = t };
+    int rc;
+    while ((rc = sink_write(d->es, &doc)) == GL_AGAIN) sink_poll(d->es, 100);
+    if (rc == GL_ERROR) {
+        fprintf(stderr, "gpulog detect: es: %s\n", d->es->errstr);
+        d->fatal = 1;
+        detect_settle(d, t, SINK_DEADLETTER);
+    }
 }
 
 static void detect_emit(void *ctx, const struct event *rec)
@@ -310,9 +346,11 @@ int cmd_detect(int argc, char **argv)
         { "anomalies-topic", required_argument, NULL, 'a' },
         { "once", no_argument, NULL, '1' },
         { "help", no_argument, NULL, 'h' },
+        ES_CLI_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
     struct detect_opts o = { 0 };
+    es_cli_init(&o.es);
     const char *group = NULL, *topics = "gpu.metrics,gpu.events", *config = NULL, *profile = "gpu";
     int once = 0, c;
     const char *props[64];
@@ -336,8 +374,18 @@ int cmd_detect(int argc, char **argv)
             break;
         case 'h': detect_help(); return EXIT_OK;
         case ':': return cli_usage_error("detect", "option %s needs a value", argv[optind - 1]);
-        default: return cli_usage_error("detect", "unknown option %s", argv[optind - 1]);
+        default: {
+            char eserr[GL_ERRLEN];
+            int er = es_cli_opt(&o.es, c, optarg, eserr, sizeof eserr);
+            if (er > 0) break;
+            if (er < 0) return cli_usage_error("detect", "%s", eserr);
+            return cli_usage_error("detect", "unknown option %s", argv[optind - 1]);
         }
+        }
+    }
+    {
+        char eserr[GL_ERRLEN];
+        if (es_cli_finish(&o.es, eserr, sizeof eserr) != GL_OK) return cli_usage_error("detect", "%s", eserr);
     }
     if (optind < argc) return cli_usage_error("detect", "unexpected argument '%s'", argv[optind]);
     if (!o.brokers) o.brokers = getenv("KAFKA_BROKERS");
@@ -426,6 +474,7 @@ int cmd_detect(int argc, char **argv)
                         d.cur_off = m->offset;
                         engine_feed_tag(d.eng, &ev, p->tag);
                         d.cur = NULL;
+                        if (d.es) detect_forward(&d, p, m->offset, &ev, m->payload, m->len);
                     } else {
                         if (d.bad++ < 10)
                             fprintf(stderr, "gpulog detect: %s[%d]@%lld: %s (skipped)\n", rd_kafka_topic_name(m->rkt),
@@ -473,5 +522,6 @@ out:
     engine_free(d.eng);
     profile_free(prof);
     buf_free(&d.json);
+    es_cli_free(&o.es);
     return rc;
 }
