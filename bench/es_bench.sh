@@ -25,9 +25,8 @@ for x in "$BUILD/gpulog" "$BUILD/bench/es_push"; do
   [ -x "$x" ] || { echo "es_bench: FAILED: $x not built (make BUILD=$BUILD bench)"; exit 1; }
 done
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/es_bench.XXXXXX")
-NSS=()
-cleanup() {
-  for ns in "${NSS[@]}"; do curl -s -o /dev/null -XDELETE "$URL/_data_stream/metrics-gpu.dmon-$ns"; done
+cleanup() {   # every run's namespace ends in x$$
+  curl -s -o /dev/null -XDELETE "$URL/_data_stream/metrics-gpu.dmon-b*x$$"
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -88,7 +87,6 @@ now_ms() { date +%s%3N; }
 
 run_curl() {   # $1 label (plain|gzip) $2 round -> prints docs/s
   local ns="bc$1$2x$$" dir="$TMP/bodies.$1.$2" args=() f t0 t1 c
-  NSS+=("$ns")
   mkbodies "$ns" "$dir"
   for f in "$dir"/b?????; do
     [ "$1" = gzip ] && args+=(-H "Content-Encoding: gzip" --data-binary "@$f.gz") || args+=(--data-binary "@$f")
@@ -106,7 +104,6 @@ run_curl() {   # $1 label (plain|gzip) $2 round -> prints docs/s
 
 run_sink() {   # $1 round -> prints docs/s
   local ns="bsink$1x$$" out c
-  NSS+=("$ns")
   out=$("$BUILD/bench/es_push" -q --es "$URL" --es-namespace "$ns" --index-metrics \
         --es-batch-age-ms 50 "$TMP/events.ndjson")
   echo "$out" | sed 's/^/es_bench:   sink /' >&2

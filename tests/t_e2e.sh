@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# t_e2e.sh - end to end against the REAL Kafka and OpenSearch of
+# scripts/services.sh (fails when either is unset or unreachable):
+#   a dmon trace with injected faults (tools/gentrace.py, labels kept) and a
+#   kernel log with Xid lines -> gpulog collect --once -> Kafka (own topics)
+#   -> gpulog detect --once --es (own group and namespace, --index-metrics)
+#   -> OpenSearch: every metric, Xid event and anomaly record is a document,
+#   and a _search finds the anomaly of an injected fault by GPU, metric and
+#   time. Then a second consumer group reads the same topics again: 409s,
+#   still the same counts.
+# Ends with "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+G=${GPULOG:-$PWD/$BUILD/gpulog}
+pass=0; fail=0
+ok() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok   $2"; else fail=$((fail + 1)); echo "FAIL $2"; fi; }
+finish() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ]; exit $?; }
+[ -z "${OPENSEARCH_URL:-}${KAFKA_BROKERS:-}" ] && [ -f services/env.sh ] && . services/env.sh
+URL=${OPENSEARCH_URL:-}; BROKERS=${KAFKA_BROKERS:-}
+curl -fsS -m 5 "$URL/" >/dev/null 2>&1; ok $? "OpenSearch answers at '${URL}'"
+kcat -b "$BROKERS" -L -m 5 >/dev/null 2>&1; ok $? "Kafka answers at '${BROKERS}'"
+[ "$fail" = 0 ] || finish
+[ -x "$G" ] && [ -f tools/gentrace.py ]; ok $? "gpulog and tools/gentrace.py are there"
+[ "$fail" = 0 ] || finish
+
+T=$(mktemp -d "${GPULOG_TEST_TMP:-${TMPDIR:-/tmp}}/t_e2e.XXXXXX")
+ID=$$$RANDOM
+NS=e2e$ID MT=gpu.metrics.e2e$ID ET=gpu.events.e2e$ID
+cleanup() {
+  for s in metrics-gpu.dmon logs-gpu.xid logs-gpu.anomaly; do
+    curl -s -o /dev/null -XDELETE "$URL/_data_stream/$s-$NS"
+  done
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+python3 tools/gentrace.py --seed 5 --hours 0.5 --gpus 2 --host e2e-node -o "$T/dmon.log" -l "$T/labels.json" >/dev/null 2>&1
+cp /work/shared/corpus/xid/gpud-testdata-xid13-43-dmesg-iso.txt "$T/kern.log" 2>/dev/null ||
+  printf '[Tue Mar  4 02:11:09 2025] NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus.\n' > "$T/kern.log"
+nmetrics=$("$G" parse --host e2e-node "$T/dmon.log" 2>/dev/null | wc -l)
+nxid=$("$G" parse --host e2e-node "$T/kern.log" 2>/dev/null | wc -l)
+[ "$nmetrics" -gt 1000 ] && [ "$nxid" -gt 0 ]; ok $? "inputs: $nmetrics dmon events, $nxid Xid events"
+
+"$G" setup --es "$URL" --namespace "$NS" > "$T/setup.out" 2>&1; ok $? "gpulog setup (namespace $NS)"
+"$G" collect --once --brokers "$BROKERS" --host e2e-node --state-dir "$T/state" -t "$MT" --events-topic "$ET" \
+  --file "$T/dmon.log" --file "$T/kern.log" > "$T/collect.out" 2>&1
+ok $? "gpulog collect --once into topics $MT, $ET"
+
+detect() {   # $1 group $2 records file
+  timeout 300 "$G" detect --once --brokers "$BROKERS" --group "$1" --topics "$MT,$ET" \
+    --es "$URL" --es-namespace "$NS" --index-metrics --es-batch-age-ms 200 --output "$2" > "$T/detect.$1.out" 2>&1
+}
+count() {
+  curl -s -o /dev/null -XPOST "$URL/$1-$NS/_refresh"
+  curl -s "$URL/$1-$NS/_count" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("count",-1))'
+}
+detect "g1$ID" "$T/records1.ndjson"; ok $? "gpulog detect --once --es (group g1$ID)"
+nrec=$(wc -l < "$T/records1.ndjson")
+m=$(count metrics-gpu.dmon); x=$(count logs-gpu.xid); a=$(count logs-gpu.anomaly)
+[ "$m" = "$nmetrics" ]; ok $? "metrics-gpu.dmon-$NS holds every dmon event ($m of $nmetrics)"
+[ "$x" = "$nxid" ]; ok $? "logs-gpu.xid-$NS holds every Xid event ($x of $nxid)"
+[ "$nrec" -gt 0 ] && [ "$a" = "$nrec" ]; ok $? "logs-gpu.anomaly-$NS holds every anomaly record ($a of $nrec)"
+
+python3 - "$URL/logs-gpu.anomaly-$NS" "$T/labels.json" "$T/records1.ndjson" <<'EOF'
+import json, sys, urllib.request
+url, labels, records = sys.argv[1:]
+recs = [json.loads(l) for l in open(records)]
+found = []
+for lab in json.load(open(labels))["labels"]:
+    for r in recs:
+        if r["gpu.index"] != lab["gpu"] or not (lab["start"] <= r["event.start"] <= lab["end"]):
+            continue
+        q = {"query": {"bool": {"filter": [
+            {"term": {"host.name": "e2e-node"}}, {"term": {"gpu.index": lab["gpu"]}},
+            {"term": {"anomaly.metric": r["anomaly.metric"]}}, {"term": {"event.type": "start"}},
+            {"range": {"event.start": {"gte": lab["start"], "lte": lab["end"]}}}]}}}
+        req = urllib.request.Request(url + "/_search", data=json.dumps(q).encode(),
+                                     headers={"Content-Type": "application/json"})
+        hits = json.load(urllib.request.urlopen(req))["hits"]["hits"]
+        if hits and hits[0]["_source"]["rule.id"] == r["rule.id"]:
+            found.append("%s: GPU %d %s at %s" % (lab["kind"], lab["gpu"], r["anomaly.metric"], r["event.start"]))
+            break
+print("\n".join("     found " + f for f in found))
+sys.exit(0 if found else 1)
+EOF
+ok $? "_search finds the anomaly of an injected fault by GPU, metric and time"
+
+detect "g2$ID" "$T/records2.ndjson"; ok $? "a second consumer group reads the same topics again"
+m2=$(count metrics-gpu.dmon); x2=$(count logs-gpu.xid); a2=$(count logs-gpu.anomaly)
+[ "$m2" = "$m" ] && [ "$x2" = "$x" ] && [ "$a2" = "$a" ] && cmp -s "$T/records1.ndjson" "$T/records2.ndjson"
+ok $? "still $m / $x / $a documents after the replay (409 = already stored; same records)"
+grep -q "stored=0 duplicates=$((m + x + a))" "$T/detect.g2$ID.out"
+ok $? "the replay was answered 409 for every document ($(grep -o 'stored=[0-9]* duplicates=[0-9]*' "$T/detect.g2$ID.out"))"
+finish
