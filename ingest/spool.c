@@ -111,7 +111,7 @@ struct spool *spool_open(const char *dir, int64_t start, size_t max_line, char *
         add_seg(s, strtoll(de->d_name, NULL, 10), 0);
     }
     closedir(d);
-    qsort(s->seg, s->nseg, sizeof *s->seg, cmp_i64);
+    if (s->nseg) qsort(s->seg, s->nseg, sizeof *s->seg, cmp_i64);
     int64_t end = start;
     for (size_t i = 0; i < s->nseg; i++) {
         struct stat st;

@@ -187,6 +187,42 @@ PY
   then ok once_exactly_n_messages_equal_to_parse; else bad once_exactly_n_messages_equal_to_parse "see above"; fi
 else bad once_exactly_n_messages_equal_to_parse "collect exited non-zero: $(tail -n 3 "$tmp/c1.err")"; fi
 
+# ------------------------------------------------- no ack, no checkpoint
+# broker unreachable: SIGTERM ends within --shutdown-timeout, exit 1, the
+# checkpoint did not move (queued is not delivered); then the real broker gets all
+topic=t-collect-noack-$RUN
+"$G" collect --host n1 --tz UTC --state-dir "$tmp/st6" --file "$f1" --brokers 127.0.0.1:1 --topic "$topic" \
+   --shutdown-timeout 2 --stats-interval 0 2>"$tmp/c6.err" &
+cpid=$!; pids+=("$cpid")
+sleep 2
+t0=$(date +%s); kill -TERM "$cpid"; wait "$cpid"; rc=$?; took=$(( $(date +%s) - t0 ))
+off=$(sed -n 's/^offset=//p' "$tmp"/st6/ckpt-file-* 2>/dev/null | head -n 1)
+first=$(head -n 1 "$tmp/p1.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["log.offset"])')
+# only the header lines (no events) may be behind the checkpoint
+if [ "$rc" = 1 ] && [ "$took" -le 6 ] && [ "${off:-0}" -le "$first" ]; then ok "unacked_not_checkpointed (stopped in ${took}s, rc=1, offset ${off:-0} <= first data line $first)"
+else bad unacked_not_checkpointed "rc=$rc took=${took}s checkpoint offset=${off:-none}"; fi
+if "$G" collect --once --host n1 --tz UTC --state-dir "$tmp/st6" --file "$f1" --brokers "$B" --topic "$topic" \
+     --stats-interval 0 2>>"$tmp/c6.err" && [ "$(consume "$topic" | wc -l)" = "$(wc -l < "$tmp/p1.json")" ]; then
+  ok unacked_lines_sent_on_next_start
+else bad unacked_lines_sent_on_next_start "$(consume "$topic" | wc -l) messages; $(tail -n 2 "$tmp/c6.err")"; fi
+
+# ------------------------------------------------------------- dead letter
+# a message the producer can never send (bigger than message.max.bytes): dead
+# letter file with the reason, settled (checkpoint moves on), exit status 1
+topic=t-collect-dl-$RUN
+fdl=$tmp/dl.log
+python3 -c "
+print('# gpu   pwr  temp'); print('# Idx     W     C'); print('    0   100    50')
+print('    1   100    50' + ' ' * 1200); print('    2   100    50')" > "$fdl"
+"$G" collect --once --host n1 --tz UTC --state-dir "$tmp/st7" --file "$fdl" --keep-original --brokers "$B" \
+   --topic "$topic" -X message.max.bytes=1000 --stats-interval 0 2>"$tmp/c7.err"; rc=$?
+dl=$(wc -l < "$tmp/st7/deadletter.ndjson" 2>/dev/null || echo 0)
+off=$(sed -n 's/^offset=//p' "$tmp"/st7/ckpt-file-* 2>/dev/null | head -n 1)
+if [ "$rc" = 1 ] && [ "$dl" = 1 ] && grep -q '"key":"n1/1"' "$tmp/st7/deadletter.ndjson" && [ "${off:-0}" = "$(stat -c %s "$fdl")" ] &&
+   [ "$(consume "$topic" | wc -l)" = 2 ]; then
+  ok "deadletter_permanent_error ($dl dead-lettered)"
+else bad deadletter_permanent_error "rc=$rc deadletters=$dl offset=${off:-none} $(tail -n 2 "$tmp/c7.err")"; fi
+
 # ---------------------------------------------------------------- rotation
 topic=t-collect-rot-$RUN
 f2=$tmp/rot.log
