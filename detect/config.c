@@ -18,7 +18,7 @@ static const char gpu_profile[] =
 "  \"metric\":\"gpu.temperature.gpu\",\"severity\":2,\"for\":10,\"clear\":10,\"params\":{\"high\":87,\"clear_high\":82}},"
 "{\"id\":\"gpu.temp.rise\",\"name\":\"GPU temperature rising at steady load\",\"detector\":\"robust_z\","
 "  \"metric\":\"gpu.temperature.gpu\",\"severity\":1,\"for\":3,\"clear\":20,\"cooldown_s\":30,"
-"  \"params\":{\"z\":4,\"min_dev\":6,\"min_scale\":1,\"direction\":1,\"steady_range\":15,\"min_n\":60}},"
+"  \"params\":{\"z\":4,\"min_dev\":4,\"min_scale\":1,\"direction\":1,\"steady_range\":15,\"steady_power\":0.3,\"min_n\":60}},"
 "{\"id\":\"gpu.thermal\",\"name\":\"Thermal throttling\",\"detector\":\"thermal_throttle\","
 "  \"metric\":\"gpu.temperature.gpu\",\"severity\":2,\"for\":3,\"clear\":10,\"cooldown_s\":30},"
 "{\"id\":\"gpu.power.cap\",\"name\":\"Power-cap throttling\",\"detector\":\"power_cap\","

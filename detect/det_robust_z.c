@@ -2,7 +2,8 @@
  * of 1.4826 x MAD (1.2533 x mean absolute deviation when MAD is 0;
  * insensitive to the outliers it is looking for). Optional
  * gate: only judge while another metric (the GPU's utilisation) has been
- * steady over its window, so load changes are not reported as anomalies. */
+ * steady over its window (and power, optionally), so load changes are not
+ * reported as anomalies. */
 #include "detector.h"
 
 #include <math.h>
@@ -16,6 +17,7 @@ static const struct det_param params[] = {
     { "min_dev", 0, "and at least this far from the median (metric units)" },
     { "direction", 0, "+1 only high, -1 only low, 0 both" },
     { "steady_range", 0, "gate: judge only while the utilisation window spans at most this (0 = off)" },
+    { "steady_power", 0, "gate: and the power window spans at most this fraction of its median (0 = off)" },
     { NULL, 0, NULL },
 };
 
@@ -23,6 +25,7 @@ static int rz_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err
 {
     (void)err; (void)errlen;
     rc->aux[0] = rc->p[5] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 1) : -1;
+    rc->aux[1] = rc->p[6] > 0 ? profile_slot(ps, "gpu.power.usage", 1) : -1;
     return GL_OK;
 }
 
@@ -34,6 +37,11 @@ static int rz_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
     if (rc->aux[0] >= 0) {
         const struct win *g = ent_win(cx->e, rc->aux[0]);
         if (!g || win_count(g) < rc->p[1] || win_max(g) - win_min(g) > rc->p[5])
+            return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    }
+    if (rc->aux[1] >= 0) {
+        const struct win *pw = ent_win(cx->e, rc->aux[1]);
+        if (!pw || win_count(pw) < rc->p[1] || win_max(pw) - win_min(pw) > rc->p[6] * win_median(pw))
             return cx->open ? DET_NORMAL : DET_UNKNOWN;
     }
     double med = win_median(w), sc = 1.4826 * win_mad(w);
