@@ -278,16 +278,21 @@ for cmd in $METRICS_CMDS; do
     *)       "$GPULOG" "$cmd" --metrics-addr "127.0.0.1:$port" > "$T/out.$cmd" 2> "$T/err.$cmd" & ;;
   esac
   pid=$!; pids+=("$pid")
-  exec 7> "$T/in.$cmd"
-  if [ -f tests/fixtures/dmon/basic.log ]; then cat tests/fixtures/dmon/basic.log >&7; fi
-  body=""
+  exec 7<> "$T/in.$cmd"   # read-write: never blocks, even if the command died
+  # four dmon lines (two headers, two samples) for the commands that read input
+  printf '%s\n' '# gpu   pwr  temp    sm   mem' '# Idx     W     C     %     %' \
+    '    0   111    83    25     7' '    1   111    84    18     5' >&7
+  body=""; lines=0
   for _ in $(seq 1 50); do
-    body=$(curl -sf "http://127.0.0.1:$port/metrics") && break
+    body=$(curl -sf "http://127.0.0.1:$port/metrics") || body=""
+    lines=$(sed -n 's/^gpulog_lines_read_total \([0-9]*\)$/\1/p' <<<"$body")
+    case "$cmd" in run|collect) [ "${lines:-0}" -ge 4 ] && break ;; *) [ -n "$body" ] && break ;; esac
     sleep 0.1
   done
   health=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")
+  case "$cmd" in run|collect) want_lines=4 ;; *) want_lines=0 ;; esac
   if grep -q '^# TYPE gpulog_lines_read_total counter$' <<<"$body" && grep -q '^gpulog_build_info{version="' <<<"$body" \
-     && [ "$health" = 200 ]; then
+     && [ "${lines:-0}" -ge "$want_lines" ] && [ "$health" = 200 ]; then
     ok "gpulog $cmd --metrics-addr serves /metrics and /healthz"
   else fail "gpulog $cmd --metrics-addr serves /metrics and /healthz" "health=$health $(head -c 600 "$T/err.$cmd")"; fi
   exec 7>&-
