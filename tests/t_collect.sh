@@ -335,7 +335,7 @@ else bad outage_nothing_lost "rc=$rc $out $(tail -n 3 "$tmp/c4.err")"; fi
 if [ "$maxbl" -gt 0 ] && [ "$lastbl" = 0 ]; then ok "outage_spool_used_and_drained (max backlog ${maxbl} bytes)"
 else bad outage_spool_used_and_drained "max backlog $maxbl, last $lastbl"; fi
 limit=40960   # kB; a sanitizer build (make SANITIZE=1) carries ASan's shadow memory
-grep -aq AddressSanitizer "$G" 2>/dev/null && limit=163840
+grep -aq __asan_init "$G" 2>/dev/null && limit=163840
 if [ "$maxrss" -gt 0 ] && [ "$maxrss" -lt "$limit" ]; then ok "outage_memory_bounded (peak RSS ${maxrss} kB, limit $limit)"
 else bad outage_memory_bounded "peak RSS ${maxrss} kB"; fi
 
