@@ -102,11 +102,16 @@ run --tz UTC "$tmp/big.txt"
 { [ "$rc" = 0 ] && grep -q ':4: line longer than' "$tmp/err" && [ "$(wc -l < "$tmp/out")" = 2 ] \
   && grep -q '5 lines, 2 events, 1 rejected' "$tmp/err"; }
 check "3 MB line rejected, next line parsed" $? "$(cat "$tmp/err" | head -c 300)"
-base=$(hwm_kb "$tmp/d.txt")
-big=$(hwm_kb "$tmp/big.txt")
-echo "     peak RSS: small input ${base} KiB, 3 MB line ${big} KiB"
-check "3 MB line: peak RSS grows by < 2 MiB (${base} -> ${big} KiB)" \
-  "$([ "$base" -gt 0 ] && [ $((big - base)) -lt 2048 ] && echo 0 || echo 1)"
+if grep -qa __asan_init "$GPULOG"; then
+  # AddressSanitizer's quarantine keeps every freed buffer: RSS says nothing here
+  echo "     (AddressSanitizer build: peak RSS check left to the plain build)"
+else
+  base=$(hwm_kb "$tmp/d.txt")
+  big=$(hwm_kb "$tmp/big.txt")
+  echo "     peak RSS: small input ${base} KiB, 3 MB line ${big} KiB"
+  check "3 MB line: peak RSS grows by < 2 MiB (${base} -> ${big} KiB)" \
+    "$([ "$base" -gt 0 ] && [ $((big - base)) -lt 2048 ] && echo 0 || echo 1)"
+fi
 
 # large piped input finishes: 400k dmon rows, and 64 MB without any newline
 { printf '# gpu pwr gtemp\n# Idx W C\n'; yes '    0    100     50' | head -n 400000; } > "$tmp/rows.txt"
