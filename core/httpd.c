@@ -117,7 +117,7 @@ int metrics_serve(const char *addr, char *err, size_t errlen)
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
         port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
                                         : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;   /* epoll on Linux: no FD_SETSIZE limit */
     if (family == AF_INET6) flags |= MHD_USE_IPv6;
     daemon_h = MHD_start_daemon(flags, 0, NULL, NULL, handle, NULL,
                                 MHD_OPTION_LISTEN_SOCKET, fd,

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -288,6 +289,34 @@ TEST(serve_errors)
     else CHECK(strlen(err) > 0);
 }
 
+/* A process with more than FD_SETSIZE (1024) descriptors open (detect with
+ * many connections) still serves /metrics: the server must not use select(). */
+TEST(serves_with_high_fds)
+{
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < 1200) {
+        rl.rlim_cur = rl.rlim_max < 1200 ? rl.rlim_max : 1200;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    CHECK(rl.rlim_cur >= 1200);
+    if (rl.rlim_cur < 1200) return;
+    int fds[1100], n = 0;
+    while (n < 1100) {
+        int fd = dup(0);
+        if (fd < 0) break;
+        fds[n++] = fd;
+    }
+    char err[256];
+    CHECK_EQ_INT(metrics_serve("127.0.0.1:0", err, sizeof err), GL_OK);
+    struct buf r;
+    buf_init(&r);
+    CHECK_EQ_INT(http_req(metrics_port(), "GET", "/healthz", &r), 200);
+    metrics_stop();
+    buf_free(&r);
+    while (n > 0) close(fds[--n]);
+}
+
 /* docs/operations.md lists every family the registry renders (run from the
  * repository root, as scripts/test.sh does). */
 TEST(operations_doc_lists_every_metric)
@@ -324,6 +353,7 @@ int main(void)
     RUN(thread_safe);
     RUN(http_endpoints);
     RUN(serve_errors);
+    RUN(serves_with_high_fds);
     RUN(operations_doc_lists_every_metric);
     return TEST_REPORT();
 }
