@@ -632,9 +632,17 @@ static int dup_key(yaml_document_t *doc, yaml_node_t *map, yaml_node_pair_t *pai
     return 0;
 }
 
+/* Bounds on map values: aliases can make a small file describe a huge tree. */
+#define MAP_MAX_DEPTH   8
+#define MAP_MAX_ENTRIES 1024
+
 static void flatten_map(struct load *L, struct config_map *m, const char *path,
-                        yaml_node_t *node, const char *prefix)
+                        yaml_node_t *node, const char *prefix, int depth)
 {
+    if (depth > MAP_MAX_DEPTH) {
+        lerr(L, node, "%s: nested deeper than %d levels", path, MAP_MAX_DEPTH);
+        return;
+    }
     for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(L->doc, p->value);
@@ -651,7 +659,12 @@ static void flatten_map(struct load *L, struct config_map *m, const char *path,
         buf_init(&full);
         if (prefix) buf_printf(&full, "%s.", prefix);
         buf_puts(&full, scalar(k));
-        if (v->type == YAML_MAPPING_NODE) flatten_map(L, m, path, v, full.p);
+        if (m->n >= MAP_MAX_ENTRIES) {
+            lerr(L, k, "%s: more than %d entries", path, MAP_MAX_ENTRIES);
+            buf_free(&full);
+            return;
+        }
+        if (v->type == YAML_MAPPING_NODE) flatten_map(L, m, path, v, full.p, depth + 1);
         else if (v->type == YAML_SCALAR_NODE) map_put(m, full.p, full.len, is_null(v) ? "" : scalar(v));
         else lerr(L, v, "%s.%s: expected a scalar, got %s", path, full.p, node_kind(v));
         buf_free(&full);
@@ -737,7 +750,7 @@ static void load_mapping(struct load *L, yaml_node_t *node, const char *prefix)
                 if (is_null(v)) map_clear(m);
                 else if (v->type != YAML_MAPPING_NODE)
                     lerr(L, v, "%s: expected a mapping, got %s", ck->path, node_kind(v));
-                else { map_clear(m); flatten_map(L, m, ck->path, v, NULL); }
+                else { map_clear(m); flatten_map(L, m, ck->path, v, NULL, 1); }
             } else if (v->type != YAML_SCALAR_NODE) {
                 lerr(L, v, "%s: expected a %s value, got %s", ck->path,
                      ck->type == CONFIG_INT ? "integer" : ck->type == CONFIG_BOOL ? "boolean" :

@@ -202,6 +202,33 @@ TEST(all_errors_reported)
     config_free(&c);
 }
 
+/* Aliases cannot blow a small file up into a huge map (billion laughs). */
+TEST(alias_bomb_is_bounded)
+{
+    struct buf y;
+    buf_init(&y);
+    buf_puts(&y, "detect:\n  overrides:\n    l0: &l0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8}\n");
+    for (int i = 1; i <= 7; i++)
+        buf_printf(&y, "    l%d: &l%d {a: *l%d, b: *l%d, c: *l%d, d: *l%d, e: *l%d, f: *l%d, g: *l%d, h: *l%d}\n",
+                   i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+    struct gpulog_config c;
+    char err[512];
+    int64_t t0 = gl_now_ms();
+    CHECK_EQ_INT(load(y.p, &c, err, sizeof err), GL_ERROR);
+    CHECK(strstr(err, "detect.overrides: more than 1024 entries") != NULL);
+    CHECK(gl_now_ms() - t0 < 2000);
+    CHECK(c.detect.overrides.n <= 1024);
+    config_free(&c);
+    buf_free(&y);
+    /* deep nesting */
+    CHECK_EQ_INT(load("detect:\n  overrides: {a: {b: {c: {d: {e: {f: {g: {h: {i: 1}}}}}}}}}\n", &c, err, sizeof err), GL_ERROR);
+    CHECK(strstr(err, "nested deeper than 8 levels") != NULL);
+    config_free(&c);
+    CHECK_EQ_INT(load("detect:\n  overrides: {a: {b: {c: 1}}}\n", &c, err, sizeof err), GL_OK);
+    CHECK_EQ_STR(config_map_get(&c.detect.overrides, "a.b.c"), "1");
+    config_free(&c);
+}
+
 TEST(null_means_default)
 {
     struct gpulog_config c;
@@ -465,6 +492,7 @@ int main(void)
     RUN(unknown_key_has_location_and_suggestion);
     RUN(wrong_types);
     RUN(all_errors_reported);
+    RUN(alias_bomb_is_bounded);
     RUN(null_means_default);
     RUN(set_like_flags);
     RUN(precedence_defaults_file_env_flags);
