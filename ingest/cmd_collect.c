@@ -99,6 +99,7 @@ struct collector {
     int64_t fixed_now;
     uint64_t written, acked, deadletter, health_sent;
     int spool_full;
+    int source_failed;            /* --once: a command failed to start or failed */
     long peak_rss_kb;
     uint64_t reports;
 };
@@ -593,7 +594,7 @@ static void exec_start(struct collector *c, struct source *s)
     pid_t pid = exec_spawn(s->argv, &fd, err, sizeof err);
     if (pid < 0) {
         log_error("msg=\"cannot start the command\" source=\"%s\" error=\"%s\" retry_in_ms=%d", s->name, err, s->backoff_ms);
-        if (c->once) { s->producer_done = 1; return; }
+        if (c->once) { s->producer_done = 1; c->source_failed = 1; return; }
         s->restart_at_ms = now + s->backoff_ms;
         s->backoff_ms = s->backoff_ms * 2 > 30000 ? 30000 : s->backoff_ms * 2;
         return;
@@ -628,7 +629,9 @@ static void exec_supervise(struct collector *c, struct source *s)
             if (WIFEXITED(st)) snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
             else snprintf(how, sizeof how, "signal %d", WTERMSIG(st));
             if (c->once) {
-                log_info("msg=\"command finished\" source=\"%s\" how=\"%s\"", s->name, how);
+                int failed = !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+                if (failed) c->source_failed = 1;
+                gl_log(failed ? GL_LOG_ERROR : GL_LOG_INFO, "msg=\"command finished\" source=\"%s\" how=\"%s\"", s->name, how);
                 s->producer_done = 1;
                 return;
             }
@@ -921,7 +924,8 @@ static void collect_help(void)
         "acknowledged; lines of commands, stdin and /dev/kmsg are spooled to disk first.\n"
         "After a crash only unacknowledged lines are sent again, with the same event.id.\n"
         "Exit status: 0 ok; 1 when something could not be delivered (dead letter,\n"
-        "shutdown deadline, fatal producer error) or on an I/O error; 2 usage error.\n",
+        "shutdown deadline, fatal producer error), on an I/O error, or with --once\n"
+        "when a command could not start or failed; 2 usage error.\n",
         LR_DEFAULT_MAX_LINE);
 }
 
@@ -1052,6 +1056,7 @@ int cmd_collect(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
     char err[GL_ERRLEN] = "";
@@ -1089,7 +1094,7 @@ int cmd_collect(int argc, char **argv)
         run(c);
         long left = finish(c);
         if (c->stats_ms) log_stats(c, left);
-        if (left || c->fatal || (c->once && c->deadletter)) rc = EXIT_IOERR;
+        if (left || c->fatal || (c->once && (c->deadletter || c->source_failed))) rc = EXIT_IOERR;
         if (c->deadletter) log_error("msg=\"documents were dead-lettered\" count=%" PRIu64 " file=\"%s\"", c->deadletter, dl.p);
     }
     sink_free(c->sink);

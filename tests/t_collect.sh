@@ -140,6 +140,12 @@ else bad ndjson "collect --once --output differs from parse: $(diff "$tmp/p1.jso
 if [ -f "$tmp/c0b.json" ] && [ ! -s "$tmp/c0b.json" ]; then ok ndjson_checkpoint_resume
 else bad ndjson_checkpoint_resume "second run re-sent $(wc -l < "$tmp/c0b.json" 2>/dev/null) events"; fi
 
+# --exec with --once: the child's lines, then exit; a failing child fails the run
+"$G" collect --once --host n1 --state-dir "$tmp/st8" --exec "cat $f1" --output "$tmp/c8.json" --stats-interval 0 2>"$tmp/c8.err"; r1=$?
+"$G" collect --once --host n1 --state-dir "$tmp/st8" --exec "sh -c 'exit 4'" --output "$tmp/c8b.json" --stats-interval 0 2>>"$tmp/c8.err"; r2=$?
+if [ "$r1$r2" = 01 ] && [ "$(wc -l < "$tmp/c8.json")" = "$(wc -l < "$tmp/p1.json")" ]; then ok exec_once
+else bad exec_once "rc=$r1/$r2 events $(wc -l < "$tmp/c8.json") want $(wc -l < "$tmp/p1.json")"; fi
+
 # -------------------------------------------------------------------- kmsg
 # a file of /dev/kmsg records: converted with the pinned boot time, parsed as
 # kernel events, resumed by sequence number (the second run adds only record 103)
