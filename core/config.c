@@ -655,6 +655,10 @@ static void flatten_map(struct load *L, struct config_map *m, const char *path,
             lerr(L, k, "%s: duplicate key '%s'", path, scalar(k));
             continue;
         }
+        if (strchr(scalar(k), '=') || !*scalar(k)) {
+            lerr(L, k, "%s: key '%s' is empty or contains '='", path, scalar(k));
+            continue;
+        }
         struct buf full;
         buf_init(&full);
         if (prefix) buf_printf(&full, "%s.", prefix);
@@ -851,6 +855,10 @@ int config_set(struct gpulog_config *cfg, const char *path, const char *value,
     for (size_t i = 0; i < GL_ARRAY_LEN(keys); i++) {
         size_t n = strlen(keys[i].path);
         if (keys[i].type == CONFIG_MAP && !strncmp(path, keys[i].path, n) && path[n] == '.' && path[n + 1]) {
+            if (strchr(path + n + 1, '=')) {
+                errf(err, errlen, "%s: map keys cannot contain '='", path);
+                return GL_ERROR;
+            }
             map_put((struct config_map *)((char *)cfg + keys[i].off), path + n + 1, strlen(path + n + 1), value);
             return GL_OK;
         }

@@ -166,6 +166,7 @@ TEST(wrong_types)
         { "sources:\n  - {type: stdin, format: nope}\n", "t.yaml:2:5: sources: source format 'nope' is unknown" },
         { "metrics_addr: 9477\n", "t.yaml:1:15: metrics_addr: '9477' is not HOST:PORT" },
         { "metrics_addr: 'x:99999'\n", "t.yaml:1:15: metrics_addr: 'x:99999' is not HOST:PORT" },
+        { "detect:\n  overrides: {a=b: 1}\n", "t.yaml:2:15: detect.overrides: key 'a=b' is empty or contains '='" },
         { "- a\n- b\n", "t.yaml:1:1: the configuration must be a mapping, got a list" },
         { "host: a\nhost: b\n", "t.yaml:2:1: duplicate key 'host'" },
         { "host: a\n---\nhost: b\n", "t.yaml:3:1: only one YAML document is allowed" },
@@ -262,6 +263,7 @@ TEST(set_like_flags)
     CHECK_EQ_STR(config_map_get(&c.kafka.properties, "acks"), "all");
     CHECK_EQ_STR(config_map_get(&c.kafka.properties, "linger.ms"), "5");
     CHECK_EQ_INT(config_set(&c, "kafka.properties", "noequals", err, sizeof err), GL_ERROR);
+    CHECK_EQ_INT(config_set(&c, "kafka.properties.a=b", "1", err, sizeof err), GL_ERROR);
     CHECK_EQ_INT(config_set(&c, "sources", "exec:nvidia-smi dmon", err, sizeof err), GL_OK);
     CHECK_EQ_INT(config_set(&c, "sources", "kmsg", err, sizeof err), GL_OK);
     CHECK_EQ_INT(config_set(&c, "sources", "file:/var/log/x.log", err, sizeof err), GL_OK);
