@@ -52,7 +52,7 @@ running_pid() {
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-answers() { timeout 10 kcat -b "127.0.0.1:$PORT" -L -m 5 2>/dev/null | grep -q "broker 1 at"; }
+answers() { timeout 5 kcat -b "127.0.0.1:$PORT" -L -m 5 2>/dev/null | grep -q "broker 1 at"; }
 
 case "${1:-}" in
 fetch)
@@ -62,7 +62,14 @@ fetch)
   mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
     || { sleep 5; mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime; } ;;
 start)
-  if running_pid >/dev/null; then echo "kafka already running at 127.0.0.1:$PORT"; exit 0; fi
+  if running_pid >/dev/null; then   # already running: only wait until it answers
+    SECONDS=0
+    while [ "$SECONDS" -lt 60 ]; do
+      answers && { echo "kafka already running at 127.0.0.1:$PORT"; exit 0; }
+      running_pid >/dev/null || break; sleep 0.5
+    done
+    echo "kafka: running (pid $(cat "$PIDF")) but not answering; stop it first" >&2; exit 1
+  fi
   have_jars || { echo "kafka: jars missing, run $0 fetch" >&2; exit 1; }
   for p in "$PORT" "$CPORT"; do
     port_busy "$p" && { echo "kafka: port $p already in use by another process" >&2; exit 1; }
@@ -81,7 +88,8 @@ start)
   setsid nohup java $JVM_OPTS $LOGOPTS -cp "$LIB/*" "$SERVER" "$RUN/server.properties" \
       > "$RUN/kafka.out" 2>&1 < /dev/null &
   echo $! > "$PIDF"
-  for _ in $(seq 1 360); do
+  SECONDS=0
+  while [ "$SECONDS" -lt 180 ]; do
     if grep -q "Kafka Server started" "$RUN/kafka.out" && answers; then
       echo "kafka up at 127.0.0.1:$PORT"; exit 0
     fi
@@ -92,7 +100,8 @@ start)
 stop)
   pid=$(running_pid) || { rm -f "$PIDF"; exit 0; }
   kill "$pid" 2>/dev/null || true
-  for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || { rm -f "$PIDF"; exit 0; }; sleep 0.5; done
+  SECONDS=0
+  while [ "$SECONDS" -lt 30 ]; do kill -0 "$pid" 2>/dev/null || { rm -f "$PIDF"; exit 0; }; sleep 0.5; done
   echo "kafka: no exit after 30 s, killing" >&2
   kill -9 "$pid" 2>/dev/null || true; rm -f "$PIDF" ;;
 status)

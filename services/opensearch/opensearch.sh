@@ -66,7 +66,14 @@ fetch)
   mkdir -p "$CLS"
   javac --release 17 -cp "$LIB/*" -d "$CLS" "$HERE/EmbeddedOpenSearch.java" ;;
 start)
-  if running_pid >/dev/null; then echo "opensearch already running at $URL"; exit 0; fi
+  if running_pid >/dev/null; then   # already running: only wait until it is healthy
+    SECONDS=0
+    while [ "$SECONDS" -lt 60 ]; do
+      healthy && { echo "opensearch already running at $URL"; exit 0; }
+      running_pid >/dev/null || break; sleep 0.5
+    done
+    echo "opensearch: running (pid $(cat "$PIDF")) but not healthy; stop it first" >&2; exit 1
+  fi
   have_build || { echo "opensearch: jars or classes missing, run $0 fetch" >&2; exit 1; }
   for p in "$PORT" "$TPORT"; do
     port_busy "$p" && { echo "opensearch: port $p already in use by another process" >&2; exit 1; }
@@ -77,7 +84,8 @@ start)
   setsid nohup java $JVM_OPTS -cp "$CLS:$LIB/*" EmbeddedOpenSearch "$RUN" "$PORT" "$TPORT" \
       > "$RUN/opensearch.out" 2>&1 < /dev/null &
   echo $! > "$PIDF"
-  for _ in $(seq 1 360); do
+  SECONDS=0
+  while [ "$SECONDS" -lt 180 ]; do
     healthy && { echo "opensearch up at $URL"; exit 0; }
     running_pid >/dev/null || { echo "opensearch: node exited" >&2; tail -n 60 "$RUN/opensearch.out" >&2; exit 1; }
     sleep 0.5
@@ -86,7 +94,8 @@ start)
 stop)
   pid=$(running_pid) || { rm -f "$PIDF"; exit 0; }
   kill "$pid" 2>/dev/null || true
-  for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || { rm -f "$PIDF"; exit 0; }; sleep 0.5; done
+  SECONDS=0
+  while [ "$SECONDS" -lt 30 ]; do kill -0 "$pid" 2>/dev/null || { rm -f "$PIDF"; exit 0; }; sleep 0.5; done
   echo "opensearch: no exit after 30 s, killing" >&2
   kill -9 "$pid" 2>/dev/null || true; rm -f "$PIDF" ;;
 status)
