@@ -76,9 +76,10 @@ int main(int argc, char **argv)
     char err[GL_ERRLEN];
     int timeout_s = -1, c;
     gl_log_level = GL_LOG_WARN;
-    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qv", opts, NULL)) != -1) {
         if (c == 't') { timeout_s = atoi(optarg); continue; }
         if (c == 'q') { gl_log_level = GL_LOG_ERROR; continue; }
+        if (c == 'v') { gl_log_level = GL_LOG_DEBUG; continue; }
         int r = es_cli_opt(&cli, c, optarg, err, sizeof err);
         if (r <= 0) {
             fprintf(stderr, "es_push: %s\n", r < 0 ? err : "unknown option");

@@ -80,6 +80,7 @@ struct es_sink {
     z_stream zs;
     int zs_ready;
     int64_t hold_until;                  /* whole-request backoff */
+    int64_t req_start;
     int conn_failures;
     uint64_t rnd;
     int dl_fd;
@@ -286,6 +287,8 @@ static void start_request(struct es_sink *e, int64_t now)
     curl_easy_setopt(e->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)bt->gz.len);
     curl_multi_add_handle(e->multi, e->easy);
     e->busy = 1;
+    e->req_start = gl_now_ms();
+    log_debug("bulk request: docs=%zu bytes=%zu gzip=%zu", bt->n, bt->body.len, bt->gz.len);
     e->st.requests++;
     e->st.bytes_raw += bt->body.len;
     e->st.bytes_sent += bt->gz.len;
@@ -334,6 +337,8 @@ static void request_done(struct es_sink *e, CURLcode rc, int64_t now)
     struct es_batch *bt = &e->b[e->cur];
     long status = 0;
     curl_easy_getinfo(e->easy, CURLINFO_RESPONSE_CODE, &status);
+    log_debug("bulk answer: status=%ld curl=%d ms=%lld response_bytes=%zu", status, (int)rc,
+              (long long)(now - e->req_start), e->resp.len);
     char what[GL_ERRLEN];
     if (rc != CURLE_OK) {
         snprintf(what, sizeof what, "%s", curl_easy_strerror(rc));
