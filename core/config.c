@@ -896,6 +896,17 @@ int config_apply_env(struct gpulog_config *cfg, char *err, size_t errlen)
     return GL_OK;
 }
 
+const char *config_path_from_argv(int argc, char **argv)
+{
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) break;
+        if (!strcmp(argv[i], "--config") && i + 1 < argc) path = argv[++i];
+        else if (!strncmp(argv[i], "--config=", 9)) path = argv[i] + 9;
+    }
+    return path;
+}
+
 int config_init(struct gpulog_config *cfg, const char *path, char *err, size_t errlen)
 {
     config_defaults(cfg);

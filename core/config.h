@@ -15,6 +15,21 @@
  *   4. command-line flags, applied last by each command with config_set()
  * config_init() does 1-3 in one call.
  *
+ * Typical command (flags applied in the getopt loop, after the file and env):
+ *
+ *     struct gpulog_config cfg;
+ *     char err[4096];
+ *     if (config_init(&cfg, config_path_from_argv(argc, argv), err, sizeof err) != GL_OK)
+ *         { fprintf(stderr, "%s\n", err); config_free(&cfg); return EXIT_USAGE; }
+ *     while ((c = getopt_long(...)) != -1) switch (c) {
+ *         case 'b': if (config_set(&cfg, "kafka.brokers", optarg, err, sizeof err)) ...; break;
+ *         case 'X': if (config_set(&cfg, "kafka.properties", optarg, err, sizeof err)) ...; break;
+ *         case OPT_METRICS_ADDR: config_set(&cfg, "metrics_addr", optarg, ...); break;
+ *         case OPT_CONFIG: break;   (already read)
+ *     }
+ *     if (config_apply_process(&cfg, err, sizeof err) != GL_OK) ...
+ *     if (metrics_serve(cfg.metrics_addr, err, sizeof err) != GL_OK) ...
+ *
  * Ownership: a struct gpulog_config owns every string in it; config_free
  * releases them. Strings are never NULL after config_defaults (empty = unset).
  * Errors are written to a caller buffer; file errors read FILE:LINE:COL: msg,
@@ -149,6 +164,11 @@ int config_apply_env(struct gpulog_config *cfg, char *err, size_t errlen);
 int config_set(struct gpulog_config *cfg, const char *path, const char *value,
                char *err, size_t errlen);
 void config_clear_sources(struct gpulog_config *cfg);
+
+/* The FILE of "--config FILE" or "--config=FILE" in argv (the last one
+ * wins), scanning up to a "--"; NULL if absent. Lets a command load the file
+ * before its getopt loop applies the other flags over it. */
+const char *config_path_from_argv(int argc, char **argv);
 
 /* defaults < file (path, or $GPULOG_CONFIG when path is NULL; no file when
  * both are unset) < environment. Commands call this, then config_set for

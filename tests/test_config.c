@@ -319,6 +319,20 @@ TEST(precedence_defaults_file_env_flags)
     unlink(path);
 }
 
+TEST(path_from_argv)
+{
+    char *a1[] = { (char *)"collect", (char *)"--brokers", (char *)"x", (char *)"--config", (char *)"/a.yaml", (char *)"-" };
+    CHECK_EQ_STR(config_path_from_argv(6, a1), "/a.yaml");
+    char *a2[] = { (char *)"detect", (char *)"--config=/b.yaml", (char *)"--config", (char *)"/c.yaml" };
+    CHECK_EQ_STR(config_path_from_argv(4, a2), "/c.yaml");
+    char *a3[] = { (char *)"run", (char *)"--", (char *)"--config", (char *)"/d.yaml" };
+    CHECK(config_path_from_argv(4, a3) == NULL);
+    char *a4[] = { (char *)"run", (char *)"--config" };
+    CHECK(config_path_from_argv(2, a4) == NULL);
+    char *a5[] = { (char *)"run", (char *)"--config=/e.yaml" };
+    CHECK_EQ_STR(config_path_from_argv(2, a5), "/e.yaml");
+}
+
 TEST(env_names)
 {
     char n[64];
@@ -498,6 +512,7 @@ int main(void)
     RUN(null_means_default);
     RUN(set_like_flags);
     RUN(precedence_defaults_file_env_flags);
+    RUN(path_from_argv);
     RUN(env_names);
     RUN(split_addr);
     RUN(print_masks_and_round_trips);
