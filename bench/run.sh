@@ -24,18 +24,20 @@ fi
 bytes=$(stat -c %s "$DATA")
 nlines=$((LINES + 2))
 
-best() {   # best CMD... : best of 3 wall and CPU times; sets best_s, best_cpu, rss_kb
-  local w c r i out
-  best_s=""; best_cpu=""; rss_kb=0
+best() {   # best CMD... : best of 3 wall and CPU times; sets best_s, best_cpu, rss_kb, anon_kb
+  local w c r an i out
+  best_s=""; best_cpu=""; rss_kb=0; anon_kb=0
   for i in 1 2 3; do
     out=$("$B/runstat" "$@" 2> "$OUTD/stderr.txt")
     w=${out#wall_s=}; w=${w%% *}
     c=${out#*cpu_s=}; c=${c%% *}
     r=${out#*maxrss_kb=}; r=${r%% *}
+    an=${out#*anon_kb=}; an=${an%% *}
     case "$out" in *status=0) ;; *) echo "bench: $* failed: $out" >&2; cat "$OUTD/stderr.txt" >&2; exit 1 ;; esac
     if [ -z "$best_s" ] || awk -v a="$w" -v b="$best_s" 'BEGIN{exit !(a<b)}'; then best_s=$w; fi
     if [ -z "$best_cpu" ] || awk -v a="$c" -v b="$best_cpu" 'BEGIN{exit !(a<b)}'; then best_cpu=$c; fi
     if [ "$r" -gt "$rss_kb" ]; then rss_kb=$r; fi
+    if [ "$an" -gt "$anon_kb" ]; then anon_kb=$an; fi
   done
 }
 
@@ -44,22 +46,23 @@ best() {   # best CMD... : best of 3 wall and CPU times; sets best_s, best_cpu, 
 grep -q " $nlines lines, $LINES events, 0 rejected" "$OUTD/stderr.txt" \
   || { echo "bench: unexpected parse summary: $(tail -n 1 "$OUTD/stderr.txt")" >&2; exit 1; }
 
-best "$BUILD/gpulog" parse --tz UTC "$DATA"; g_s=$best_s; g_cpu=$best_cpu; g_rss=$rss_kb
-best "$B/floor" "$DATA"; f_s=$best_s; f_cpu=$best_cpu; f_rss=$rss_kb
+best "$BUILD/gpulog" parse --tz UTC "$DATA"; g_s=$best_s; g_cpu=$best_cpu; g_rss=$rss_kb; g_anon=$anon_kb
+best "$B/floor" "$DATA"; f_s=$best_s; f_cpu=$best_cpu; f_rss=$rss_kb; f_anon=$anon_kb
 "$B/runstat" /bin/true > "$OUTD/runstat-floor.txt"
 probe_rss=$(sed 's/.*maxrss_kb=\([0-9]*\).*/\1/' "$OUTD/runstat-floor.txt")
 
 awk -v lines="$nlines" -v bytes="$bytes" -v g="$g_s" -v f="$f_s" -v gc="$g_cpu" -v fc="$f_cpu" \
-    -v grss="$g_rss" -v frss="$f_rss" \
+    -v grss="$g_rss" -v frss="$f_rss" -v ganon="$g_anon" -v fanon="$f_anon" \
     -v probe="$probe_rss" -v file="$DATA" '
 BEGIN {
   mb = bytes / 1e6
   printf "\nparse benchmark: %s\n", file
   printf "  %d lines (8 GPUs, -o DT -s pucvmet), %.1f MB; best of 3 runs each\n\n", lines, mb
-  printf "  %-28s %8s %8s %13s %9s %12s\n", "program", "wall s", "CPU s", "lines/s", "MB/s", "peak RSS"
-  printf "  %-28s %8.3f %8.3f %13.0f %9.1f %8.1f MiB\n", "gpulog parse --tz UTC", g, gc, lines / g, mb / g, grss / 1024
-  printf "  %-28s %8.3f %8.3f %13.0f %9.1f %8.1f MiB\n", "floor (fgets+split+printf)", f, fc, lines / f, mb / f, frss / 1024
-  printf "  (lines/s and MB/s from wall time; CPU s = user+sys, steadier on a shared machine)\n"
+  printf "  %-28s %8s %8s %13s %9s %12s %12s\n", "program", "wall s", "CPU s", "lines/s", "MB/s", "peak RSS", "anon RSS"
+  printf "  %-28s %8.3f %8.3f %13.0f %9.1f %8.1f MiB %8.1f MiB\n", "gpulog parse --tz UTC", g, gc, lines / g, mb / g, grss / 1024, ganon / 1024
+  printf "  %-28s %8.3f %8.3f %13.0f %9.1f %8.1f MiB %8.1f MiB\n", "floor (fgets+split+printf)", f, fc, lines / f, mb / f, frss / 1024, fanon / 1024
+  printf "  (lines/s and MB/s from wall time; CPU s = user+sys, steadier on a shared machine;\n"
+  printf "   peak RSS = ru_maxrss incl. shared-library pages; anon RSS = peak RssAnon, sampled)\n"
   ratio = g / f
   printf "\n  ratio gpulog/floor: %.2f wall, %.2f CPU   (target <= 1.5: %s)\n", ratio, gc / fc, ratio <= 1.5 ? "met" : "NOT met"
   printf "  gpulog peak RSS:    %.1f MiB (target < 8 MiB: %s; measuring wrapper alone: %.1f MiB)\n", \
