@@ -221,6 +221,24 @@ assert u not in ("root", "0"), "runs as root"
 assert any(l.startswith("ENTRYPOINT") and "gpulog" in l for l in run["lines"])
 EOF
 
+# Every shared library the binary needs comes from a package the runtime
+# stage installs (libc, libm, libz and friends are in the base image).
+if command -v dpkg >/dev/null 2>&1 && command -v objdump >/dev/null 2>&1; then
+  runtime_pkgs=$(awk '/^FROM /{n++} n>=2' Dockerfile | tr -s ' \\' '\n')
+  missing=""
+  for lib in $(objdump -p "$GPULOG" | awk '/NEEDED/{print $2}'); do
+    case "$lib" in libc.so*|libm.so*|libz.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) continue ;; esac
+    path=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')
+    pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -n 1 | cut -d: -f1)
+    [ -n "$pkg" ] || pkg=$(dpkg -S "$path" 2>/dev/null | head -n 1 | cut -d: -f1)
+    grep -qx "$pkg" <<<"$runtime_pkgs" || missing="$missing $lib($pkg)"
+  done
+  if [ -z "$missing" ]; then ok "Dockerfile runtime stage installs every library the binary needs"
+  else fail "Dockerfile runtime stage installs every library the binary needs" "missing:$missing"; fi
+else
+  echo "note: dpkg/objdump not available; runtime libraries not checked against the binary"
+fi
+
 # ------------------------------------------------------------------ systemd
 check "systemd units: restart, stop deadline, unprivileged user, state dir" "$PY" - "$T/cm.yaml" <<'EOF'
 import sys, re, yaml
