@@ -160,7 +160,7 @@ int main(void)
     if (!mc) { printf("mock cluster: %s\n0 passed, 1 failed\n", err); return 1; }
     bootstraps = rd_kafka_mock_cluster_bootstraps(mc);
     for (int i = 1; i <= 4; i++) {
-        char t[8];
+        char t[16];
         snprintf(t, sizeof t, "m%d", i);
         rd_kafka_mock_topic_create(mc, t, 3, 1);
     }
