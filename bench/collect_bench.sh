@@ -38,21 +38,25 @@ lines=$(($(wc -l < "$f") - 2))
 topic_k=bench-kcat-$$; topic_g=bench-gpulog-$$
 # kcat: raw lines, one message per line, librdkafka defaults
 t0=$(date +%s.%N)
-kcat -P -b "$KAFKA_BROKERS" -t "$topic_k" -l "$f" 2>"$tmp/kcat.err"; krc=$?
+/usr/bin/time -f "%U %S %M" -o "$tmp/kcat.time" kcat -P -b "$KAFKA_BROKERS" -t "$topic_k" -l "$f" 2>"$tmp/kcat.err"; krc=$?
 t1=$(date +%s.%N)
 # gpulog: parse, encode JSON, key host/gpu, idempotent acks=all lz4, checkpoints
 t2=$(date +%s.%N)
-/usr/bin/time -f "%M" -o "$tmp/rss" "$G" collect --once --host bench --tz UTC --state-dir "$tmp/state" \
+/usr/bin/time -f "%U %S %M" -o "$tmp/gpulog.time" "$G" collect --once --host bench --tz UTC --state-dir "$tmp/state" \
     --file "$f" --brokers "$KAFKA_BROKERS" --topic "$topic_g" --stats-interval 0 2>"$tmp/collect.err"; grc=$?
 t3=$(date +%s.%N)
 kt=$(echo "$t1 - $t0" | bc -l); gt=$(echo "$t3 - $t2" | bc -l)
 krate=$(echo "$lines / $kt" | bc -l); grate=$(echo "$lines / $gt" | bc -l)
 ratio=$(echo "100 * $grate / $krate" | bc -l)
-rss=$(tail -n 1 "$tmp/rss")
+read -r ku ks krss < <(tail -n 1 "$tmp/kcat.time")
+read -r gu gs rss < <(tail -n 1 "$tmp/gpulog.time")
+kcpu=$(echo "$ku + $ks" | bc -l); gcpu=$(echo "$gu + $gs" | bc -l)
 printf 'collect_bench: %d dmon lines (%d bytes) into %s\n' "$lines" "$(stat -c %s "$f")" "$KAFKA_BROKERS"
 printf '  kcat -P (raw lines)            %8.2f s  %10.0f lines/s  rc=%d\n' "$kt" "$krate" "$krc"
 printf '  gpulog collect --once (events) %8.2f s  %10.0f events/s rc=%d  peak RSS %d kB\n' "$gt" "$grate" "$grc" "$rss"
 printf '  ratio gpulog/kcat: %.0f%% (target >= 70%%)\n' "$ratio"
+printf '  CPU seconds: kcat %.2f (peak RSS %d kB), gpulog %.2f = %.1f us/event (load average now: %s)\n' \
+  "$kcpu" "$krss" "$gcpu" "$(echo "1000000 * $gcpu / $lines" | bc -l)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 ok=0
 [ "$krc" = 0 ] && [ "$grc" = 0 ] || { echo "  FAIL: a producer failed"; tail -n 5 "$tmp/kcat.err" "$tmp/collect.err"; ok=1; }
 if [ "$ok" = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
