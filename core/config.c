@@ -53,7 +53,9 @@ static const struct config_key keys[] = {
     { "detect.config", CONFIG_STR, "", O(detect.config), NULL, 0,
       "detector configuration file (YAML or JSON); empty = the built-in profile; reloaded on SIGHUP" },
     { "detect.overrides", CONFIG_MAP, "{}", O(detect.overrides), NULL, 0,
-      "detector parameters set inline over the profile or file, e.g. {thermal.threshold: 85}" },
+      "detector settings over the profile or file, one per key: <rule id>.params.<name>, "
+      "<rule id>.<field> (for, clear, severity, cooldown_s) or a profile field (window, max_series), "
+      "e.g. gpu.temp.high.params.high: 85; reloaded on SIGHUP" },
     { "elasticsearch.url", CONFIG_STR, "", O(es.url), NULL, 0,
       "Elasticsearch or OpenSearch URL, http(s)://host:port; empty = no Elasticsearch output" },
     { "elasticsearch.namespace", CONFIG_STR, "default", O(es.ns), NULL, 0,
