@@ -1137,6 +1137,8 @@ static void md_cell(struct buf *b, const char *s)
 {
     for (; *s; s++) {
         if (*s == '|') buf_puts(b, "\\|");
+        else if (*s == '<') buf_puts(b, "&lt;");
+        else if (*s == '>') buf_puts(b, "&gt;");
         else buf_putc(b, *s);
     }
 }
