@@ -36,8 +36,11 @@ cleanup() {
 trap cleanup EXIT
 
 python3 tools/gentrace.py --seed 5 --hours 0.5 --gpus 2 --host e2e-node -o "$T/dmon.log" -l "$T/labels.json" >/dev/null 2>&1
-cp /work/shared/corpus/xid/gpud-testdata-xid13-43-dmesg-iso.txt "$T/kern.log" 2>/dev/null ||
-  printf '[Tue Mar  4 02:11:09 2025] NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus.\n' > "$T/kern.log"
+for i in $(seq 10 29); do   # a kernel log with Xid lines (dmesg -T)
+  printf '[Wed Nov 26 09:%02d:%02d 2025] NVRM: Xid (PCI:0000:18:00): %s, pid=%d, name=python3, %s\n' \
+    $((30 + i / 10)) "$i" "$( [ $((i % 2)) = 0 ] && echo 13 || echo 48)" $((4000 + i)) \
+    "$( [ $((i % 2)) = 0 ] && echo 'Graphics SM Warp Exception' || echo 'An uncorrectable double bit error')"
+done > "$T/kern.log"
 nmetrics=$("$G" parse --host e2e-node "$T/dmon.log" 2>/dev/null | wc -l)
 nxid=$("$G" parse --host e2e-node "$T/kern.log" 2>/dev/null | wc -l)
 [ "$nmetrics" -gt 1000 ] && [ "$nxid" -gt 0 ]; ok $? "inputs: $nmetrics dmon events, $nxid Xid events"

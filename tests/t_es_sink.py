@@ -3,8 +3,8 @@
 node of scripts/services.sh ($OPENSEARCH_URL; the test fails when it is unset
 or unreachable).
 
-Events are real parser output (`gpulog parse` of a generated dmon -o DT file
-and of the Xid corpus) plus schema-shaped anomaly alerts. They are pushed
+Events are real parser output (`gpulog parse` of a generated dmon -o DT file,
+a generated kernel log with Xid lines and tests/fixtures/kmsg) plus schema-shaped anomaly alerts. They are pushed
 through the sink with build/bench/es_push (sink_es_new), directly or through
 tests/tools/flaky_proxy.py. Every case uses its own data stream namespace,
 deleted at the end.
@@ -129,9 +129,23 @@ def gen_events():
     env = dict(os.environ, GPULOG_READ_TIME="2025-03-01T12:00:00.000Z", TZ="UTC")
     out = subprocess.run([GPULOG, "parse", "--host", "node-t", "--tz", "UTC", dmon],
                          capture_output=True, text=True, env=env).stdout.splitlines()
-    xid_dir = "/work/shared/corpus/xid"
-    for name in sorted(os.listdir(xid_dir)) if os.path.isdir(xid_dir) else []:
-        out += subprocess.run([GPULOG, "parse", "--host", "node-t", os.path.join(xid_dir, name)],
+    # kernel messages: the repository's fixtures and a generated dmesg -T log
+    kern = os.path.join(TMP, "kern.log")
+    codes = [(13, "Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address"),
+             (31, "Ch 00000010, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f_1234"),
+             (43, "Ch 00000008"), (48, "An uncorrectable double bit error (DBE) has been detected on GPU"),
+             (79, "GPU has fallen off the bus."), (94, "Contained: SM (0x1). RST: No, D-RST: No"),
+             (119, "Timeout after 6s of waiting for RPC response from GPU0 GSP!")]
+    with open(kern, "w") as f:
+        for i in range(50):
+            code, text = codes[i % len(codes)]
+            f.write("[Tue Mar  4 02:%02d:%02d 2025] NVRM: Xid (PCI:0000:%02x:00): %d, pid=%d, name=python3, %s\n"
+                    % (i // 60, i % 60, 0x18 + i % 4, code, 1000 + i, text))
+    fixtures = os.path.join(ROOT, "tests", "fixtures", "kmsg")
+    kfiles = [os.path.join(fixtures, n) for n in sorted(os.listdir(fixtures)) if n.endswith(".txt")] \
+        if os.path.isdir(fixtures) else []
+    for name in [kern] + kfiles:
+        out += subprocess.run([GPULOG, "parse", "--host", "node-t", "--tz", "UTC", name],
                               capture_output=True, text=True, env=env).stdout.splitlines()
     for i in range(40):
         out.append(json.dumps({
