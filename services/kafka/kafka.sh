@@ -59,8 +59,8 @@ fetch)
   have_jars && exit 0
   command -v mvn >/dev/null || { echo "kafka: mvn not found (scripts/deps.sh installs maven)" >&2; exit 1; }
   # one retry: a registry hiccup should not fail a CI run
-  mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-    || { sleep 5; mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime; } ;;
+  mvn -B -q -Dstyle.color=never -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+    || { sleep 5; mvn -B -q -Dstyle.color=never -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime; } ;;
 start)
   if running_pid >/dev/null; then   # already running: only wait until it answers
     SECONDS=0

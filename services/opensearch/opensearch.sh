@@ -60,8 +60,8 @@ fetch)
   if ! compgen -G "$LIB/opensearch-2*.jar" >/dev/null; then
     command -v mvn >/dev/null || { echo "opensearch: mvn not found (scripts/deps.sh installs maven)" >&2; exit 1; }
     # one retry: a registry hiccup should not fail a CI run
-    mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-      || { sleep 5; mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime; }
+    mvn -B -q -Dstyle.color=never -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+      || { sleep 5; mvn -B -q -Dstyle.color=never -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime; }
   fi
   mkdir -p "$CLS"
   javac --release 17 -cp "$LIB/*" -d "$CLS" "$HERE/EmbeddedOpenSearch.java" ;;
