@@ -1,6 +1,7 @@
 /* det_mem_leak.c - memory leak: framebuffer use growing steadily (most
  * steps up, none down by much) by at least min_growth over the last span
- * samples. A job start is one jump, not a staircase, and is not reported. */
+ * samples (or 3/4 of it over the whole window, for slow leaks). A job start
+ * is one jump, not a staircase, and is not reported. */
 #include "detector.h"
 
 #include <stdio.h>
@@ -31,18 +32,29 @@ static int ml_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
     if (span > win_count(w)) {
         if (win_count(w) < span) return DET_UNKNOWN;
     }
-    unsigned n = win_count(w), start = n - span;
-    int ups = 0, bad = 0;
-    for (unsigned i = start + 1; i < n; i++) {
-        double d = win_at(w, i) - win_at(w, i - 1);
-        if (d > 0) ups++;
-        if (d < -rc->p[3]) bad = 1;
+    /* two looks: the last `span` samples against min_growth, and the whole
+     * window (when at least twice as long) against 3/4 of it, for slow leaks */
+    unsigned n = win_count(w), start = 0;
+    int ups = 0, hit = 0;
+    double growth = 0;
+    for (int look = 0; look < 2 && !hit; look++) {
+        unsigned sp = look == 0 ? span : n;
+        if (look == 1 && n < 2 * span) break;
+        double need = (look == 0 ? rc->p[1] : 0.75 * rc->p[1]) * (cx->open ? 0.25 : 1);
+        start = n - sp;
+        ups = 0;
+        int bad = 0;
+        for (unsigned i = start + 1; i < n; i++) {
+            double d = win_at(w, i) - win_at(w, i - 1);
+            if (d > 0) ups++;
+            if (d < -rc->p[3]) bad = 1;
+        }
+        growth = win_last(w) - win_at(w, start);
+        hit = !bad && growth >= need && ups >= rc->p[2] * (sp - 1) * (cx->open ? 0.5 : 1);
     }
-    double growth = win_last(w) - win_at(w, start);
     o->value = fb; o->metric_slot = rc->aux[0]; o->mean = win_mean(w); o->std = win_std(w);
     o->lo = win_at(w, start); o->hi = win_at(w, start) + rc->p[1]; o->score = growth;
-    double need = cx->open ? rc->p[1] / 4 : rc->p[1];
-    if (bad || growth < need || ups < rc->p[2] * (span - 1) * (cx->open ? 0.5 : 1)) return DET_NORMAL;
+    if (!hit) return DET_NORMAL;
     o->excess = det_clamp01(growth / (8 * rc->p[1]));
     char who[96];
     det_who(cx, who, sizeof who);

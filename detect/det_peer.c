@@ -1,7 +1,8 @@
 /* det_peer.c - peer comparison: a GPU departing from the other GPUs of its
  * host at the same sample time (a straggler in a data-parallel job). Only
  * judged when most peers agree with each other (so two different jobs on
- * one host are not compared) and, optionally, when all are under load. */
+ * one host are not compared) and, optionally, when the GPU and nearly all
+ * of its peers are under load. */
 #include "detector.h"
 
 #include <math.h>
@@ -16,6 +17,7 @@ static const struct det_param params[] = {
     { "min_peers", 3, "peers needed" },
     { "busy_util", 50, "judge only GPUs at or above this utilisation (0 = always)" },
     { "direction", 0, "+1 only above peers, -1 only below, 0 both" },
+    { "min_busy_frac", 0.8, "with busy_util: busy peers must be at least this share of the reporting peers" },
     { NULL, 0, NULL },
 };
 
@@ -40,15 +42,19 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     if (e->gpu < 0 || e->last_ts != cx->ts || !ent_val(e, rc->slot, &v)) return cx->open ? DET_NORMAL : DET_UNKNOWN;
     if (rc->aux[0] >= 0 && (!ent_val(e, rc->aux[0], &u) || u < rc->p[5])) return cx->open ? DET_NORMAL : DET_UNKNOWN;
     double vals[64];
-    size_t n = 0;
+    size_t n = 0, reporting = 0;
     for (size_t i = 0; i < cx->npeers && n < 64; i++) {
         const struct ent *p = cx->peers[i];
         double pv, pu;
         if (p == e || !ent_val(p, rc->slot, &pv)) continue;
+        reporting++;
         if (rc->aux[0] >= 0 && (!ent_val(p, rc->aux[0], &pu) || pu < rc->p[5])) continue;
         vals[n++] = pv;
     }
     if (n < rc->p[4]) return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    /* when part of the host is idle (another job's GPUs stalled or done),
+     * the busy peers may be a different job: no verdict */
+    if (rc->aux[0] >= 0 && n < rc->p[7] * reporting) return cx->open ? DET_NORMAL : DET_UNKNOWN;
     qsort(vals, n, sizeof vals[0], cmp_d);
     double med = n % 2 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
     double band = rc->p[3] * fabs(med);

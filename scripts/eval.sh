@@ -16,6 +16,9 @@ else
   FAULT_SEEDS=${FAULT_SEEDS:-"1001 1002 1003 1004 1005 1006 1007 1008"}; CLEAN_SEEDS=${CLEAN_SEEDS:-"2001 2002 2003"}
 fi
 HOURS=${EVAL_HOURS:-2}
+for f in $FAULT_SEEDS; do for c in $CLEAN_SEEDS; do
+  [ "$f" != "$c" ] || { echo "eval: seed $f is both a fault and a clean seed" >&2; exit 2; }
+done; done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulog-eval.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 gen_run() {   # seed faults -> prints LABELS:RECORDS

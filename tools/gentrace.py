@@ -272,44 +272,44 @@ def main():
             if kind == "thermal":
                 f = act[0]
                 el = s - f["a"]
-                temp_boost = min(30.0, el * 0.45)
+                temp_boost = min(30.0, el * f.setdefault("rate", rng.uniform(0.2, 0.6)))
                 if temp[g] > 88:
                     tviol = 1
                     clk = int(BUSY_CLK - min(600, (temp[g] - 86) * 90))
                     pw *= 0.9
             elif kind == "power_cap":
                 pw = LIMIT * rng.uniform(0.985, 1.0)
-                pviol = int(rng.uniform(40, 95))
+                pviol = int(act[0].setdefault("pv", rng.uniform(25, 90)) + rng.uniform(-5, 5))
                 clk = int(rng.uniform(1600, 1760))
                 util = min(100, rng.gauss(99, 0.7))
             elif kind == "mem_leak":
-                leak[g] += rng.uniform(20, 160)
+                leak[g] += act[0].setdefault("rate", rng.uniform(10, 120)) * rng.uniform(0.3, 1.7)
             elif kind == "hang":
                 util = 100
-                pw = IDLE_W + rng.uniform(8, 35)
+                pw = IDLE_W + act[0].setdefault("extra", rng.uniform(8, 60)) + rng.uniform(-5, 5)
                 mem = 0
             elif kind == "idle_waste":
                 util = 0
-                pw = act[0].setdefault("w", rng.uniform(290, 380)) * rng.gauss(1, 0.02)
+                pw = act[0].setdefault("w", rng.uniform(230, 380)) * rng.gauss(1, 0.02)
                 clk = BUSY_CLK
             elif kind == "straggler":
                 f = act[0]
-                fac = f.setdefault("fac", rng.uniform(0.62, 0.78))
+                fac = f.setdefault("fac", rng.uniform(0.65, 0.85))
                 clk = int(BUSY_CLK * fac)
                 pw *= fac * 0.95
                 util = 100
             elif kind == "clock_drop":
                 f = act[0]
-                clk = int(f.setdefault("clk", rng.uniform(900, 1400)) + rng.uniform(-15, 15))
+                clk = int(f.setdefault("clk", rng.uniform(900, 1550)) + rng.uniform(-15, 15))
                 pw *= 0.8
             elif kind == "ecc_storm":
                 f = act[0]
-                sbe[g] += rng.randint(3, 40)
+                sbe[g] += rng.randint(0, f.setdefault("rate", rng.randint(2, 30)))
                 if s == f["a"] + 2:
                     dbe[g] += 1
                     kern.append((s, g, 48))
             elif kind == "pcie_replay":
-                pci[g] += rng.randint(3, 30)
+                pci[g] += rng.randint(0, act[0].setdefault("rate", rng.randint(2, 25)))
             if kind != "mem_leak" and leak[g] > 0:
                 leak[g] = 0                       # the leaking process was killed
             if rng.random() < 0.00003:
