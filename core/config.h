@@ -19,7 +19,7 @@
  *
  *     struct gpulog_config cfg;
  *     char err[4096];
- *     if (config_init(&cfg, config_path_from_argv(argc, argv), err, sizeof err) != GL_OK)
+ *     if (config_init(&cfg, config_path_from_argv(argc, argv, "--config"), err, sizeof err) != GL_OK)
  *         { fprintf(stderr, "%s\n", err); config_free(&cfg); return EXIT_USAGE; }
  *     while ((c = getopt_long(...)) != -1) switch (c) {
  *         case 'b': if (config_set(&cfg, "kafka.brokers", optarg, err, sizeof err)) ...; break;
@@ -165,10 +165,10 @@ int config_set(struct gpulog_config *cfg, const char *path, const char *value,
                char *err, size_t errlen);
 void config_clear_sources(struct gpulog_config *cfg);
 
-/* The FILE of "--config FILE" or "--config=FILE" in argv (the last one
- * wins), scanning up to a "--"; NULL if absent. Lets a command load the file
- * before its getopt loop applies the other flags over it. */
-const char *config_path_from_argv(int argc, char **argv);
+/* The FILE of "OPT FILE" or "OPT=FILE" in argv (opt is e.g. "--config";
+ * the last one wins), scanning up to a "--"; NULL if absent. Lets a command
+ * load the file before its getopt loop applies the other flags over it. */
+const char *config_path_from_argv(int argc, char **argv, const char *opt);
 
 /* defaults < file (path, or $GPULOG_CONFIG when path is NULL; no file when
  * both are unset) < environment. Commands call this, then config_set for

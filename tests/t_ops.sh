@@ -85,7 +85,11 @@ for f, d in objs.items():
     r = c["resources"]
     assert mem(r["requests"]["memory"]) <= mem(r["limits"]["memory"]), f
     assert "cpu" in r["requests"], f
-    assert "--config" in c["args"] and "/etc/gpulog/gpulog.yaml" in c["args"], f
+    env = {e["name"]: e.get("value") for e in c.get("env", [])}
+    cm = [v for v in spec["volumes"] if "configMap" in v]
+    mp = [m["mountPath"] for m in c["volumeMounts"] if cm and m["name"] == cm[0]["name"]]
+    assert cm and cm[0]["configMap"]["name"] == "gpulog-config", (f, "mounts the ConfigMap")
+    assert env.get("GPULOG_CONFIG") == mp[0] + "/gpulog.yaml", (f, "GPULOG_CONFIG names the mounted gpulog.yaml")
 col = [c for c in objs["collector-daemonset.yaml"]["spec"]["template"]["spec"]["containers"]][0]
 a = col["args"]
 assert a[0] == "collect" and "--kmsg" in a, a
@@ -255,6 +259,8 @@ for unit, cmd in [("gpulog-collect", "collect"), ("gpulog-detect", "detect")]:
         kv.setdefault((section, k), []).append(v)
     g = lambda k: kv.get(("[Service]", k), [None])[-1]
     assert g("ExecStart").startswith("/usr/bin/gpulog " + cmd), unit
+    envs = " ".join(kv.get(("[Service]", "Environment"), []))
+    assert "GPULOG_CONFIG=/etc/gpulog/gpulog.yaml" in envs, unit
     assert g("Restart") == "on-failure", unit
     t = re.fullmatch(r"(\d+)s?", g("TimeoutStopSec"))
     assert t and int(t.group(1)) > shutdown_s, (unit, "TimeoutStopSec must exceed shutdown_timeout")

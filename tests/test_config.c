@@ -322,15 +322,16 @@ TEST(precedence_defaults_file_env_flags)
 TEST(path_from_argv)
 {
     char *a1[] = { (char *)"collect", (char *)"--brokers", (char *)"x", (char *)"--config", (char *)"/a.yaml", (char *)"-" };
-    CHECK_EQ_STR(config_path_from_argv(6, a1), "/a.yaml");
+    CHECK_EQ_STR(config_path_from_argv(6, a1, "--config"), "/a.yaml");
     char *a2[] = { (char *)"detect", (char *)"--config=/b.yaml", (char *)"--config", (char *)"/c.yaml" };
-    CHECK_EQ_STR(config_path_from_argv(4, a2), "/c.yaml");
+    CHECK_EQ_STR(config_path_from_argv(4, a2, "--config"), "/c.yaml");
     char *a3[] = { (char *)"run", (char *)"--", (char *)"--config", (char *)"/d.yaml" };
-    CHECK(config_path_from_argv(4, a3) == NULL);
+    CHECK(config_path_from_argv(4, a3, "--config") == NULL);
     char *a4[] = { (char *)"run", (char *)"--config" };
-    CHECK(config_path_from_argv(2, a4) == NULL);
+    CHECK(config_path_from_argv(2, a4, "--config") == NULL);
     char *a5[] = { (char *)"run", (char *)"--config=/e.yaml" };
-    CHECK_EQ_STR(config_path_from_argv(2, a5), "/e.yaml");
+    CHECK_EQ_STR(config_path_from_argv(2, a5, "--config"), "/e.yaml");
+    CHECK(config_path_from_argv(2, a5, "--conf") == NULL);
 }
 
 TEST(env_names)
