@@ -122,6 +122,7 @@ struct tail {
     uint32_t fp_len;
     struct lbuf lb;
     int reading_copy;         /* fd is a rotated copy; the path is next */
+    int truncated;            /* truncation seen: read nothing until handled */
     int64_t last_check_ms;
 };
 
@@ -129,9 +130,14 @@ const char *tail_path(const struct tail *t) { return t->path; }
 int tail_is_open(const struct tail *t) { return t->fd >= 0; }
 int64_t tail_offset(const struct tail *t) { return t->lb.pos; }
 
+static int fp_matches(int fd, const char *fp, uint32_t fp_len);
+
 static void update_fp(struct tail *t)
 {
     if (t->fd < 0 || t->fp_len >= 256) return;
+    /* only extend a fingerprint over the same content (a truncated and
+     * rewritten file must keep its old identity until tail_check sees it) */
+    if (t->fp_len > 0 && !fp_matches(t->fd, t->fp, t->fp_len)) return;
     char fp[33];
     uint32_t n;
     if (file_fingerprint(t->fd, 0, fp, &n) == GL_OK && n >= t->fp_len) {
@@ -275,7 +281,7 @@ void tail_free(struct tail *t)
 
 int tail_next(struct tail *t, int final, struct rline *l)
 {
-    if (t->fd < 0) return RL_AGAIN;
+    if (t->fd < 0 || t->truncated) return RL_AGAIN;
     /* a rotated copy is complete: its last line may lack a newline */
     int r = lbuf_next(&t->lb, t->fd, final || t->reading_copy, l);
     if (r == RL_LINE && t->fp_len < 256 && l->end <= 4096 + 256) update_fp(t);
@@ -327,10 +333,14 @@ int tail_check(struct tail *t, int pending_zero, int64_t *new_start)
         return 0;
     }
     if (!path_ok) return 0;   /* renamed away, new one not yet created: keep the old fd */
-    int truncated = cur.st_size < pos;
+    int truncated = t->truncated || cur.st_size < pos;
     if (!truncated && t->fp_len > 0 && !fp_matches(t->fd, t->fp, t->fp_len)) truncated = 1;
     if (!truncated) return 0;
+    /* the old offset means nothing in the new content: stop reading until
+     * every line before it is settled, then switch */
+    t->truncated = 1;
     if (!pending_zero) return 0;
+    t->truncated = 0;
     /* copytruncate: lines written after our last read are in the copy */
     int64_t old_pos = t->lb.pos;
     int fd = t->fp_len > 0 ? find_sibling(t->path, 0, 0, 0, t->fp, t->fp_len, old_pos) : -1;
