@@ -80,7 +80,7 @@ static const struct config_key keys[] = {
       "client private key (PEM) for mutual TLS" },
     { "elasticsearch.deadletter", CONFIG_STR, "", O(es.deadletter), NULL, 0,
       "where documents rejected for good go, with the reason: kafka (kafka.topics.deadletter) "
-      "or a file path; empty = <state_dir>/es-deadletter.ndjson" },
+      "or a file path; empty = the command's default (see its --help)" },
     { "elasticsearch.batch_bytes", CONFIG_SIZE, "5MiB", O(es.batch_bytes), NULL, 0,
       "send a _bulk request when its body reaches this size" },
     { "elasticsearch.batch_age", CONFIG_DURATION, "1s", O(es.batch_age_ms), NULL, 0,
@@ -105,6 +105,21 @@ static const struct config_key source_keys[] = {
     { "format", CONFIG_STR, "auto", S(format), NULL, 0,
       "input format: auto or a gpulog parse --format name (dmon, dmon-csv, query-csv, csv, pmon, dcgmi, kmsg)" },
 };
+
+/* Environment names kept for compatibility with the flags of the
+ * Elasticsearch sink (sinks/es_cli.c); the GPULOG_<SECTION>_<KEY> name wins
+ * when both are set. */
+static const struct { const char *path, *env; } env_aliases[] = {
+    { "elasticsearch.password", "GPULOG_ES_PASSWORD" },
+    { "elasticsearch.api_key", "GPULOG_ES_API_KEY" },
+};
+
+static const char *env_alias(const char *path)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(env_aliases); i++)
+        if (!strcmp(env_aliases[i].path, path)) return env_aliases[i].env;
+    return NULL;
+}
 
 const struct config_key *config_keys(size_t *n)
 {
@@ -878,6 +893,8 @@ int config_apply_env(struct gpulog_config *cfg, char *err, size_t errlen)
         char name[96];
         config_env_name(k->path, name, sizeof name);
         const char *v = getenv(name);
+        if (!v && env_alias(k->path) && (v = getenv(env_alias(k->path))))
+            snprintf(name, sizeof name, "%s", env_alias(k->path));
         if (!v) continue;
         char msg[GL_ERRLEN];
         if (k->type == CONFIG_MAP) {
@@ -1156,6 +1173,7 @@ static void md_row(struct buf *b, const struct config_key *k, const char *prefix
         config_env_name(k->path, name, sizeof name);
         if (k->type == CONFIG_SOURCES) buf_puts(b, " | (flags only)");
         else buf_printf(b, " | `%s`", name);
+        if (env_alias(k->path)) buf_printf(b, " or `%s`", env_alias(k->path));
     }
     buf_puts(b, " | ");
     md_cell(b, k->help);

@@ -91,7 +91,7 @@ struct gpulog_config {
         char *api_key;          /* secret */
         char *api_key_file;
         char *ca_file, *cert_file, *key_file;
-        char *deadletter;       /* "kafka" or a file path; "" = <state_dir>/es-deadletter.ndjson */
+        char *deadletter;       /* "kafka" or a file path; "" = the command's default */
         int64_t batch_bytes;
         int64_t batch_age_ms;
         int64_t max_pending_bytes;

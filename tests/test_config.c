@@ -303,6 +303,17 @@ TEST(precedence_defaults_file_env_flags)
     CHECK_EQ_INT(config_set(&c, "kafka.brokers", "flag:3", err, sizeof err), GL_OK);
     CHECK_EQ_STR(c.kafka.brokers, "flag:3");             /* flag over env */
     config_free(&c);
+    /* the Elasticsearch sink's older names work; the canonical name wins */
+    setenv("GPULOG_ES_PASSWORD", "old-name", 1);
+    CHECK_EQ_INT(config_init(&c, NULL, err, sizeof err), GL_OK);
+    CHECK_EQ_STR(c.es.password, "old-name");
+    config_free(&c);
+    setenv("GPULOG_ELASTICSEARCH_PASSWORD", "new-name", 1);
+    CHECK_EQ_INT(config_init(&c, NULL, err, sizeof err), GL_OK);
+    CHECK_EQ_STR(c.es.password, "new-name");
+    config_free(&c);
+    unsetenv("GPULOG_ES_PASSWORD");
+    unsetenv("GPULOG_ELASTICSEARCH_PASSWORD");
     /* a bad environment value is an error naming the variable */
     setenv("GPULOG_SHUTDOWN_TIMEOUT", "forever", 1);
     CHECK_EQ_INT(config_init(&c, path, err, sizeof err), GL_ERROR);
