@@ -63,6 +63,7 @@ struct es_sink {
     size_t batch_bytes, max_pending;
     int batch_age_ms;
     size_t batch_limit;      /* shrinks after 413/400 on a whole request */
+    size_t limit_cap;        /* what batch_limit grows back to: a 413 lowers it */
     /* queues */
     struct es_item *ready, *ready_tail;  /* FIFO of items never sent or sent back whole */
     size_t ready_bytes;
@@ -303,9 +304,9 @@ static void handle_items(struct es_sink *e, struct es_batch *bt, int64_t now)
         return;
     }
     e->conn_failures = 0;
-    if (e->batch_limit < e->batch_bytes) {
+    if (e->batch_limit < e->limit_cap) {
         e->batch_limit *= 2;
-        if (e->batch_limit > e->batch_bytes) e->batch_limit = e->batch_bytes;
+        if (e->batch_limit > e->limit_cap) e->batch_limit = e->limit_cap;
     }
     size_t n = bt->n;
     bt->n = 0;
@@ -354,6 +355,7 @@ static void request_done(struct es_sink *e, CURLcode rc, int64_t now)
         if (bt->n > 1) {
             /* too large, or one document breaks the whole request: split */
             e->batch_limit = bt->body.len / 2 ? bt->body.len / 2 : 1;
+            if (status == 413) e->limit_cap = e->batch_limit;   /* the server's size limit */
             e->st.request_failures++;
             e->st.resent_docs += bt->n;
             requeue_batch(e, bt);
@@ -544,7 +546,7 @@ struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle_fn, voi
     e->batch_age_ms = ec->batch_age_ms > 0 ? ec->batch_age_ms : ES_DEFAULT_BATCH_AGE_MS;
     e->max_pending = ec->max_pending_bytes ? ec->max_pending_bytes : ES_DEFAULT_MAX_PENDING;
     if (e->max_pending < e->batch_bytes) e->max_pending = e->batch_bytes;
-    e->batch_limit = e->batch_bytes;
+    e->batch_limit = e->limit_cap = e->batch_bytes;
     e->rnd = (uint64_t)gl_now_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)e;
     for (int k = 0; k < 2; k++) {
         buf_init(&e->b[k].body);

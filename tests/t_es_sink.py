@@ -404,6 +404,16 @@ def case_429(path, lines, by):
               and r.get("request_failures") == ps2["requests_rejected"],
               "whole-request 429s (%d): all stored" % ps2["requests_rejected"])
         counts_ok(n2, by, "whole-request 429s")
+        # 413 for bodies over 300 kB: the sink splits its 1 MiB batches
+        n4 = ns("big")
+        http("POST", "/__proxy/config?item429=0&req429=0&dropresp=0&maxbody=300000", {}, base=purl)
+        r = push(path, n4, url=purl, extra=["--es-batch-bytes", "1M"])
+        st, ps4 = http("GET", "/__proxy/stats", base=purl)
+        check(r["rc"] == 0 and r.get("stored") == total and 0 < ps4["too_large"] <= 3 and r.get("deadletter") == 0,
+              "413 (body too large, %d times, then the smaller size is kept): batches split, all %d stored"
+              % (ps4["too_large"], total))
+        counts_ok(n4, by, "413 split")
+        http("POST", "/__proxy/config?maxbody=0", {}, base=purl)
         # answers lost after the node stored the documents: re-sent, 409 = stored
         n3 = ns("lost")
         http("POST", "/__proxy/config?item429=0.1&req429=0&dropresp=0.3", {}, base=purl)

@@ -3,7 +3,7 @@
 that injects the failures the ES sink must survive (python3 stdlib only).
 
     flaky_proxy.py --upstream http://127.0.0.1:19200 [--port 0] [--port-file F]
-                   [--item429 0.3] [--req429 0.1] [--dropresp 0.2] [--seed N]
+                   [--item429 0.3] [--req429 0.1] [--dropresp 0.2] [--maxbody N] [--seed N]
 
 - item429 f: in every `_bulk` request, a fraction f of the items is answered
   429 (es_rejected_execution_exception) WITHOUT being forwarded, so those
@@ -13,6 +13,8 @@ that injects the failures the ES sink must survive (python3 stdlib only).
 - dropresp f: a fraction f of `_bulk` requests is forwarded whole and then
   the connection is closed without an answer (stored, but the client does
   not know: it must send again and take the 409s as success).
+- maxbody N: a `_bulk` body (after gunzip) over N bytes is answered 413,
+  like http.max_content_length (0 = no limit).
 - down: POST /__proxy/down?seconds=S makes the proxy close every connection
   at once (no answer) for S seconds, like a node that went away.
 - GET /__proxy/stats: counters as JSON (bulk_requests, items_seen,
@@ -45,10 +47,11 @@ class State:
         self.item429, self.req429, self.dropresp = item429, req429, dropresp
         self.rnd = random.Random(seed)
         self.down_until = 0.0
+        self.maxbody = 0
         self.lock = threading.Lock()
         self.stats = dict(requests=0, bulk_requests=0, items_seen=0, items_rejected=0,
                           items_forwarded=0, requests_rejected=0, conns_dropped=0,
-                          responses_dropped=0)
+                          responses_dropped=0, too_large=0)
         self.auth = set()           # Authorization headers seen (tests of auth options)
 
     def add(self, key, n=1):
@@ -137,6 +140,8 @@ class Handler(BaseHTTPRequestHandler):
                 st.req429 = float(q["req429"])
             if "dropresp" in q:
                 st.dropresp = float(q["dropresp"])
+            if "maxbody" in q:
+                st.maxbody = int(q["maxbody"])
             return self.reply_json(200, {"item429": st.item429, "req429": st.req429,
                                          "dropresp": st.dropresp})
         self.reply_json(404, {"error": "unknown control " + url.path})
@@ -144,6 +149,10 @@ class Handler(BaseHTTPRequestHandler):
     def bulk(self, body, headers):
         st = self.state
         st.add("bulk_requests")
+        if st.maxbody and len(body) > st.maxbody:
+            st.add("too_large")
+            return self.reply_json(413, {"error": {"type": "content_too_long_exception",
+                                                   "reason": "injected by flaky_proxy"}, "status": 413})
         lines = body.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
@@ -197,9 +206,11 @@ def main():
     ap.add_argument("--item429", type=float, default=0.0)
     ap.add_argument("--req429", type=float, default=0.0)
     ap.add_argument("--dropresp", type=float, default=0.0)
+    ap.add_argument("--maxbody", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     Handler.state = State(a.upstream, a.item429, a.req429, a.seed, a.dropresp)
+    Handler.state.maxbody = a.maxbody
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True
     port = srv.server_address[1]
