@@ -446,6 +446,11 @@ static void feed_kernel(struct engine *e, const struct event *ev, int tag)
         if (bus)
             for (struct ent *x = h->ents; x; x = x->next)
                 if (x->bus_id && strlen(x->bus_id) == bn && !strncasecmp(x->bus_id, bus, bn)) { gpu = x->gpu; break; }
+        size_t un;
+        const char *uuid = gpu < 0 ? event_get_str(ev, "gpu.uuid", &un) : NULL;
+        if (uuid)
+            for (struct ent *x = h->ents; x; x = x->next)
+                if (x->uuid && strlen(x->uuid) == un && !strncasecmp(x->uuid, uuid, un)) { gpu = x->gpu; break; }
     }
     struct ent *x = ent_get(e, h, gpu);
     e->st.kernel_events++;

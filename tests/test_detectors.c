@@ -404,6 +404,37 @@ TEST(xid_burst_is_one_episode)
     buf_free(&c.out);
 }
 
+TEST(xid_mapped_to_gpu_by_bus_id)
+{
+    struct profile *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
+    if (!p) { CHECK(0); return; }
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    for (int g = 0; g < 2; g++) {
+        struct event ev;
+        event_init(&ev);
+        ev.kind = "metric"; ev.dataset = "gpu.query"; ev.host = "h"; ev.offset = -1; ev.ts_ms = T0;
+        event_add_int(&ev, "gpu.index", g);
+        event_add_str(&ev, "gpu.pci.bus_id", g ? "00000000:3B:00.0" : "00000000:18:00.0", 16);
+        event_add_num(&ev, TEMP, 50);
+        engine_feed(e, &ev);
+        event_free(&ev);
+    }
+    struct event ev;
+    event_init(&ev);
+    ev.kind = "event"; ev.dataset = "gpu.xid"; ev.host = "h"; ev.offset = -1; ev.ts_ms = T0 + 500;
+    event_add_int(&ev, "gpu.xid.code", 79);
+    event_add_str(&ev, "gpu.pci.bus_id", "00000000:3b:00.0", 16);
+    engine_feed(e, &ev);
+    event_free(&ev);
+    CHECK_EQ_INT(c.n[0], 1);
+    CHECK_EQ_INT(c.gpu[0], 1);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
 TEST(out_of_order_and_duplicates)
 {
     struct profile *p = prof_of("{\"out_of_order_tolerance_ms\":2000,\"rules\":[{\"id\":\"t\",\"detector\":\"threshold\","
@@ -547,6 +578,7 @@ int main(void)
     RUN(peer_straggler);
     RUN(gpu_rules_hang_idle_power_cap_thermal);
     RUN(xid_burst_is_one_episode);
+    RUN(xid_mapped_to_gpu_by_bus_id);
     RUN(out_of_order_and_duplicates);
     RUN(deterministic_ids_and_lifecycle);
     RUN(config_extends_override_and_errors);
