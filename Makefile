@@ -43,6 +43,8 @@ FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 REPLAY_BINS := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=$(BUILD)/tests/replay_%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+# bench programs the integration tests drive (tests/t_es_sink.py uses es_push)
+TEST_TOOLS := $(BUILD)/bench/es_push
 
 .PHONY: all deps run test check test-unit bench fuzz eval clean services-up services-down golden
 all: $(BIN)
@@ -80,11 +82,11 @@ run: deps
 
 # The whole suite. Services (Kafka, OpenSearch) are started for it and stopped after.
 test: deps
-	@$(MAKE) --no-print-directory $(BIN) $(TEST_BINS) $(REPLAY_BINS)
+	@$(MAKE) --no-print-directory $(BIN) $(TEST_BINS) $(REPLAY_BINS) $(TEST_TOOLS)
 	@BUILD=$(BUILD) scripts/test.sh
 check: test
 
-test-unit: $(BIN) $(TEST_BINS) $(REPLAY_BINS)
+test-unit: $(BIN) $(TEST_BINS) $(REPLAY_BINS) $(TEST_TOOLS)
 	@BUILD=$(BUILD) GPULOG_NO_SERVICES=1 scripts/test.sh
 
 bench: deps
