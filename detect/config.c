@@ -1,9 +1,12 @@
 /* config.c - detector profiles: the built-in "gpu" and "generic" ones and
- * JSON files that extend or replace them (see docs/detectors.md). */
+ * JSON (or YAML: *.yaml, *.yml) files that extend or replace them (see
+ * docs/detectors.md). */
 #include "engine.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <yaml.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,6 +258,65 @@ struct profile *profile_from_json(const char *text, size_t len, char *err, size_
     return p;
 }
 
+/* YAML -> JSON value: mappings, sequences, plain scalars typed as JSON would
+ * (numbers, true/false, null), quoted scalars as strings. */
+static json_t *yaml_node_json(yaml_document_t *doc, yaml_node_t *n, int depth)
+{
+    if (!n || depth > 32) return NULL;
+    if (n->type == YAML_SCALAR_NODE) {
+        const char *v = (const char *)n->data.scalar.value;
+        size_t len = n->data.scalar.length;
+        if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+            if (!strcmp(v, "true")) return json_true();
+            if (!strcmp(v, "false")) return json_false();
+            if (!strcmp(v, "null") || !strcmp(v, "~") || !len) return json_null();
+            int64_t i;
+            double d;
+            if (gl_parse_i64(v, len, &i)) return json_integer(i);
+            if (gl_parse_double(v, len, &d)) return json_real(d);
+        }
+        return json_stringn(v, len);
+    }
+    if (n->type == YAML_SEQUENCE_NODE) {
+        json_t *a = json_array();
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++)
+            json_array_append_new(a, yaml_node_json(doc, yaml_document_get_node(doc, *it), depth + 1));
+        return a;
+    }
+    if (n->type == YAML_MAPPING_NODE) {
+        json_t *o = json_object();
+        for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
+            yaml_node_t *k = yaml_document_get_node(doc, pr->key);
+            if (!k || k->type != YAML_SCALAR_NODE) continue;
+            json_t *v = yaml_node_json(doc, yaml_document_get_node(doc, pr->value), depth + 1);
+            json_object_set_new(o, (const char *)k->data.scalar.value, v ? v : json_null());
+        }
+        return o;
+    }
+    return NULL;
+}
+
+static json_t *yaml_load_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); return NULL; }
+    yaml_parser_t yp;
+    yaml_document_t doc;
+    yaml_parser_initialize(&yp);
+    yaml_parser_set_input_file(&yp, f);
+    json_t *root = NULL;
+    if (!yaml_parser_load(&yp, &doc)) {
+        snprintf(err, errlen, "%s:%zu: %s", path, yp.problem_mark.line + 1, yp.problem ? yp.problem : "YAML error");
+    } else {
+        root = yaml_node_json(&doc, yaml_document_get_root_node(&doc), 0);
+        if (!root) snprintf(err, errlen, "%s: empty YAML document", path);
+        yaml_document_delete(&doc);
+    }
+    yaml_parser_delete(&yp);
+    fclose(f);
+    return root;
+}
+
 struct profile *profile_load(const char *path, const char *builtin, char *err, size_t errlen)
 {
     if (!path) {
@@ -262,9 +324,16 @@ struct profile *profile_load(const char *path, const char *builtin, char *err, s
         if (!t) { snprintf(err, errlen, "unknown profile \"%s\" (gpu or generic)", builtin); return NULL; }
         return profile_from_json(t, strlen(t), err, errlen);
     }
-    json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    if (!root) { snprintf(err, errlen, "%s:%d: %s", path, je.line, je.text); return NULL; }
+    size_t pl = strlen(path);
+    json_t *root;
+    if ((pl > 5 && !strcmp(path + pl - 5, ".yaml")) || (pl > 4 && !strcmp(path + pl - 4, ".yml"))) {
+        root = yaml_load_file(path, err, errlen);
+        if (!root) return NULL;
+    } else {
+        json_error_t je;
+        root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+        if (!root) { snprintf(err, errlen, "%s:%d: %s", path, je.line, je.text); return NULL; }
+    }
     struct profile *p = load_root(root, err, errlen);
     json_decref(root);
     return p;

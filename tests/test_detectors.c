@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct cap {
     struct buf out;
@@ -536,6 +537,33 @@ TEST(config_extends_override_and_errors)
     profile_free(g);
 }
 
+TEST(config_yaml)
+{
+    char path[] = "/tmp/gpulog-test-profile-XXXXXX.yaml";
+    int fd = mkstemps(path, 5);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    const char *y = "extends: gpu\nmax_series: 5000\nrules:\n  - id: gpu.temp.high\n    params: {high: 70}\n"
+                    "  - id: gpu.hang\n    enabled: false\n  - id: fan\n    detector: flatline\n"
+                    "    metric: \"gpu.fan.speed.pct\"\n    severity: 1\n";
+    CHECK(write(fd, y, strlen(y)) == (ssize_t)strlen(y));
+    close(fd);
+    char err[256];
+    struct profile *p = profile_load(path, NULL, err, sizeof err);
+    unlink(path);
+    CHECK(p != NULL);
+    if (!p) { printf("  %s\n", err); return; }
+    CHECK_EQ_INT(p->max_series, 5000);
+    int temp = 0, hang = 0, fan = 0;
+    for (size_t i = 0; i < p->nrules; i++) {
+        if (!strcmp(p->rules[i].id, "gpu.temp.high")) { temp = 1; CHECK_NEAR(p->rules[i].p[0], 70, 1e-9); }
+        if (!strcmp(p->rules[i].id, "gpu.hang")) hang = 1;
+        if (!strcmp(p->rules[i].id, "fan")) { fan = 1; CHECK_EQ_INT(p->rules[i].severity, 1); }
+    }
+    CHECK(temp && !hang && fan);
+    profile_free(p);
+}
+
 TEST(generic_star_rules_and_series_cap)
 {
     struct profile *p = prof_of("{\"max_series\":20,\"rules\":[{\"id\":\"rz\",\"detector\":\"robust_z\",\"metric\":\"*\","
@@ -582,6 +610,7 @@ int main(void)
     RUN(out_of_order_and_duplicates);
     RUN(deterministic_ids_and_lifecycle);
     RUN(config_extends_override_and_errors);
+    RUN(config_yaml);
     RUN(generic_star_rules_and_series_cap);
     return TEST_REPORT();
 }
