@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,6 +99,10 @@ pid_t exec_spawn(char *const *argv, int *fd, char *err, size_t errlen)
     }
     if (pid == 0) {
         setpgid(0, 0);
+        /* a collector that dies (even by SIGKILL) must not leave its tools
+         * running: the restarted collector starts new ones */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() == 1) _exit(127);
         signal(SIGPIPE, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);

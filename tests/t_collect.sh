@@ -38,6 +38,8 @@ tmp=$(mktemp -d "${GPULOG_TEST_TMP:-${TMPDIR:-/tmp}}/t_collect.XXXXXX")
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  # children of the test's commands (all live under $tmp)
+  for p in $(pgrep -f "$tmp/" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
