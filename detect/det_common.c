@@ -9,7 +9,7 @@ const struct det_ops *const det_registry[] = {
     &det_threshold, &det_zscore, &det_robust_z, &det_ewma, &det_cusum, &det_counter,
     &det_flatline, &det_missing, &det_thermal, &det_power_cap, &det_idle_power,
     &det_mem_leak, &det_mem_pressure, &det_hang, &det_clock_drop, &det_peer, &det_xid,
-    NULL,
+    &det_trend, NULL,
 };
 
 const struct det_ops *det_find(const char *name)
@@ -80,5 +80,19 @@ int det_direction_ok(double dev, double dir)
 {
     if (dir > 0) return dev > 0;
     if (dir < 0) return dev < 0;
+    return 1;
+}
+
+int det_load_steady(const struct ent *e, int util_slot, double util_range, int power_slot, double power_frac,
+                    unsigned min_n)
+{
+    if (util_slot >= 0) {
+        const struct win *g = ent_win(e, util_slot);
+        if (!g || win_count(g) < min_n || win_max(g) - win_min(g) > util_range) return 0;
+    }
+    if (power_slot >= 0) {
+        const struct win *p = ent_win(e, power_slot);
+        if (!p || win_count(p) < min_n || win_max(p) - win_min(p) > power_frac * win_median(p)) return 0;
+    }
     return 1;
 }

@@ -34,16 +34,9 @@ static int rz_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
     (void)st;
     const struct win *w = cx->s ? cx->s->w : NULL;
     if (!w || win_count(w) < rc->p[1]) return DET_UNKNOWN;
-    if (rc->aux[0] >= 0) {
-        const struct win *g = ent_win(cx->e, rc->aux[0]);
-        if (!g || win_count(g) < rc->p[1] || win_max(g) - win_min(g) > rc->p[5])
-            return cx->open ? DET_NORMAL : DET_UNKNOWN;
-    }
-    if (rc->aux[1] >= 0) {
-        const struct win *pw = ent_win(cx->e, rc->aux[1]);
-        if (!pw || win_count(pw) < rc->p[1] || win_max(pw) - win_min(pw) > rc->p[6] * win_median(pw))
-            return cx->open ? DET_NORMAL : DET_UNKNOWN;
-    }
+    if ((rc->aux[0] >= 0 || rc->aux[1] >= 0) &&
+        !det_load_steady(cx->e, rc->aux[0], rc->p[5], rc->aux[1], rc->p[6], (unsigned)rc->p[1]))
+        return cx->open ? DET_NORMAL : DET_UNKNOWN;
     double med = win_median(w), sc = 1.4826 * win_mad(w);
     /* discrete data (integer readings) often has MAD 0: fall back to the
      * mean absolute deviation, scaled to sigma for normal data */

@@ -171,13 +171,19 @@ void metric_label(const char *field, const char **label, const char **unit);
 void det_who(const struct det_ctx *cx, char *out, size_t n);
 /* 1 if a deviation dev agrees with a direction parameter (+1 up, -1 down, 0 both). */
 int det_direction_ok(double dev, double dir);
+/* 1 when the GPU's load was steady over full windows: utilisation spanning
+ * at most util_range (slot util_slot, skipped if < 0) and power spanning at
+ * most power_frac of its median (slot power_slot, skipped if < 0), each
+ * window holding at least min_n samples. */
+int det_load_steady(const struct ent *e, int util_slot, double util_range, int power_slot, double power_frac,
+                    unsigned min_n);
 /* Clamps to [0,1]; NaN -> 0. */
 double det_clamp01(double x);
 
 /* The detectors (one file each). */
 extern const struct det_ops det_threshold, det_zscore, det_robust_z, det_ewma, det_cusum,
     det_counter, det_flatline, det_missing, det_thermal, det_power_cap, det_idle_power,
-    det_mem_leak, det_mem_pressure, det_hang, det_clock_drop, det_peer, det_xid;
+    det_mem_leak, det_mem_pressure, det_hang, det_clock_drop, det_peer, det_xid, det_trend;
 /* NULL-terminated registry; lookup by name. */
 extern const struct det_ops *const det_registry[];
 const struct det_ops *det_find(const char *name);

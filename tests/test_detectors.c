@@ -204,6 +204,34 @@ TEST(ewma_and_cusum_detect_level_shift_only)
     }
 }
 
+TEST(trend_slope)
+{
+    struct profile *p = prof_of("{\"rules\":[{\"id\":\"tr\",\"detector\":\"trend\",\"metric\":\"m\","
+                                "\"params\":{\"span\":10,\"slope\":0.4,\"min_change\":2,\"direction\":1}}]}");
+    if (!p) { CHECK(0); return; }
+    struct cap c = { 0 };
+    buf_init(&c.out);
+    struct engine *e = engine_new(p, cap_emit, &c);
+    /* flat with +-0.5 jitter: slope ~0; then +0.5 per second */
+    for (int i = 0; i < 40; i++) sample(e, "h", 0, i, "m", 50.0 + (i % 2 ? 0.5 : -0.5), NULL);
+    CHECK_EQ_INT(c.n[0], 0);
+    for (int i = 40; i < 60; i++) sample(e, "h", 0, i, "m", 50.0 + 0.5 * (i - 39), NULL);
+    CHECK_EQ_INT(c.n[0], 1);
+    /* the fit over 10 samples reaches 0.4/s once most of them are on the ramp */
+    int d = first_start_after(&c, 40);
+    CHECK(d >= 4 && d <= 9);
+    /* a falling series does not match direction +1 */
+    for (int i = 0; i < 40; i++) sample(e, "h", 1, i, "m", 100.0 - 0.5 * i, NULL);
+    CHECK_EQ_INT(c.n[0], 1);
+    /* the score is the fitted slope: between the threshold and the ramp's 0.5 */
+    const char *q = strstr(c.out.p, "\"anomaly.score\":");
+    double sc = q ? atof(q + 16) : 0;
+    CHECK(sc >= 0.4 && sc <= 0.5 + 1e-9);
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c.out);
+}
+
 TEST(counter_increase_window_and_reset)
 {
     struct profile *p = prof_of("{\"rules\":[{\"id\":\"c\",\"detector\":\"counter_increase\",\"metric\":\"gpu.pcie.replay\","
@@ -600,6 +628,7 @@ int main(void)
     RUN(zscore_hand_computed);
     RUN(robust_z_hand_computed);
     RUN(ewma_and_cusum_detect_level_shift_only);
+    RUN(trend_slope);
     RUN(counter_increase_window_and_reset);
     RUN(flatline);
     RUN(missing_data_by_peer_progress);
