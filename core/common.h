@@ -58,9 +58,12 @@ void buf_put_json_str(struct buf *b, const char *s, size_t n);
  * are written as null, and callers must not produce them). */
 void buf_put_double(struct buf *b, double v);
 
-/* Logging on stderr in logfmt: ts=... level=... msg="..." plus key=value pairs
- * already formatted by the caller in fmt. Messages repeated within a second
- * are rate-limited. */
+/* Logging on stderr in logfmt (ts=... level=... msg="..." k=v) or, with
+ * gl_log_json, one JSON object per line. fmt is either plain text (becomes
+ * msg="...", escaped) or a logfmt body starting with msg= whose key=value
+ * pairs become fields. An identical message repeated within the same second
+ * is suppressed and counted ("previous message repeated", count=N).
+ * Thread-safe. */
 enum gl_level { GL_LOG_DEBUG, GL_LOG_INFO, GL_LOG_WARN, GL_LOG_ERROR };
 extern enum gl_level gl_log_level;
 extern int gl_log_json;

@@ -1,0 +1,108 @@
+/* test_log.c - gl_log: logfmt and JSON output, escaping, repeat suppression. */
+#include "test.h"
+#include "../core/common.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* Runs fn with stderr redirected to a temp file and returns what it wrote
+ * (caller frees). */
+static char *capture(void (*fn)(void))
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    fn();
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    long n = ftell(tmp);
+    char *out = calloc(1, (size_t)n + 1);
+    rewind(tmp);
+    size_t got = fread(out, 1, (size_t)n, tmp);
+    out[got] = '\0';
+    fclose(tmp);
+    return out;
+}
+
+static void emit_text(void)
+{
+    gl_log_json = 0;
+    log_warn("msg=\"kafka down\" reason=\"a b\" n=5");
+    log_info("plain \"quoted\"\nsecond line");
+}
+
+TEST(logfmt_body_kept_plain_text_escaped)
+{
+    char *s = capture(emit_text);
+    CHECK(strstr(s, "level=warn msg=\"kafka down\" reason=\"a b\" n=5\n") != NULL);
+    CHECK(strstr(s, "level=info msg=\"plain \\\"quoted\\\"\\nsecond line\"\n") != NULL);
+    int lines = 0;
+    for (char *p = s; *p; p++) lines += *p == '\n';
+    CHECK_EQ_INT(lines, 2);
+    free(s);
+}
+
+static void emit_json(void)
+{
+    gl_log_json = 1;
+    log_error("msg=\"bulk failed\" status=429 reason=\"too many\"");
+    log_info("x\"y");
+    gl_log_json = 0;
+}
+
+TEST(json_mode_turns_pairs_into_members)
+{
+    char *s = capture(emit_json);
+    char *nl = strchr(s, '\n');
+    CHECK(nl != NULL);
+    if (!nl) { free(s); return; }
+    *nl = '\0';
+    json_error_t e;
+    json_t *o = json_loads(s, 0, &e);
+    CHECK(o != NULL);
+    if (o) {
+        CHECK_EQ_STR(json_string_value(json_object_get(o, "msg")), "bulk failed");
+        CHECK_EQ_INT(json_integer_value(json_object_get(o, "status")), 429);
+        CHECK_EQ_STR(json_string_value(json_object_get(o, "reason")), "too many");
+        CHECK_EQ_STR(json_string_value(json_object_get(o, "level")), "error");
+        json_decref(o);
+    }
+    json_t *o2 = json_loads(nl + 1, JSON_DISABLE_EOF_CHECK, &e);
+    CHECK(o2 != NULL);
+    if (o2) {
+        CHECK_EQ_STR(json_string_value(json_object_get(o2, "msg")), "x\"y");
+        json_decref(o2);
+    }
+    free(s);
+}
+
+static void emit_repeats(void)
+{
+    gl_log_json = 0;
+    for (int i = 0; i < 50; i++) log_warn("same thing");
+    log_warn("different thing");
+}
+
+TEST(repeats_within_a_second_are_counted)
+{
+    char *s = capture(emit_repeats);
+    int same = 0;
+    for (char *p = s; (p = strstr(p, "msg=\"same thing\"")); p++) same++;
+    /* the burst may straddle a second boundary: at most two copies printed */
+    CHECK(same >= 1 && same <= 2);
+    CHECK(strstr(s, "msg=\"previous message repeated\" count=") != NULL);
+    CHECK(strstr(s, "different thing") != NULL);
+    free(s);
+}
+
+int main(void)
+{
+    RUN(logfmt_body_kept_plain_text_escaped);
+    RUN(json_mode_turns_pairs_into_members);
+    RUN(repeats_within_a_second_are_counted);
+    return TEST_REPORT();
+}
