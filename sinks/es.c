@@ -582,7 +582,11 @@ struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle_fn, voi
     curl_easy_setopt(e->easy, CURLOPT_WRITEFUNCTION, collect_resp);
     curl_easy_setopt(e->easy, CURLOPT_WRITEDATA, e);
     curl_easy_setopt(e->easy, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-    curl_easy_setopt(e->easy, CURLOPT_TIMEOUT_MS, 120000L);
+    /* a request the server does not answer in time is sent again;
+     * GPULOG_ES_TIMEOUT_MS overrides the 120 s (tests) */
+    const char *tmo = getenv("GPULOG_ES_TIMEOUT_MS");
+    long timeout_ms = tmo && atol(tmo) > 0 ? atol(tmo) : 120000L;
+    curl_easy_setopt(e->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, 2L);
 
     struct sink *s = xcalloc(1, sizeof *s);

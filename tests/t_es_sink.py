@@ -23,6 +23,7 @@ deleted at the end.
      then 25% of whole requests answered 429 -> all stored once.
      then 30% of answers lost after the node stored the batch -> sent
      again, 409s taken as stored, still N.
+     requests that time out (the node holds them 8 s) -> sent again, all stored.
   6. basic auth / API key headers are sent, secrets never printed.
   7. the node unreachable for 20 s mid-stream -> nothing lost, nothing doubled.
 Ends with "N passed, N failed".
@@ -431,6 +432,29 @@ def case_429(path, lines, by):
         proxy.wait()
 
 
+def case_hang(path, lines, by):
+    """a node that stops answering (requests time out) for 8 s: the sink
+    gives up on the request after GPULOG_ES_TIMEOUT_MS and sends it again"""
+    n = ns("hang")
+    proxy, purl = start_proxy()
+    try:
+        http("POST", "/__proxy/hang?seconds=8", {}, base=purl)
+        t0 = time.time()
+        env = dict(os.environ, GPULOG_ES_TIMEOUT_MS="1500")
+        p = subprocess.run([ES_PUSH, "--es", purl, "--es-namespace", n, "--index-metrics", "--es-batch-age-ms", "100",
+                            "--timeout-s", "120", path], capture_output=True, text=True, env=env, timeout=180)
+        kv = dict(tok.split("=", 1) for tok in p.stdout.split() if "=" in tok)
+        st, ps = http("GET", "/__proxy/stats", base=purl)
+        check(p.returncode == 0 and int(kv.get("stored", -1)) == len(lines) and ps["hung"] >= 2
+              and int(kv.get("request_failures", 0)) >= 2 and "timeout was reached" in p.stderr.lower(),
+              "timeouts: %d requests hung and timed out, then all %d stored after %.0f s"
+              % (ps["hung"], len(lines), time.time() - t0))
+        counts_ok(n, by, "timeouts")
+    finally:
+        proxy.kill()
+        proxy.wait()
+
+
 def case_auth(lines):
     """basic auth and API key reach the server as headers; secrets are never
     printed (the proxy records the Authorization headers it forwards)"""
@@ -527,6 +551,7 @@ def main():
         case_run()
         case_429(path, lines, by)
         case_auth(lines)
+        case_hang(path, lines, by)
         case_outage(path, lines, by)
     finally:
         for n in namespaces:

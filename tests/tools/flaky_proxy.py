@@ -17,6 +17,8 @@ that injects the failures the ES sink must survive (python3 stdlib only).
   like http.max_content_length (0 = no limit).
 - down: POST /__proxy/down?seconds=S makes the proxy close every connection
   at once (no answer) for S seconds, like a node that went away.
+- hang: POST /__proxy/hang?seconds=S: for S seconds `_bulk` requests get no
+  answer (held, then the connection is closed), like an overloaded node.
 - GET /__proxy/stats: counters as JSON (bulk_requests, items_seen,
   items_rejected, items_forwarded, requests_rejected, conns_dropped,
   responses_dropped) and the Authorization headers seen ("auth"; the
@@ -47,11 +49,12 @@ class State:
         self.item429, self.req429, self.dropresp = item429, req429, dropresp
         self.rnd = random.Random(seed)
         self.down_until = 0.0
+        self.hang_until = 0.0
         self.maxbody = 0
         self.lock = threading.Lock()
         self.stats = dict(requests=0, bulk_requests=0, items_seen=0, items_rejected=0,
                           items_forwarded=0, requests_rejected=0, conns_dropped=0,
-                          responses_dropped=0, too_large=0)
+                          responses_dropped=0, too_large=0, hung=0)
         self.auth = set()           # Authorization headers seen (tests of auth options)
 
     def add(self, key, n=1):
@@ -133,6 +136,9 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/__proxy/down":
             st.down_until = time.time() + float(q.get("seconds", "20"))
             return self.reply_json(200, {"down_until": st.down_until})
+        if url.path == "/__proxy/hang":
+            st.hang_until = time.time() + float(q.get("seconds", "10"))
+            return self.reply_json(200, {"hang_until": st.hang_until})
         if url.path == "/__proxy/config":
             if "item429" in q:
                 st.item429 = float(q["item429"])
@@ -149,6 +155,12 @@ class Handler(BaseHTTPRequestHandler):
     def bulk(self, body, headers):
         st = self.state
         st.add("bulk_requests")
+        if time.time() < st.hang_until:
+            st.add("hung")
+            while time.time() < st.hang_until:
+                time.sleep(0.1)
+            self.close_connection = True
+            return
         if st.maxbody and len(body) > st.maxbody:
             st.add("too_large")
             return self.reply_json(413, {"error": {"type": "content_too_long_exception",
