@@ -87,6 +87,10 @@ static int auto_feed(struct parser *p, void *st, const struct line_src *src,
         return run_sub(p, k, src, line, len);
     }
 
+    /* data rows of the current format start with a digit (index, date,
+     * value): no header starts with one, so skip the header sniffers */
+    if (a->cur && s[0] >= '0' && s[0] <= '9') return run_sub(p, a->cur, src, line, len);
+
     /* a header of some tabular format? */
     int best = 0;
     size_t bi = 0;
