@@ -7,10 +7,13 @@
 #include "../sinks/es_cli.h"
 #include "engine.h"
 #include "live.h"
+#include "../core/config.h"
+#include "../core/metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +24,9 @@
 static void run_help(void)
 {
     printf(
-        "usage: gpulog run [--format F] [--config FILE] [--profile gpu|generic] [--tz ZONE]\n"
-        "                  [--host NAME] [--columns LIST] [--output FILE] [--live|--no-live]\n"
-        "                  [FILE|-|--exec CMD]\n"
+        "usage: gpulog run [--config FILE] [--format F] [--detectors FILE] [--profile gpu|generic]\n"
+        "                  [--tz ZONE] [--host NAME] [--columns LIST] [--output FILE] [--live|--no-live]\n"
+        "                  [--metrics-addr HOST:PORT] [--shutdown-timeout S] [FILE|-|--exec CMD]\n"
         "\n"
         "Parses FILE (or stdin, or the output of CMD), runs the anomaly detectors over\n"
         "the events and writes anomaly records (event.dataset gpu.anomaly) as NDJSON.\n"
@@ -31,9 +34,12 @@ static void run_help(void)
         "open and resolve, a status line per GPU and a summary at the end.\n"
         "\n"
         "options:\n"
+        "      --config FILE   gpulog configuration (YAML, see docs/configuration.md;\n"
+        "                      default $GPULOG_CONFIG); flags override it\n"
         "  -f, --format F      input format, as for gpulog parse (default auto)\n"
-        "  -c, --config FILE   detector profile (JSON; see docs/detectors.md)\n"
-        "  -p, --profile NAME  built-in profile when no --config: gpu (default) or generic\n"
+        "  -d, --detectors FILE  detector configuration (JSON or YAML; docs/detectors.md)\n"
+        "                      (key detect.config); reloaded on SIGHUP\n"
+        "  -p, --profile NAME  built-in profile when no --detectors: gpu (default) or generic\n"
         "      --tz ZONE       zone of tool timestamps (default: local zone)\n"
         "  -H, --host NAME     host.name of the events (default: this machine)\n"
         "      --columns LIST  column names for header-less CSV\n"
@@ -41,10 +47,18 @@ static void run_help(void)
         "      --exec CMD      run CMD (no shell) and read its standard output\n"
         "      --live          force the live view; --no-live forces NDJSON on stdout\n"
         "  -q, --quiet         do not print rejected input lines\n"
+        "      --metrics-addr HOST:PORT  serve /metrics, /healthz and /readyz\n"
+        "      --shutdown-timeout S  after SIGTERM/SIGINT, time to write what was\n"
+        "                      detected (default 10 s, key shutdown_timeout)\n"
         ES_CLI_HELP
         "\n"
-        "Exit status: 0 when the input was read to its end, 1 on an I/O error,\n"
-        "2 on a usage error.\n");
+        "Signals: SIGTERM/SIGINT stop reading, write the records of what was read\n"
+        "and exit; SIGHUP reloads the detector configuration (rules that did not\n"
+        "change keep their state and open anomalies; changed or removed rules end\n"
+        "their open anomalies with an \"end\" record and start over).\n"
+        "Exit status: 0 when the input was read to its end or a signal stopped it\n"
+        "and every record was written, 1 on an I/O error or when the shutdown\n"
+        "deadline passed with records unwritten, 2 on a usage error.\n");
 }
 
 struct run_opts {
@@ -60,13 +74,17 @@ struct run_ctx {
     struct live *live;
     struct buf json;
     uint64_t written, settled, failed_writes;
+    struct profile *prof;
+    const char *detectors, *profile_name;   /* what SIGHUP reloads */
 };
 
 static void run_settle(void *ctx, void *token, enum sink_outcome outcome)
 {
-    (void)token; (void)outcome;
+    (void)token;
     struct run_ctx *r = ctx;
     r->settled++;
+    if (outcome == SINK_DEADLETTER) metrics_inc(M_DEADLETTERS);
+    else metrics_inc(M_EVENTS_PRODUCED);
 }
 
 /* Builds the outputs of `run` from its options: an NDJSON file (--output)
@@ -112,6 +130,9 @@ static void run_emit_record(void *ctx, const struct event *rec)
         else r->written++;
     }
     if (r->live) live_record(r->live, rec);
+    size_t tl;
+    const char *ty = event_get_str(rec, "event.type", &tl);
+    if (ty && tl == 5 && !memcmp(ty, "start", 5)) metrics_inc(M_ANOMALIES);
 }
 
 static void run_emit_event(void *ctx, const struct event *ev)
@@ -121,11 +142,143 @@ static void run_emit_event(void *ctx, const struct event *ev)
     if (r->live) live_tick(r->live, r->eng);
 }
 
+static volatile sig_atomic_t run_stop, run_hup;
+static void run_on_signal(int sig)
+{
+    if (sig == SIGHUP) run_hup = 1;
+    else run_stop = 1;
+}
+
+/* SIGHUP: loads the detector configuration again and hands it to the
+ * engine, which keeps the state of unchanged rules. A bad file is refused:
+ * the running configuration stays. */
+static void run_reload(struct run_ctx *r)
+{
+    char err[GL_ERRLEN];
+    struct profile *np = profile_load(r->detectors, r->profile_name, err, sizeof err);
+    if (!np) {
+        log_error("msg=\"reload refused: the running detector configuration stays\" file=\"%s\" error=\"%s\"",
+                  r->detectors ? r->detectors : "", err);
+        metrics_inc_label(M_CONFIG_RELOADS, "error");
+        return;
+    }
+    size_t changed = 0, kept = engine_reload(r->eng, np, &changed);
+    profile_free(r->prof);
+    r->prof = np;
+    log_info("msg=reload file=\"%s\" rules=%zu kept=%zu changed=%zu", r->detectors ? r->detectors : "",
+             np->nrules, kept, changed);
+    metrics_inc_label(M_CONFIG_RELOADS, "ok");
+    metrics_set(M_ANOMALIES_OPEN, (int64_t)engine_get_stats(r->eng)->open);
+}
+
+static int64_t run_read_time(void)
+{
+    const char *e = getenv("GPULOG_READ_TIME");
+    int64_t v = 0;
+    if (e && *e && gl_parse_iso_ts(e, strlen(e), &v) != GL_OK) v = 0;
+    return v;
+}
+
+/* The read loop of `run` (feed_fd with signals): reads fd until its end or
+ * SIGTERM/SIGINT, reloads on SIGHUP between lines, counts into st and the
+ * metrics. Returns GL_OK or GL_ERROR on a read error. */
+static int run_read(struct run_ctx *r, struct parser *p, int fd, const struct feed_opts *o, struct feed_stats *st)
+{
+    int64_t fixed_now = run_read_time();
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0 && !(fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    struct lineread lr;
+    lineread_init(&lr, fd, o->max_line);
+    struct line_src src = { .host = o->host, .path = o->path, .source = o->source ? o->source : "-" };
+    uint64_t reported = 0;
+    int rc = GL_OK;
+    while (!run_stop) {
+        if (run_hup) {
+            run_hup = 0;
+            run_reload(r);
+        }
+        const char *line;
+        size_t len;
+        int64_t off;
+        uint64_t ev_before = p->stats.events;
+        enum lr_status s = lineread_next(&lr, &line, &len, &off);
+        if (s == LR_EOF) break;
+        if (s == LR_AGAIN) {
+            struct pollfd pf = { .fd = fd, .events = POLLIN };
+            poll(&pf, 1, 200);
+            for (size_t i = 0; i < r->nsinks; i++) sink_poll(r->sinks[i], 0);
+            continue;
+        }
+        if (s == LR_IOERR) {
+            fprintf(stderr, "%s: read error: %s\n", o->name, strerror(lr.err));
+            rc = GL_ERROR;
+            break;
+        }
+        st->lines++;
+        metrics_inc(M_LINES_READ);
+        if (s == LR_TOOLONG) {
+            st->toolong++;
+            st->rejected++;
+            metrics_inc_label(M_LINES_REJECTED, "too_long");
+            if (!o->quiet && reported++ < o->max_reports) {
+                char why[128];
+                snprintf(why, sizeof why, "line longer than %zu bytes, skipped", lr.max_line);
+                feed_report(o->name, lr.lineno, why);
+            }
+            continue;
+        }
+        src.offset = off;
+        src.lineno = lr.lineno;
+        src.now_ms = fixed_now ? fixed_now : gl_now_ms();
+        int pr = parser_feed(p, &src, line, len);
+        if (pr == GL_ERROR) {
+            st->rejected++;
+            metrics_inc_label(M_LINES_REJECTED, feed_reject_reason(p->err));
+            if (!o->quiet && reported++ < o->max_reports) feed_report(o->name, lr.lineno, p->err);
+        } else if (pr == GL_DECLINED) {
+            st->declined++;
+        }
+        st->events += p->stats.events - ev_before;
+        metrics_set(M_ANOMALIES_OPEN, (int64_t)engine_get_stats(r->eng)->open);
+    }
+    uint64_t ev_before = p->stats.events;
+    parser_flush(p);
+    st->events += p->stats.events - ev_before;
+    lineread_free(&lr);
+    if (fl >= 0 && !(fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl);
+    return rc;
+}
+
+/* Seeds the ES options from the configuration (elasticsearch.*); the --es
+ * flags parsed afterwards override them. */
+static int run_es_from_config(struct es_cli *es, const struct gpulog_config *cfg, char *err, size_t errlen)
+{
+    const struct { int opt; const char *v; } m[] = {
+        { ES_OPT_URL, cfg->es.url }, { ES_OPT_NS, cfg->es.ns }, { ES_OPT_USER, cfg->es.user },
+        { ES_OPT_PASSWORD_FILE, cfg->es.password_file }, { ES_OPT_API_KEY_FILE, cfg->es.api_key_file },
+        { ES_OPT_CA, cfg->es.ca_file }, { ES_OPT_CERT, cfg->es.cert_file }, { ES_OPT_KEY, cfg->es.key_file },
+        { ES_OPT_DEADLETTER, cfg->es.deadletter },
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(m); i++)
+        if (m[i].v && *m[i].v && es_cli_opt(es, m[i].opt, m[i].v, err, errlen) < 0) return GL_ERROR;
+    char n[32];
+    snprintf(n, sizeof n, "%lld", (long long)cfg->es.batch_bytes);
+    if (es_cli_opt(es, ES_OPT_BATCH_BYTES, n, err, errlen) < 0) return GL_ERROR;
+    snprintf(n, sizeof n, "%lld", (long long)cfg->es.batch_age_ms);
+    if (es_cli_opt(es, ES_OPT_BATCH_AGE, n, err, errlen) < 0) return GL_ERROR;
+    snprintf(n, sizeof n, "%lld", (long long)cfg->es.max_pending_bytes);
+    if (es_cli_opt(es, ES_OPT_MAX_PENDING, n, err, errlen) < 0) return GL_ERROR;
+    if (cfg->es.index_metrics && es_cli_opt(es, ES_OPT_INDEX_METRICS, NULL, err, errlen) < 0) return GL_ERROR;
+    return GL_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
+    enum { O_CONFIG = 0x100, O_METRICS, O_SHUTDOWN };
     static const struct option opts[] = {
+        { "config", required_argument, NULL, O_CONFIG },
         { "format", required_argument, NULL, 'f' },
-        { "config", required_argument, NULL, 'c' },
+        { "detectors", required_argument, NULL, 'd' },
         { "profile", required_argument, NULL, 'p' },
         { "tz", required_argument, NULL, 'z' },
         { "host", required_argument, NULL, 'H' },
@@ -135,63 +288,86 @@ int cmd_run(int argc, char **argv)
         { "live", no_argument, NULL, 'L' },
         { "no-live", no_argument, NULL, 'N' },
         { "quiet", no_argument, NULL, 'q' },
+        { "metrics-addr", required_argument, NULL, O_METRICS },
+        { "shutdown-timeout", required_argument, NULL, O_SHUTDOWN },
         { "help", no_argument, NULL, 'h' },
         ES_CLI_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    const char *format = "auto", *config = NULL, *profile = "gpu", *tz = NULL, *host = NULL;
-    const char *columns = NULL, *exec_cmd = NULL;
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { run_help(); return EXIT_OK; }
+    char err[GL_ERRLEN * 4];
+    struct gpulog_config cfg;
+    if (config_init(&cfg, config_path_from_argv(argc, argv, "--config"), err, sizeof err) != GL_OK) {
+        fprintf(stderr, "gpulog run: %s\n", err);
+        config_free(&cfg);
+        return EXIT_USAGE;
+    }
+    const char *format = "auto", *columns = NULL, *exec_cmd = NULL;
     struct run_opts ro = { 0 };
     es_cli_init(&ro.es);
-    int live_mode = -1, quiet = 0, c;
+    int live_mode = -1, quiet = 0, c, rc = GL_OK, exit_rc = EXIT_OK;
+    struct profile *prof = NULL;
+    struct parser *p = NULL;
+    struct run_ctx r;
+    memset(&r, 0, sizeof r);
+    buf_init(&r.json);
+    if (run_es_from_config(&ro.es, &cfg, err, sizeof err) != GL_OK) {
+        exit_rc = cli_usage_error("run", "%s", err);
+        goto out;
+    }
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":f:c:p:H:o:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":f:d:p:H:o:qh", opts, NULL)) != -1) {
+        const char *key = NULL;
         switch (c) {
+        case O_CONFIG: break;   /* read above */
         case 'f': format = optarg; break;
-        case 'c': config = optarg; break;
-        case 'p': profile = optarg; break;
-        case 'z': tz = optarg; break;
-        case 'H': host = optarg; break;
+        case 'd': key = "detect.config"; break;
+        case 'p': key = "detect.profile"; break;
+        case 'z': key = "tz"; break;
+        case 'H': key = "host"; break;
+        case O_METRICS: key = "metrics_addr"; break;
+        case O_SHUTDOWN: key = "shutdown_timeout"; break;
         case 'C': columns = optarg; break;
         case 'o': ro.output = optarg; break;
         case 'x': exec_cmd = optarg; break;
         case 'L': live_mode = 1; break;
         case 'N': live_mode = 0; break;
         case 'q': quiet = 1; break;
-        case 'h': run_help(); return EXIT_OK;
-        case ':': return cli_usage_error("run", "option %s needs a value", argv[optind - 1]);
+        case ':': exit_rc = cli_usage_error("run", "option %s needs a value", argv[optind - 1]); goto out;
         default: {
-            char eserr[GL_ERRLEN];
-            int er = es_cli_opt(&ro.es, c, optarg, eserr, sizeof eserr);
+            int er = es_cli_opt(&ro.es, c, optarg, err, sizeof err);
             if (er > 0) break;
-            if (er < 0) return cli_usage_error("run", "%s", eserr);
-            return cli_usage_error("run", "unknown option %s", argv[optind - 1]);
+            if (er < 0) exit_rc = cli_usage_error("run", "%s", err);
+            else exit_rc = cli_usage_error("run", "unknown option %s", argv[optind - 1]);
+            goto out;
         }
         }
+        if (key && config_set(&cfg, key, optarg, err, sizeof err) != GL_OK) {
+            exit_rc = cli_usage_error("run", "%s", err);
+            goto out;
+        }
     }
-    {
-        char eserr[GL_ERRLEN];
-        if (es_cli_finish(&ro.es, eserr, sizeof eserr) != GL_OK) return cli_usage_error("run", "%s", eserr);
-    }
-    if (argc - optind > 1) return cli_usage_error("run", "at most one input file");
-    if (exec_cmd && argc - optind == 1) return cli_usage_error("run", "give a FILE or --exec, not both");
+    if (es_cli_finish(&ro.es, err, sizeof err) != GL_OK) { exit_rc = cli_usage_error("run", "%s", err); goto out; }
+    if (argc - optind > 1) { exit_rc = cli_usage_error("run", "at most one input file"); goto out; }
+    if (exec_cmd && argc - optind == 1) { exit_rc = cli_usage_error("run", "give a FILE or --exec, not both"); goto out; }
     const struct parser_ops *ops = parser_find(format);
-    if (!ops) return cli_usage_error("run", "unknown format '%s'", format);
-    if (gl_tz_set(tz) != GL_OK) return cli_usage_error("run", "unknown time zone '%s'", tz);
-    char err[GL_ERRLEN];
-    struct profile *prof = profile_load(config, profile, err, sizeof err);
-    if (!prof) return cli_usage_error("run", "%s", err);
+    if (!ops) { exit_rc = cli_usage_error("run", "unknown format '%s'", format); goto out; }
+    if (config_apply_process(&cfg, err, sizeof err) != GL_OK) { exit_rc = cli_usage_error("run", "%s", err); goto out; }
+    r.detectors = *cfg.detect.config ? cfg.detect.config : NULL;
+    r.profile_name = cfg.detect.profile;
+    prof = profile_load(r.detectors, r.profile_name, err, sizeof err);
+    if (!prof) { exit_rc = cli_usage_error("run", "%s", err); goto out; }
+    r.prof = prof;
     if (live_mode < 0) live_mode = isatty(1) ? 1 : 0;
     ro.ndjson_stdout = !live_mode;
-
-    struct run_ctx r;
-    memset(&r, 0, sizeof r);
-    buf_init(&r.json);
-    if (run_build_sinks(&ro, &r, err, sizeof err) < 0) {
-        profile_free(prof);
-        return cli_usage_error("run", "%s", err);
+    if (metrics_serve(cfg.metrics_addr, err, sizeof err) != GL_OK) {
+        fprintf(stderr, "gpulog run: metrics: %s\n", err);
+        exit_rc = EXIT_IOERR;
+        goto out;
     }
+    if (run_build_sinks(&ro, &r, err, sizeof err) < 0) { exit_rc = cli_usage_error("run", "%s", err); goto out; }
     if (live_mode) r.live = live_new(stdout);
     r.eng = engine_new(prof, run_emit_record, &r);
 
@@ -203,56 +379,77 @@ int cmd_run(int argc, char **argv)
         cargv = argv_split(exec_cmd);
         if (!cargv || !cargv[0]) {
             argv_free(cargv);
-            return cli_usage_error("run", "cannot split --exec command");
+            exit_rc = cli_usage_error("run", "cannot split --exec command");
+            goto out;
         }
         child = exec_spawn(cargv, &fd, err, sizeof err);
         if (child < 0) {
             fprintf(stderr, "gpulog run: %s\n", err);
             argv_free(cargv);
-            return EXIT_IOERR;
+            exit_rc = EXIT_IOERR;
+            goto out;
         }
-        /* feed_fd reads blocking */
-        int fl = fcntl(fd, F_GETFL);
-        if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     } else if (!is_stdin) {
         fd = open(file, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
             fprintf(stderr, "gpulog run: %s: %s\n", file, strerror(errno));
-            return EXIT_IOERR;
+            exit_rc = EXIT_IOERR;
+            goto out;
         }
     }
-    struct parser *p = parser_new(ops, run_emit_event, &r);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = run_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    p = parser_new(ops, run_emit_event, &r);
     p->opt_columns = columns;
     struct feed_opts fo = {
         .name = exec_cmd ? exec_cmd : is_stdin ? "<stdin>" : file,
         .path = exec_cmd || is_stdin ? NULL : file,
         .source = exec_cmd ? exec_cmd : is_stdin ? "-" : file,
-        .host = host ? host : cli_hostname(),
+        .host = *cfg.host ? cfg.host : cli_hostname(),
         .quiet = quiet,
         .max_reports = 20,
     };
+    log_info("msg=started input=\"%s\" host=\"%s\" detectors=\"%s\" profile=%s metrics_port=%d", fo.name, fo.host,
+             r.detectors ? r.detectors : "", r.profile_name, metrics_port());
+    metrics_set_ready(1);
     struct feed_stats st = { 0 };
-    int rc = feed_fd(p, fd, &fo, &st);
+    rc = run_read(&r, p, fd, &fo, &st);
+    int stopped = run_stop != 0;
+    metrics_set_ready(0);
     engine_flush(r.eng);
+    metrics_set(M_ANOMALIES_OPEN, (int64_t)engine_get_stats(r.eng)->open);
+    int64_t deadline = gl_now_ms() + cfg.shutdown_timeout_ms;
+    long left = 0;
     for (size_t i = 0; i < r.nsinks; i++) {
-        if (sink_drain(r.sinks[i], 10000) > 0) rc = GL_ERROR;
+        int64_t ms = deadline - gl_now_ms();
+        left += sink_drain(r.sinks[i], ms > 0 ? (int)ms : 0);
+    }
+    if (left > 0) {
+        fprintf(stderr, "gpulog run: %ld records not written within the shutdown deadline (%lld ms)\n", left,
+                (long long)cfg.shutdown_timeout_ms);
+        rc = GL_ERROR;
     }
     const struct engine_stats *es = engine_get_stats(r.eng);
     if (r.live) live_summary(r.live, r.eng);
     fprintf(stderr,
             "gpulog run: %s: %llu lines, %llu events, %llu rejected; %llu samples, %llu GPUs, %llu series, "
             "%llu out-of-order dropped, %llu duplicates, %llu gaps; anomalies: %llu started, %llu changed, "
-            "%llu ended, %llu still open\n",
+            "%llu ended, %llu still open%s\n",
             fo.name, (unsigned long long)st.lines, (unsigned long long)st.events,
             (unsigned long long)st.rejected, (unsigned long long)es->samples, (unsigned long long)es->gpus,
             (unsigned long long)es->series, (unsigned long long)es->out_of_order,
             (unsigned long long)es->duplicates, (unsigned long long)es->gaps, (unsigned long long)es->starts,
-            (unsigned long long)es->changes, (unsigned long long)es->ends, (unsigned long long)es->open);
+            (unsigned long long)es->changes, (unsigned long long)es->ends, (unsigned long long)es->open,
+            stopped ? " (stopped by a signal)" : "");
     if (r.failed_writes) {
         fprintf(stderr, "gpulog run: %llu records could not be written\n", (unsigned long long)r.failed_writes);
         rc = GL_ERROR;
     }
-    parser_free(p);
     if (child > 0) {
         kill(-child, SIGTERM);
         int wst;
@@ -260,11 +457,16 @@ int cmd_run(int argc, char **argv)
         argv_free(cargv);
     }
     if (!is_stdin) close(fd);
+    exit_rc = rc == GL_OK ? EXIT_OK : EXIT_IOERR;
+out:
+    metrics_stop();
+    parser_free(p);
     for (size_t i = 0; i < r.nsinks; i++) sink_free(r.sinks[i]);
     engine_free(r.eng);
     live_free(r.live);
-    profile_free(prof);
+    profile_free(r.prof ? r.prof : prof);
     buf_free(&r.json);
     es_cli_free(&ro.es);
-    return rc == GL_OK ? EXIT_OK : EXIT_IOERR;
+    config_free(&cfg);
+    return exit_rc;
 }

@@ -73,6 +73,16 @@ void engine_drop_tag(struct engine *e, int tag);
  * episodes stay open (the input did not show them ending). */
 void engine_flush(struct engine *e);
 void engine_free(struct engine *e);
+/* Switches the engine to profile np (SIGHUP reload). A rule of np that is
+ * identical to a rule of the running profile (same id, detector, metric and
+ * settings) keeps its state and open episodes on every GPU; a changed or
+ * removed rule's open episodes are ended with an "end" record, and its state
+ * dropped; a new rule starts empty. Windows survive when window and
+ * window_span_s are unchanged, else every GPU starts over. The engine then
+ * borrows np; the caller frees the old profile. Returns the number of
+ * rules whose state was kept; *changed gets the number of np's rules that
+ * start empty (new or changed) plus the removed ones. */
+size_t engine_reload(struct engine *e, struct profile *np, size_t *changed);
 const struct engine_stats *engine_get_stats(const struct engine *e);
 /* Bytes of detector state held (windows, rule states, tables). */
 size_t engine_memory(const struct engine *e);

@@ -79,3 +79,15 @@ int feed_fd(struct parser *p, int fd, const struct feed_opts *o, struct feed_sta
     lineread_free(&lr);
     return rc;
 }
+
+const char *feed_reject_reason(const char *err)
+{
+    if (!err) return "other";
+    if (!strncmp(err, "expected ", 9) || strstr(err, " row has ")) return "field_count";
+    if (strstr(err, "not a ") || strstr(err, "want Active")) return "not_a_number";
+    if (strstr(err, "header")) return "no_header";
+    if (strstr(err, "time") || strstr(err, "date")) return "bad_time";
+    if (strstr(err, "unit")) return "bad_unit";
+    if (strstr(err, "tool reported")) return "tool_error";
+    return "other";
+}

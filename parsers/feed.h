@@ -27,6 +27,11 @@ struct feed_stats {
  * error (errno text printed). Counts into st. */
 int feed_fd(struct parser *p, int fd, const struct feed_opts *o, struct feed_stats *st);
 
+/* A short fixed category for a parser's rejection reason (p->err), for the
+ * reason label of gpulog_lines_rejected_total: field_count, not_a_number,
+ * bad_time, no_header, bad_unit, tool_error or other. Static strings. */
+const char *feed_reject_reason(const char *err);
+
 /* Reports one rejected line on stderr as "name:line: reason". */
 void feed_report(const char *name, uint64_t lineno, const char *reason);
 

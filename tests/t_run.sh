@@ -127,7 +127,7 @@ fi
 
 # usage errors
 echo '{"rules":[{"id":"x","detector":"nope","metric":"m"}]}' > "$tmp/bad.json"
-rc=0; "$GPULOG" run --config "$tmp/bad.json" "$tmp/trace.txt" > /dev/null 2> "$tmp/err" || rc=$?
+rc=0; "$GPULOG" run --detectors "$tmp/bad.json" "$tmp/trace.txt" > /dev/null 2> "$tmp/err" || rc=$?
 check "unknown detector is a usage error (2)" "$([ "$rc" = 2 ] && grep -q nope "$tmp/err"; echo $?)"
 rc=0; "$GPULOG" run "$tmp/does-not-exist" > /dev/null 2>&1 || rc=$?
 check "missing input file exits 1" "$([ "$rc" = 1 ]; echo $?)"
