@@ -4,7 +4,9 @@
 #   a dmon trace with injected faults (tools/gentrace.py, labels kept) and a
 #   kernel log with Xid lines -> gpulog collect --once -> Kafka (own topics)
 #   -> gpulog detect --once --es (own group and namespace, --index-metrics)
-#   -> OpenSearch: every metric, Xid event and anomaly record is a document,
+#   -> OpenSearch: first a detect that cannot reach the cluster is killed
+#   (its offsets must stay uncommitted), then the same group again: every
+#   metric, Xid event and anomaly record is a document,
 #   and a _search finds the anomaly of an injected fault by GPU, metric and
 #   time. Then a second consumer group reads the same topics again: 409s,
 #   still the same counts.
@@ -58,7 +60,17 @@ count() {
   curl -s -o /dev/null -XPOST "$URL/$1-$NS/_refresh"
   curl -s "$URL/$1-$NS/_count" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("count",-1))'
 }
-detect "g1$ID" "$T/records1.ndjson"; ok $? "gpulog detect --once --es (group g1$ID)"
+# a detect that cannot reach the cluster and is killed: it must not have
+# committed offsets of events that never reached OpenSearch
+"$G" detect --brokers "$BROKERS" --group "g1$ID" --topics "$MT,$ET" --es http://127.0.0.1:1 \
+  --es-namespace "$NS" --index-metrics --output /dev/null > "$T/detect.crash.out" 2>&1 &
+dpid=$!
+sleep 8
+kill -9 "$dpid" 2>/dev/null; wait "$dpid" 2>/dev/null
+grep -q "bulk request failed" "$T/detect.crash.out"; ok $? "a detect whose bulk requests fail (no cluster) was killed after 8 s"
+detect "g1$ID" "$T/records1.ndjson"; ok $? "gpulog detect --once --es, same group (g1$ID), cluster reachable"
+consumed=$(sed -n 's/.*consumed \([0-9]*\) messages.*/\1/p' "$T/detect.g1$ID.out")
+[ "$consumed" = "$((nmetrics + nxid))" ]; ok $? "it consumed all $consumed messages again: nothing was committed for them"
 nrec=$(wc -l < "$T/records1.ndjson")
 m=$(count metrics-gpu.dmon); x=$(count logs-gpu.xid); a=$(count logs-gpu.anomaly)
 [ "$m" = "$nmetrics" ]; ok $? "metrics-gpu.dmon-$NS holds every dmon event ($m of $nmetrics)"
@@ -72,7 +84,7 @@ recs = [json.loads(l) for l in open(records)]
 found = []
 for lab in json.load(open(labels))["labels"]:
     for r in recs:
-        if r["gpu.index"] != lab["gpu"] or not (lab["start"] <= r["event.start"] <= lab["end"]):
+        if r.get("gpu.index") != lab["gpu"] or not (lab["start"] <= r["event.start"] <= lab["end"]):
             continue
         q = {"query": {"bool": {"filter": [
             {"term": {"host.name": "e2e-node"}}, {"term": {"gpu.index": lab["gpu"]}},
