@@ -52,10 +52,6 @@ static const struct config_key keys[] = {
       "built-in detector profile: gpu (GPU rules, Xid) or generic (any numeric metric)" },
     { "detect.config", CONFIG_STR, "", O(detect.config), NULL, 0,
       "detector configuration file (YAML or JSON); empty = the built-in profile; reloaded on SIGHUP" },
-    { "detect.overrides", CONFIG_MAP, "{}", O(detect.overrides), NULL, 0,
-      "detector settings over the profile or file, one per key: <rule id>.params.<name>, "
-      "<rule id>.<field> (for, clear, severity, cooldown_s) or a profile field (window, max_series), "
-      "e.g. gpu.temp.high.params.high: 85; reloaded on SIGHUP" },
     { "elasticsearch.url", CONFIG_STR, "", O(es.url), NULL, 0,
       "Elasticsearch or OpenSearch URL, http(s)://host:port; empty = no Elasticsearch output" },
     { "elasticsearch.namespace", CONFIG_STR, "default", O(es.ns), NULL, 0,
@@ -93,6 +89,12 @@ static const struct config_key keys[] = {
       "HOST:PORT of the Prometheus /metrics, /healthz and /readyz endpoint, e.g. 0.0.0.0:9477; empty = off" },
     { "shutdown_timeout", CONFIG_DURATION, "10s", O(shutdown_timeout_ms), NULL, 0,
       "on SIGTERM/SIGINT: stop reading, deliver, checkpoint or commit, and exit within this deadline" },
+    { "collect.spool_max", CONFIG_SIZE, "256MiB", O(collect.spool_max), NULL, 0,
+      "on-disk spool budget of collect (at least 1MiB); above it, commands and stdin are not read until it drains" },
+    { "collect.stale_after", CONFIG_DURATION, "0", O(collect.stale_after_ms), NULL, 0,
+      "restart an --exec command that printed no usable line for this long; 0 = max(3 sample periods, 10s)" },
+    { "collect.stats_interval", CONFIG_DURATION, "60s", O(collect.stats_interval_ms), NULL, 0,
+      "collect logs a stats line this often; 0 = off" },
 };
 
 static const struct config_key source_keys[] = {
@@ -1019,7 +1021,7 @@ static void put_size(struct buf *b, int64_t v)
     else buf_printf(b, "%lld", (long long)v);
 }
 
-/* librdkafka properties (and detector overrides) that carry credentials. */
+/* librdkafka properties that carry credentials. */
 static int secret_map_key(const char *k, size_t n)
 {
     char low[128];

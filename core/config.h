@@ -79,7 +79,6 @@ struct gpulog_config {
     struct {
         char *profile;          /* gpu|generic */
         char *config;           /* detector configuration file; "" = built-in profile */
-        struct config_map overrides;
     } detect;
     struct {
         char *url;
@@ -99,6 +98,11 @@ struct gpulog_config {
     char *state_dir;
     char *metrics_addr;         /* HOST:PORT; "" = no metrics server */
     int64_t shutdown_timeout_ms;
+    struct {
+        int64_t spool_max;           /* bytes */
+        int64_t stale_after_ms;      /* 0 = automatic */
+        int64_t stats_interval_ms;   /* 0 = off */
+    } collect;
 };
 
 /* The value types of the table. */
@@ -151,7 +155,7 @@ int config_load_string(const char *name, const char *yaml, size_t len,
                        struct gpulog_config *cfg, char *err, size_t errlen);
 
 /* Applies every set GPULOG_<SECTION>_<KEY> variable (scalar keys only, plus
- * GPULOG_KAFKA_PROPERTIES / GPULOG_DETECT_OVERRIDES as "k=v,k=v"). Returns
+ * GPULOG_KAFKA_PROPERTIES as "k=v,k=v"). Returns
  * GL_OK or GL_ERROR with "GPULOG_X: message" in err. */
 int config_apply_env(struct gpulog_config *cfg, char *err, size_t errlen);
 

@@ -13,6 +13,8 @@
 #include "../sinks/sink.h"
 #include "../sinks/es_cli.h"
 #include "engine.h"
+#include "../core/config.h"
+#include "../core/metrics.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -25,9 +27,10 @@
 static void detect_help(void)
 {
     printf(
-        "usage: gpulog detect --brokers LIST --group G [--topics gpu.metrics,gpu.events]\n"
-        "                     [--config FILE] [--profile gpu|generic]\n"
+        "usage: gpulog detect [--config FILE] [--brokers LIST] [--group G] [--topics gpu.metrics,gpu.events]\n"
+        "                     [--detectors FILE] [--profile gpu|generic]\n"
         "                     [--output FILE | --anomalies-topic T] [-X key=value]... [--once]\n"
+        "                     [--metrics-addr HOST:PORT] [--shutdown-timeout S]\n"
         "\n"
         "Consumes schema-v1 events from Kafka as a member of consumer group G, runs\n"
         "the anomaly detectors and writes anomaly records (NDJSON to FILE or stdout,\n"
@@ -35,15 +38,23 @@ static void detect_help(void)
         "the messages up to them were written and acknowledged.\n"
         "\n"
         "options:\n"
-        "  -b, --brokers LIST        bootstrap servers (default $KAFKA_BROKERS)\n"
-        "  -g, --group G             consumer group id\n"
-        "  -t, --topics LIST         topics to consume (default gpu.metrics,gpu.events)\n"
-        "  -c, --config FILE         detector profile (JSON); -p NAME: built-in gpu|generic\n"
+        "      --config FILE         gpulog configuration (YAML, docs/configuration.md;\n"
+        "                            default $GPULOG_CONFIG); flags override it\n"
+        "  -b, --brokers LIST        bootstrap servers (kafka.brokers, else $KAFKA_BROKERS)\n"
+        "  -g, --group G             consumer group id (kafka.group, default gpulog-detect)\n"
+        "  -t, --topics LIST         topics to consume (default: kafka.topics.metrics and\n"
+        "                            kafka.topics.events, gpu.metrics,gpu.events)\n"
+        "  -d, --detectors FILE      detector configuration, JSON or YAML (detect.config);\n"
+        "                            -p NAME: built-in gpu|generic (detect.profile)\n"
         "  -o, --output FILE         NDJSON records to FILE ('-' = stdout, the default)\n"
         "  -a, --anomalies-topic T   produce records to topic T (e.g. gpu.anomalies)\n"
         "  -X key=value              librdkafka property for the consumer and producer\n"
+        "                            (kafka.properties)\n"
         "      --once                consume up to the end offsets found at start, settle,\n"
         "                            commit and exit 0 (backfills, tests)\n"
+        "      --metrics-addr HOST:PORT  serve /metrics, /healthz and /readyz\n"
+        "      --shutdown-timeout S  after SIGTERM/SIGINT, time to settle outputs and\n"
+        "                            commit (default 10 s, key shutdown_timeout)\n"
         "With --es, anomaly records go to logs-gpu.anomaly-NS, the consumed Xid/SXid\n"
         "events to logs-gpu.xid-NS and, with --index-metrics, metric events to\n"
         "metrics-gpu.dmon-NS; offsets wait for those documents too.\n"
@@ -52,8 +63,13 @@ static void detect_help(void)
         "State is per GPU and belongs to the partition its events arrive on: on a\n"
         "rebalance the state of revoked partitions is dropped and new partitions warm\n"
         "up (windows refill, peers and missing-data compare GPUs of one partition).\n"
-        "Exit status: 0 on a clean stop (SIGINT/SIGTERM, or --once done), 1 on a\n"
-        "Kafka or output error, 2 on a usage error.\n");
+        "Signals: SIGTERM/SIGINT stop consuming, settle the outputs, commit and exit\n"
+        "within shutdown_timeout; SIGHUP reloads the detector configuration (rules\n"
+        "that did not change keep their state and open anomalies; changed or removed\n"
+        "rules end their open anomalies with an \"end\" record and start over).\n"
+        "Exit status: 0 on a clean stop (SIGINT/SIGTERM with every record settled, or\n"
+        "--once done), 1 on a Kafka or output error or records unsettled at the\n"
+        "deadline, 2 on a usage error.\n");
 }
 
 struct pend { int64_t off; uint32_t n; };
@@ -90,8 +106,12 @@ struct dctx {
     int fatal;
 };
 
-static volatile sig_atomic_t stop_flag;
-static void on_signal(int sig) { (void)sig; stop_flag = 1; }
+static volatile sig_atomic_t stop_flag, hup_flag;
+static void on_signal(int sig)
+{
+    if (sig == SIGHUP) hup_flag = 1;
+    else stop_flag = 1;
+}
 
 static int64_t commit_pos(const struct pstate *ps)
 {
@@ -115,7 +135,8 @@ static void detect_settle(void *ctx, void *token, enum sink_outcome outcome)
 {
     struct dctx *d = ctx;
     d->settled++;
-    if (outcome == SINK_DEADLETTER) d->deadletter++;
+    if (outcome == SINK_DEADLETTER) { d->deadletter++; metrics_inc(M_DEADLETTERS); }
+    else metrics_inc(M_EVENTS_PRODUCED);
     struct tok *t = token;
     if (!t) return;
     struct pstate *ps = t->ps;
@@ -195,6 +216,9 @@ static void detect_emit(void *ctx, const struct event *rec)
     const struct ev_field *g = event_get(rec, "gpu.index");
     int kl = snprintf(key, sizeof key, "%s/%lld", rec->host ? rec->host : "-", g ? (long long)g->v.i : -1LL);
     d->records++;
+    size_t tl;
+    const char *ty = event_get_str(rec, "event.type", &tl);
+    if (ty && tl == 5 && !memcmp(ty, "start", 5)) metrics_inc(M_ANOMALIES);
     for (size_t i = 0; i < d->nsinks; i++) {
         struct tok *t = NULL;
         if (d->cur) {
@@ -334,76 +358,174 @@ static int set_conf(rd_kafka_conf_t *c, const char *k, const char *v, char *err,
     return GL_OK;
 }
 
+/* SIGHUP: loads the detector configuration again; unchanged rules keep
+ * their state (engine_reload). A bad file is refused and the running
+ * configuration stays. */
+static void detect_reload(struct dctx *d, struct profile **prof, const char *path, const char *builtin)
+{
+    char err[GL_ERRLEN];
+    struct profile *np = profile_load(path, builtin, err, sizeof err);
+    if (!np) {
+        log_error("msg=\"reload refused: the running detector configuration stays\" file=\"%s\" error=\"%s\"",
+                  path ? path : "", err);
+        metrics_inc_label(M_CONFIG_RELOADS, "error");
+        return;
+    }
+    size_t changed = 0, kept = engine_reload(d->eng, np, &changed);
+    profile_free(*prof);
+    *prof = np;
+    log_info("msg=reload file=\"%s\" rules=%zu kept=%zu changed=%zu", path ? path : "", np->nrules, kept, changed);
+    metrics_inc_label(M_CONFIG_RELOADS, "ok");
+}
+
+/* Consumer lag: end offset (cached by the fetcher) minus the committed
+ * position, summed over the assigned partitions. */
+static void update_lag(struct dctx *d)
+{
+    int64_t lag = 0;
+    for (struct pstate *p = d->parts; p; p = p->next) {
+        int64_t lo = -1, hi = -1;
+        if (rd_kafka_get_watermark_offsets(d->rk, p->topic, p->part, &lo, &hi) || hi < 0) continue;
+        int64_t pos = p->committed >= 0 ? p->committed : lo >= 0 ? lo : 0;
+        if (hi > pos) lag += hi - pos;
+    }
+    metrics_set(M_CONSUMER_LAG, lag);
+}
+
+/* Seeds the ES options from the configuration (elasticsearch.*); the --es
+ * flags parsed afterwards override them. */
+static int detect_es_from_config(struct es_cli *es, const struct gpulog_config *cfg, char *err, size_t errlen)
+{
+    const struct { int opt; const char *v; } m[] = {
+        { ES_OPT_URL, cfg->es.url }, { ES_OPT_NS, cfg->es.ns }, { ES_OPT_USER, cfg->es.user },
+        { ES_OPT_PASSWORD_FILE, cfg->es.password_file }, { ES_OPT_API_KEY_FILE, cfg->es.api_key_file },
+        { ES_OPT_CA, cfg->es.ca_file }, { ES_OPT_CERT, cfg->es.cert_file }, { ES_OPT_KEY, cfg->es.key_file },
+        { ES_OPT_DEADLETTER, strcmp(cfg->es.deadletter, "kafka") ? cfg->es.deadletter : "" },
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(m); i++)
+        if (m[i].v && *m[i].v && es_cli_opt(es, m[i].opt, m[i].v, err, errlen) < 0) return GL_ERROR;
+    char n[32];
+    snprintf(n, sizeof n, "%lld", (long long)cfg->es.batch_bytes);
+    if (es_cli_opt(es, ES_OPT_BATCH_BYTES, n, err, errlen) < 0) return GL_ERROR;
+    snprintf(n, sizeof n, "%lld", (long long)cfg->es.batch_age_ms);
+    if (es_cli_opt(es, ES_OPT_BATCH_AGE, n, err, errlen) < 0) return GL_ERROR;
+    snprintf(n, sizeof n, "%lld", (long long)cfg->es.max_pending_bytes);
+    if (es_cli_opt(es, ES_OPT_MAX_PENDING, n, err, errlen) < 0) return GL_ERROR;
+    if (cfg->es.index_metrics && es_cli_opt(es, ES_OPT_INDEX_METRICS, NULL, err, errlen) < 0) return GL_ERROR;
+    return GL_OK;
+}
+
 int cmd_detect(int argc, char **argv)
 {
+    enum { O_CONFIG = 0x100, O_METRICS, O_SHUTDOWN };
     static const struct option opts[] = {
+        { "config", required_argument, NULL, O_CONFIG },
         { "brokers", required_argument, NULL, 'b' },
         { "group", required_argument, NULL, 'g' },
         { "topics", required_argument, NULL, 't' },
-        { "config", required_argument, NULL, 'c' },
+        { "detectors", required_argument, NULL, 'd' },
         { "profile", required_argument, NULL, 'p' },
         { "output", required_argument, NULL, 'o' },
         { "anomalies-topic", required_argument, NULL, 'a' },
         { "once", no_argument, NULL, '1' },
+        { "metrics-addr", required_argument, NULL, O_METRICS },
+        { "shutdown-timeout", required_argument, NULL, O_SHUTDOWN },
         { "help", no_argument, NULL, 'h' },
         ES_CLI_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { detect_help(); return EXIT_OK; }
+    char err[GL_ERRLEN * 4];
+    struct gpulog_config cfg;
+    if (config_init(&cfg, config_path_from_argv(argc, argv, "--config"), err, sizeof err) != GL_OK) {
+        fprintf(stderr, "gpulog detect: %s\n", err);
+        config_free(&cfg);
+        return EXIT_USAGE;
+    }
     struct detect_opts o = { 0 };
     es_cli_init(&o.es);
-    const char *group = NULL, *topics = "gpu.metrics,gpu.events", *config = NULL, *profile = "gpu";
-    int once = 0, c;
-    const char *props[64];
-    size_t nprops = 0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":b:g:t:c:p:o:a:X:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'b': o.brokers = optarg; break;
-        case 'g': group = optarg; break;
-        case 't': topics = optarg; break;
-        case 'c': config = optarg; break;
-        case 'p': profile = optarg; break;
-        case 'o': o.output = optarg; break;
-        case 'a': o.anomalies_topic = optarg; break;
-        case '1': once = 1; break;
-        case 'X':
-            if (!strchr(optarg, '=')) return cli_usage_error("detect", "-X wants key=value, got '%s'", optarg);
-            if (nprops == GL_ARRAY_LEN(props)) return cli_usage_error("detect", "too many -X options");
-            props[nprops++] = optarg;
-            break;
-        case 'h': detect_help(); return EXIT_OK;
-        case ':': return cli_usage_error("detect", "option %s needs a value", argv[optind - 1]);
-        default: {
-            char eserr[GL_ERRLEN];
-            int er = es_cli_opt(&o.es, c, optarg, eserr, sizeof eserr);
-            if (er > 0) break;
-            if (er < 0) return cli_usage_error("detect", "%s", eserr);
-            return cli_usage_error("detect", "unknown option %s", argv[optind - 1]);
-        }
-        }
-    }
-    {
-        char eserr[GL_ERRLEN];
-        if (es_cli_finish(&o.es, eserr, sizeof eserr) != GL_OK) return cli_usage_error("detect", "%s", eserr);
-    }
-    if (optind < argc) return cli_usage_error("detect", "unexpected argument '%s'", argv[optind]);
-    if (!o.brokers) o.brokers = getenv("KAFKA_BROKERS");
-    if (!o.brokers || !*o.brokers) return cli_usage_error("detect", "--brokers is required (or KAFKA_BROKERS)");
-    if (!group) return cli_usage_error("detect", "--group is required");
-    o.props = props;
-    o.nprops = nprops;
-    char err[GL_ERRLEN];
-    struct profile *prof = profile_load(config, profile, err, sizeof err);
-    if (!prof) return cli_usage_error("detect", "%s", err);
-
+    const char *topics = NULL;
+    int once = 0, c, rc = EXIT_OK;
+    const char **props = NULL;
+    struct profile *prof = NULL;
+    char *tl_default = NULL;
     struct dctx d;
     memset(&d, 0, sizeof d);
-    d.once = once;
     buf_init(&d.json);
+    if (detect_es_from_config(&o.es, &cfg, err, sizeof err) != GL_OK) {
+        rc = cli_usage_error("detect", "%s", err);
+        goto out;
+    }
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":b:g:t:d:p:o:a:X:h", opts, NULL)) != -1) {
+        const char *key = NULL;
+        switch (c) {
+        case O_CONFIG: break;   /* read above */
+        case 'b': key = "kafka.brokers"; break;
+        case 'g': key = "kafka.group"; break;
+        case 't': topics = optarg; break;
+        case 'd': key = "detect.config"; break;
+        case 'p': key = "detect.profile"; break;
+        case 'o': o.output = optarg; break;
+        case 'a': key = "kafka.topics.anomalies"; o.anomalies_topic = optarg; break;
+        case '1': once = 1; break;
+        case O_METRICS: key = "metrics_addr"; break;
+        case O_SHUTDOWN: key = "shutdown_timeout"; break;
+        case 'X':
+            if (!strchr(optarg, '=')) { rc = cli_usage_error("detect", "-X wants key=value, got '%s'", optarg); goto out; }
+            key = "kafka.properties";
+            break;
+        case ':': rc = cli_usage_error("detect", "option %s needs a value", argv[optind - 1]); goto out;
+        default: {
+            int er = es_cli_opt(&o.es, c, optarg, err, sizeof err);
+            if (er > 0) break;
+            if (er < 0) rc = cli_usage_error("detect", "%s", err);
+            else rc = cli_usage_error("detect", "unknown option %s", argv[optind - 1]);
+            goto out;
+        }
+        }
+        if (key && config_set(&cfg, key, optarg, err, sizeof err) != GL_OK) {
+            rc = cli_usage_error("detect", "%s", err);
+            goto out;
+        }
+    }
+    if (es_cli_finish(&o.es, err, sizeof err) != GL_OK) { rc = cli_usage_error("detect", "%s", err); goto out; }
+    if (!o.es.conf.password && *cfg.es.password && o.es.conf.user) o.es.conf.password = cfg.es.password;
+    if (!o.es.conf.api_key && *cfg.es.api_key) o.es.conf.api_key = cfg.es.api_key;
+    if (optind < argc) { rc = cli_usage_error("detect", "unexpected argument '%s'", argv[optind]); goto out; }
+    if (config_apply_process(&cfg, err, sizeof err) != GL_OK) { rc = cli_usage_error("detect", "%s", err); goto out; }
+    o.brokers = *cfg.kafka.brokers ? cfg.kafka.brokers : getenv("KAFKA_BROKERS");
+    if (!o.brokers || !*o.brokers) { rc = cli_usage_error("detect", "--brokers is required (or kafka.brokers, KAFKA_BROKERS)"); goto out; }
+    const char *group = cfg.kafka.group;
+    if (!*group) { rc = cli_usage_error("detect", "--group is required (kafka.group)"); goto out; }
+    if (o.anomalies_topic) o.anomalies_topic = cfg.kafka.topic_anomalies;
+    if (!topics) {
+        struct buf tb;
+        buf_init(&tb);
+        buf_printf(&tb, "%s,%s", cfg.kafka.topic_metrics, cfg.kafka.topic_events);
+        tl_default = xstrdup(tb.p);
+        buf_free(&tb);
+        topics = tl_default;
+    }
+    props = xcalloc(cfg.kafka.properties.n + 1, sizeof *props);
+    for (size_t i = 0; i < cfg.kafka.properties.n; i++) props[i] = cfg.kafka.properties.kv[i];
+    o.props = props;
+    o.nprops = cfg.kafka.properties.n;
+    const char *detectors = *cfg.detect.config ? cfg.detect.config : NULL;
+    prof = profile_load(detectors, cfg.detect.profile, err, sizeof err);
+    if (!prof) { rc = cli_usage_error("detect", "%s", err); goto out; }
+    if (metrics_serve(cfg.metrics_addr, err, sizeof err) != GL_OK) {
+        fprintf(stderr, "gpulog detect: metrics: %s\n", err);
+        rc = EXIT_IOERR;
+        goto out;
+    }
+
+    d.once = once;
     if (detect_build_sinks(&o, &d, err, sizeof err) < 0) {
-        profile_free(prof);
-        return cli_usage_error("detect", "%s", err);
+        rc = cli_usage_error("detect", "%s", err);
+        goto out;
     }
     d.eng = engine_new(prof, detect_emit, &d);
 
@@ -415,13 +537,12 @@ int cmd_detect(int argc, char **argv)
               set_conf(conf, "auto.offset.reset", "earliest", err, sizeof err) ||
               set_conf(conf, "enable.partition.eof", "true", err, sizeof err) ||
               set_conf(conf, "client.id", "gpulog-detect", err, sizeof err);
-    for (size_t i = 0; !bad && i < nprops; i++) {
+    for (size_t i = 0; !bad && i < o.nprops; i++) {
         const char *eq = strchr(props[i], '=');
         char *k = xstrndup(props[i], (size_t)(eq - props[i]));
         bad = set_conf(conf, k, eq + 1, err, sizeof err);
         free(k);
     }
-    int rc = EXIT_OK;
     if (bad) {
         rd_kafka_conf_destroy(conf);
         fprintf(stderr, "gpulog detect: kafka: %s\n", err);
@@ -450,12 +571,24 @@ int cmd_detect(int argc, char **argv)
         rc = EXIT_IOERR;
         goto close;
     }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    log_info("msg=started brokers=\"%s\" group=\"%s\" topics=\"%s\" detectors=\"%s\" profile=%s metrics_port=%d",
+             o.brokers, group, topics, detectors ? detectors : "", cfg.detect.profile, metrics_port());
+    metrics_set_ready(1);
     struct event ev;
     event_init(&ev);
-    int64_t last_commit = gl_now_ms();
+    int64_t last_commit = gl_now_ms(), last_lag = 0;
     while (!stop_flag && !d.fatal) {
+        if (hup_flag) {
+            hup_flag = 0;
+            detect_reload(&d, &prof, detectors, cfg.detect.profile);
+        }
         rd_kafka_message_t *m = rd_kafka_consumer_poll(d.rk, 100);
         if (m) {
             if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
@@ -468,6 +601,7 @@ int cmd_detect(int argc, char **argv)
                 struct pstate *p = ps_find(&d, rd_kafka_topic_name(m->rkt), m->partition);
                 if (p) {
                     d.consumed++;
+                    metrics_inc(M_LINES_READ);
                     char jerr[128];
                     if (event_from_json(&ev, m->payload, m->len, jerr, sizeof jerr) == GL_OK) {
                         d.cur = p;
@@ -476,6 +610,7 @@ int cmd_detect(int argc, char **argv)
                         d.cur = NULL;
                         if (d.es) detect_forward(&d, p, m->offset, &ev, m->payload, m->len);
                     } else {
+                        metrics_inc_label(M_LINES_REJECTED, "not_json");
                         if (d.bad++ < 10)
                             fprintf(stderr, "gpulog detect: %s[%d]@%lld: %s (skipped)\n", rd_kafka_topic_name(m->rkt),
                                     (int)m->partition, (long long)m->offset, jerr);
@@ -491,31 +626,48 @@ int cmd_detect(int argc, char **argv)
         if (now - last_commit >= 1000) {
             commit_positions(&d, NULL, 0);
             last_commit = now;
+            metrics_set(M_ANOMALIES_OPEN, (int64_t)engine_get_stats(d.eng)->open);
+        }
+        if (now - last_lag >= 2000) {
+            update_lag(&d);
+            last_lag = now;
         }
         if (d.once && once_done(&d)) break;
     }
+    metrics_set_ready(0);
     event_free(&ev);
-    if (d.once) engine_flush(d.eng);
-    if (drain_sinks(&d, 60000) > 0) {
-        fprintf(stderr, "gpulog detect: outputs not all settled at exit\n");
-        rc = EXIT_IOERR;
+    if (d.once && !stop_flag) engine_flush(d.eng);
+    {
+        /* --once without a signal waits as before; a signal bounds the wait */
+        int64_t limit = stop_flag ? cfg.shutdown_timeout_ms : 60000;
+        long left = drain_sinks(&d, (int)(limit > INT32_MAX ? INT32_MAX : limit));
+        if (left > 0) {
+            fprintf(stderr, "gpulog detect: %ld records not settled within the shutdown deadline (%lld ms): their "
+                            "offsets are not committed and are consumed again after a restart\n",
+                    left, (long long)limit);
+            rc = EXIT_IOERR;
+        }
     }
     commit_positions(&d, NULL, 1);
+    update_lag(&d);
+    metrics_set(M_ANOMALIES_OPEN, (int64_t)engine_get_stats(d.eng)->open);
     if (d.fatal) rc = EXIT_IOERR;
 close:
     rd_kafka_consumer_close(d.rk);
     rd_kafka_destroy(d.rk);
-out:
     {
         const struct engine_stats *es = engine_get_stats(d.eng);
         fprintf(stderr, "gpulog detect: consumed %llu messages (%llu undecodable), %llu samples; records: %llu "
-                        "(%llu started, %llu ended), %llu settled, %llu dead-lettered\n",
+                        "(%llu started, %llu ended), %llu settled, %llu dead-lettered%s\n",
                 (unsigned long long)d.consumed, (unsigned long long)d.bad, (unsigned long long)es->samples,
                 (unsigned long long)d.records, (unsigned long long)es->starts, (unsigned long long)es->ends,
-                (unsigned long long)d.settled, (unsigned long long)d.deadletter);
+                (unsigned long long)d.settled, (unsigned long long)d.deadletter,
+                stop_flag ? " (stopped by a signal)" : "");
         for (struct pstate *p = d.parts; p; p = p->next)
             fprintf(stderr, "gpulog detect: %s[%d] committed %lld\n", p->topic, (int)p->part, (long long)p->committed);
     }
+out:
+    metrics_stop();
     for (size_t i = 0; i < d.nsinks; i++) sink_free(d.sinks[i]);
     while (d.parts) { struct pstate *n = d.parts->next; ps_free(d.parts); d.parts = n; }
     while (d.zombies) { struct pstate *n = d.zombies->next; ps_free(d.zombies); d.zombies = n; }
@@ -523,5 +675,8 @@ out:
     profile_free(prof);
     buf_free(&d.json);
     es_cli_free(&o.es);
+    free(props);
+    free(tl_default);
+    config_free(&cfg);
     return rc;
 }

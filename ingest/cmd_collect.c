@@ -13,6 +13,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include "../core/config.h"
+#include "../core/metrics.h"
+#include "../parsers/feed.h"
 #include <glob.h>
 #include <inttypes.h>
 #include <malloc.h>
@@ -84,6 +87,7 @@ struct collector {
     size_t max_line;
     int64_t spool_max, shutdown_ms, stats_ms, stale_override_ms;
     char **patterns;              /* --file arguments */
+    const char **pattern_fmt;     /* their formats */
     size_t npatterns;
     /* state */
     struct source **src;
@@ -104,9 +108,13 @@ struct collector {
     uint64_t reports;
 };
 
-static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t stop_flag, hup_flag;
 
-static void on_signal(int sig) { (void)sig; stop_flag = 1; }
+static void on_signal(int sig)
+{
+    if (sig == SIGHUP) hup_flag = 1;
+    else stop_flag = 1;
+}
 
 static long rss_kb(void)
 {
@@ -211,8 +219,8 @@ static void on_event(void *ctx, const struct event *ev)
 static void on_settle(void *ctx, void *token, enum sink_outcome o)
 {
     struct collector *c = ctx;
-    if (o == SINK_DEADLETTER) c->deadletter++;
-    else c->acked++;
+    if (o == SINK_DEADLETTER) { c->deadletter++; metrics_inc(M_DEADLETTERS); }
+    else { c->acked++; metrics_inc(M_EVENTS_PRODUCED); }
     uintptr_t t = (uintptr_t)token;
     if (!t) return;   /* collector health event */
     size_t idx = (size_t)(t >> TOKEN_SEQ_BITS);
@@ -426,8 +434,10 @@ static int is_glob(const char *p) { return strpbrk(p, "*?[") != NULL; }
 
 static void scan_patterns(struct collector *c)
 {
+    const char *fmt = c->format;
     for (size_t i = 0; i < c->npatterns; i++) {
         const char *p = c->patterns[i];
+        c->format = c->pattern_fmt[i];
         if (!is_glob(p)) { open_file_source(c, p); continue; }
         glob_t g;
         if (glob(p, 0, NULL, &g) == 0) {
@@ -438,6 +448,7 @@ static void scan_patterns(struct collector *c)
         }
         globfree(&g);
     }
+    c->format = fmt;
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -445,6 +456,8 @@ static void scan_patterns(struct collector *c)
 static void report_rejected(struct collector *c, struct source *s, int64_t off, const char *why)
 {
     s->rejected++;
+    metrics_inc_label(M_LINES_REJECTED, strstr(why, "too long") || strstr(why, "longer than") ? "too_long"
+                                                                                              : feed_reject_reason(why));
     if (c->reports++ < 100)
         fprintf(stderr, "%s@%" PRId64 ": %s\n", s->name, off, why);
 }
@@ -476,6 +489,7 @@ static int source_read(struct collector *c, struct source *s, int budget)
         }
         done++;
         s->lines++;
+        metrics_inc(M_LINES_READ);
         uint64_t seq = track_push(&s->tr, l.end);
         if (r == RL_TOOLONG) {
             char why[96];
@@ -636,6 +650,7 @@ static void exec_supervise(struct collector *c, struct source *s)
                 return;
             }
             if (now - s->started_ms > 60000) s->backoff_ms = 1000;
+            metrics_inc(M_CHILD_RESTARTS);
             log_warn("msg=\"command ended: restarting\" source=\"%s\" how=\"%s\" in_ms=%d", s->name, how, s->backoff_ms);
             s->restart_at_ms = now + s->backoff_ms;
             s->backoff_ms = s->backoff_ms * 2 > 30000 ? 30000 : s->backoff_ms * 2;
@@ -762,6 +777,13 @@ static int run(struct collector *c)
         for (size_t i = 0; i < c->nsrc; i++)
             if (c->src[i]->sp) spooled += spool_bytes(c->src[i]->sp);
         int full = spooled >= c->spool_max;
+        metrics_set(M_SPOOL_BYTES, spooled);
+        if (hup_flag) {
+            hup_flag = 0;
+            scan_patterns(c);
+            log_info("msg=reload what=\"file sources re-scanned (collect has no detectors; other settings need a restart)\" files=%zu",
+                     c->nsrc);
+        }
         if (full != c->spool_full) {
             c->spool_full = full;
             if (full) log_warn("msg=\"spool budget spent: not reading children/stdin until it drains\" spool_bytes=%" PRId64, spooled);
@@ -831,6 +853,7 @@ static int run(struct collector *c)
 /* Stops children, delivers what was read (within the deadline), checkpoints. */
 static long finish(struct collector *c)
 {
+    metrics_set_ready(0);
     for (size_t i = 0; i < c->nsrc; i++) {
         struct source *s = c->src[i];
         if (s->pid > 0) {
@@ -875,15 +898,17 @@ static long finish(struct collector *c)
 static void collect_help(void)
 {
     printf(
-        "usage: gpulog collect [--exec CMD]... [--file PATH_OR_GLOB]... [--kmsg] [-]\n"
+        "usage: gpulog collect [--config FILE] [--exec CMD]... [--file PATH_OR_GLOB]... [--kmsg] [-]\n"
         "                      [--format F] [--host NAME] [--tz ZONE] [--state-dir DIR]\n"
         "                      [--brokers LIST] [--topic T] [--events-topic T] [-X key=value]...\n"
         "                      [--output FILE] [--once] [--spool-max BYTES] [--shutdown-timeout S]\n"
+        "                      [--metrics-addr HOST:PORT]\n"
         "\n"
         "The node sidecar: reads GPU telemetry sources, parses every line into events\n"
-        "and delivers them to Kafka (or NDJSON on stdout / --output without --brokers).\n"
+        "and delivers them to Kafka (or NDJSON on stdout / --output without brokers).\n"
         "\n"
-        "sources (any number, each with its own parser):\n"
+        "sources (any number, each with its own parser; given here they replace the\n"
+        "config file's sources list):\n"
         "  -e, --exec CMD        run CMD (split into words without a shell; quotes group)\n"
         "                        and read its stdout; restarted with backoff 1 s .. 30 s\n"
         "                        when it exits; killed and restarted when it gives no\n"
@@ -896,33 +921,46 @@ static void collect_help(void)
         "                        number; boot-relative times become wall-clock)\n"
         "  -                     standard input\n"
         "\n"
-        "options:\n"
-        "  -F, --format F        input format of files, commands and stdin (default auto)\n"
+        "options (the configuration key in brackets):\n"
+        "      --config FILE     gpulog configuration (YAML, docs/configuration.md;\n"
+        "                        default $GPULOG_CONFIG); flags override it\n"
+        "  -F, --format F        format of sources whose format is auto (default auto)\n"
         "  -H, --host NAME       host.name (default: this machine's name); keep it stable,\n"
-        "                        event ids are made from host, source, offset and line\n"
-        "      --tz ZONE         zone of tool timestamps (default: local)\n"
+        "                        event ids are made from host, source, offset and line [host]\n"
+        "      --tz ZONE         zone of tool timestamps (default: local) [tz]\n"
         "  -s, --state-dir DIR   checkpoints, spool and dead letters (default\n"
-        "                        $STATE_DIRECTORY or /var/lib/gpulog)\n"
-        "  -b, --brokers LIST    Kafka bootstrap servers; without it NDJSON is written\n"
+        "                        $STATE_DIRECTORY or /var/lib/gpulog) [state_dir]\n"
+        "  -b, --brokers LIST    Kafka bootstrap servers; without them NDJSON is written\n"
+        "                        [kafka.brokers]\n"
         "  -t, --topic T         topic of metric events (default gpu.metrics)\n"
+        "                        [kafka.topics.metrics]\n"
         "      --events-topic T  topic of kernel and collector events (default gpu.events)\n"
+        "                        [kafka.topics.events]\n"
         "  -X key=value          librdkafka property, applied after gpulog's defaults\n"
         "                        (enable.idempotence=true acks=all compression.codec=lz4\n"
         "                        message.timeout.ms=0 queue.buffering.max.kbytes=8192\n"
         "                        linger.ms=50); TLS and SASL work through these\n"
-        "  -o, --output FILE     NDJSON output without --brokers (default stdout)\n"
+        "                        [kafka.properties]\n"
+        "  -o, --output FILE     NDJSON output without brokers (default stdout)\n"
         "      --once            read what is there, deliver it, wait for every\n"
         "                        acknowledgement, checkpoint and exit\n"
-        "      --spool-max N     on-disk spool budget in bytes (default 268435456)\n"
-        "      --shutdown-timeout S  seconds to deliver what was read after SIGTERM (30)\n"
+        "      --spool-max N     on-disk spool budget (default 256MiB) [collect.spool_max]\n"
+        "      --shutdown-timeout S  time to deliver what was read after SIGTERM\n"
+        "                        (default 10 s) [shutdown_timeout]\n"
         "      --stale-after S   override the staleness limit of --exec commands\n"
+        "                        [collect.stale_after]\n"
         "      --stats-interval S  log a stats line every S seconds (default 60, 0 = off)\n"
+        "                        [collect.stats_interval]\n"
+        "      --metrics-addr HOST:PORT  serve /metrics, /healthz and /readyz [metrics_addr]\n"
         "      --keep-original   put the raw line in event.original on metric events\n"
         "      --max-line N      longest accepted line in bytes (default %d)\n"
         "\n"
         "Delivery: a source's checkpoint moves only past lines whose events the broker\n"
         "acknowledged; lines of commands, stdin and /dev/kmsg are spooled to disk first.\n"
         "After a crash only unacknowledged lines are sent again, with the same event.id.\n"
+        "Signals: SIGTERM/SIGINT stop reading, deliver, checkpoint and exit within\n"
+        "shutdown_timeout; SIGHUP re-scans the --file globs at once (collect has no\n"
+        "detectors to reload; other settings need a restart).\n"
         "Exit status: 0 ok; 1 when something could not be delivered (dead letter,\n"
         "shutdown deadline, fatal producer error), on an I/O error, or with --once\n"
         "when a command could not start or failed; 2 usage error.\n",
@@ -937,10 +975,26 @@ static int parse_num(const char *s, double lo, double hi, double *out)
     return 1;
 }
 
+/* A source flag: the first one replaces the configuration's sources. */
+static int collect_source_flag(struct gpulog_config *cfg, int *cleared, const char *type, const char *arg,
+                               char *err, size_t errlen)
+{
+    if (!*cleared) { config_clear_sources(cfg); *cleared = 1; }
+    struct buf v;
+    buf_init(&v);
+    buf_puts(&v, type);
+    if (arg) { buf_putc(&v, ':'); buf_puts(&v, arg); }
+    int r = config_set(cfg, "sources", v.p, err, errlen);
+    buf_free(&v);
+    return r;
+}
+
 int cmd_collect(int argc, char **argv)
 {
-    enum { O_TZ = 256, O_EVTOPIC, O_ONCE, O_SPOOLMAX, O_SHUTDOWN, O_STALE, O_STATS, O_KEEP, O_MAXLINE, O_KMSG };
+    enum { O_TZ = 256, O_EVTOPIC, O_ONCE, O_SPOOLMAX, O_SHUTDOWN, O_STALE, O_STATS, O_KEEP, O_MAXLINE, O_KMSG,
+           O_CONFIG, O_METRICS };
     static const struct option opts[] = {
+        { "config", required_argument, NULL, O_CONFIG },
         { "exec", required_argument, NULL, 'e' },
         { "file", required_argument, NULL, 'f' },
         { "kmsg", optional_argument, NULL, O_KMSG },
@@ -959,90 +1013,138 @@ int cmd_collect(int argc, char **argv)
         { "stats-interval", required_argument, NULL, O_STATS },
         { "keep-original", no_argument, NULL, O_KEEP },
         { "max-line", required_argument, NULL, O_MAXLINE },
+        { "metrics-addr", required_argument, NULL, O_METRICS },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { collect_help(); return EXIT_OK; }
+    char cerr[GL_ERRLEN * 4];
+    struct gpulog_config cfg;
+    if (config_init(&cfg, config_path_from_argv(argc, argv, "--config"), cerr, sizeof cerr) != GL_OK) {
+        fprintf(stderr, "gpulog collect: %s\n", cerr);
+        config_free(&cfg);
+        return EXIT_USAGE;
+    }
     struct collector C;
     struct collector *c = &C;
     memset(c, 0, sizeof *c);
     c->format = "auto";
-    c->spool_max = 256LL * 1024 * 1024;
-    c->shutdown_ms = 30000;
-    c->stats_ms = 60000;
-    const char *tz = NULL, *kmsg_path = NULL;
+    const char *kmsg_path = NULL;
+    const char **exec_fmt = NULL;
     char **execs = NULL;
     size_t nexecs = 0;
-    int use_stdin = 0;
+    int use_stdin = 0, cleared = 0;
     double v;
     int rc = EXIT_OK, ch;
     optind = 1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":e:f:F:H:s:b:t:o:X:h", opts, NULL)) != -1) {
+        const char *key = NULL;
         switch (ch) {
+        case O_CONFIG: break;   /* read above */
         case 'e':
-            execs = xrealloc(execs, (nexecs + 1) * sizeof *execs);
-            execs[nexecs++] = optarg;
+            if (collect_source_flag(&cfg, &cleared, "exec", optarg, cerr, sizeof cerr) != GL_OK) goto usage;
             break;
         case 'f':
-            c->patterns = xrealloc(c->patterns, (c->npatterns + 1) * sizeof *c->patterns);
-            c->patterns[c->npatterns++] = optarg;
+            if (collect_source_flag(&cfg, &cleared, "file", optarg, cerr, sizeof cerr) != GL_OK) goto usage;
             break;
-        case O_KMSG: kmsg_path = optarg ? optarg : "/dev/kmsg"; break;
+        case O_KMSG:
+            if (collect_source_flag(&cfg, &cleared, "kmsg", optarg, cerr, sizeof cerr) != GL_OK) goto usage;
+            break;
         case 'F': c->format = optarg; break;
-        case 'H': c->host = optarg; break;
-        case O_TZ: tz = optarg; break;
-        case 's': c->state_dir = optarg; break;
-        case 'b': c->brokers = optarg; break;
-        case 't': c->topic[STREAM_METRICS] = optarg; break;
-        case O_EVTOPIC: c->topic[STREAM_EVENTS] = optarg; break;
+        case 'H': key = "host"; break;
+        case O_TZ: key = "tz"; break;
+        case 's': key = "state_dir"; break;
+        case 'b': key = "kafka.brokers"; break;
+        case 't': key = "kafka.topics.metrics"; break;
+        case O_EVTOPIC: key = "kafka.topics.events"; break;
         case 'o': c->output = optarg; break;
         case 'X':
-            if (!strchr(optarg, '=')) return cli_usage_error("collect", "-X wants key=value, got '%s'", optarg);
-            c->props = xrealloc(c->props, (c->nprops + 1) * sizeof *c->props);
-            c->props[c->nprops++] = optarg;
+            if (!strchr(optarg, '=')) { rc = cli_usage_error("collect", "-X wants key=value, got '%s'", optarg); goto out; }
+            key = "kafka.properties";
             break;
         case O_ONCE: c->once = 1; break;
-        case O_SPOOLMAX:
-            if (!parse_num(optarg, 1 << 20, 1e15, &v)) return cli_usage_error("collect", "--spool-max wants bytes (at least 1048576)");
-            c->spool_max = (int64_t)v;
-            break;
-        case O_SHUTDOWN:
-            if (!parse_num(optarg, 0, 86400, &v)) return cli_usage_error("collect", "--shutdown-timeout wants seconds");
-            c->shutdown_ms = (int64_t)(v * 1000);
-            break;
-        case O_STALE:
-            if (!parse_num(optarg, 0.1, 86400, &v)) return cli_usage_error("collect", "--stale-after wants seconds");
-            c->stale_override_ms = (int64_t)(v * 1000);
-            break;
-        case O_STATS:
-            if (!parse_num(optarg, 0, 86400, &v)) return cli_usage_error("collect", "--stats-interval wants seconds");
-            c->stats_ms = (int64_t)(v * 1000);
-            break;
+        case O_SPOOLMAX: key = "collect.spool_max"; break;
+        case O_SHUTDOWN: key = "shutdown_timeout"; break;
+        case O_STALE: key = "collect.stale_after"; break;
+        case O_STATS: key = "collect.stats_interval"; break;
+        case O_METRICS: key = "metrics_addr"; break;
         case O_KEEP: c->keep_original = 1; break;
         case O_MAXLINE:
-            if (!parse_num(optarg, 64, 256.0 * 1024 * 1024, &v)) return cli_usage_error("collect", "--max-line wants a byte count from 64 to 268435456");
+            if (!parse_num(optarg, 64, 256.0 * 1024 * 1024, &v)) { rc = cli_usage_error("collect", "--max-line wants a byte count from 64 to 268435456"); goto out; }
             c->max_line = (size_t)v;
             break;
-        case 'h': collect_help(); return EXIT_OK;
-        case ':': return cli_usage_error("collect", "option %s needs a value", argv[optind - 1]);
-        default: return cli_usage_error("collect", "unknown option %s", argv[optind - 1]);
+        case ':': rc = cli_usage_error("collect", "option %s needs a value", argv[optind - 1]); goto out;
+        default: rc = cli_usage_error("collect", "unknown option %s", argv[optind - 1]); goto out;
         }
+        if (key && config_set(&cfg, key, optarg, cerr, sizeof cerr) != GL_OK) goto usage;
     }
     for (int i = optind; i < argc; i++) {
-        if (!strcmp(argv[i], "-")) use_stdin = 1;
-        else return cli_usage_error("collect", "unexpected argument '%s' (files go with --file)", argv[i]);
+        if (!strcmp(argv[i], "-")) {
+            if (collect_source_flag(&cfg, &cleared, "stdin", NULL, cerr, sizeof cerr) != GL_OK) goto usage;
+        } else {
+            rc = cli_usage_error("collect", "unexpected argument '%s' (files go with --file)", argv[i]);
+            goto out;
+        }
     }
-    if (!nexecs && !c->npatterns && !kmsg_path && !use_stdin)
-        return cli_usage_error("collect", "no source: give --exec, --file, --kmsg or -");
-    if (!parser_find(c->format)) return cli_usage_error("collect", "unknown format '%s'", c->format);
-    if (gl_tz_set(tz) != GL_OK) return cli_usage_error("collect", "unknown time zone '%s'", tz);
-    if (!c->host) c->host = cli_hostname();
-    if (!c->state_dir) c->state_dir = getenv("STATE_DIRECTORY");
-    if (!c->state_dir || !*c->state_dir) c->state_dir = "/var/lib/gpulog";
-    if (strchr(c->state_dir, ':')) c->state_dir = xstrndup(c->state_dir, strcspn(c->state_dir, ":"));   /* systemd lists */
+    if (!parser_find(c->format)) { rc = cli_usage_error("collect", "unknown format '%s'", c->format); goto out; }
+    for (size_t i = 0; i < cfg.sources.n; i++) {
+        const struct config_source *cs = &cfg.sources.v[i];
+        const char *fmt = *cs->format && strcmp(cs->format, "auto") ? cs->format : c->format;
+        if (!parser_find(fmt)) { rc = cli_usage_error("collect", "unknown format '%s'", fmt); goto out; }
+        if (!strcmp(cs->type, "exec")) {
+            execs = xrealloc(execs, (nexecs + 1) * sizeof *execs);
+            exec_fmt = xrealloc(exec_fmt, (nexecs + 1) * sizeof *exec_fmt);
+            execs[nexecs] = cs->command;
+            exec_fmt[nexecs++] = fmt;
+        } else if (!strcmp(cs->type, "file")) {
+            c->patterns = xrealloc(c->patterns, (c->npatterns + 1) * sizeof *c->patterns);
+            c->pattern_fmt = xrealloc(c->pattern_fmt, (c->npatterns + 1) * sizeof *c->pattern_fmt);
+            c->patterns[c->npatterns] = cs->path;
+            c->pattern_fmt[c->npatterns++] = fmt;
+        } else if (!strcmp(cs->type, "kmsg")) {
+            kmsg_path = *cs->path ? cs->path : "/dev/kmsg";
+        } else if (!strcmp(cs->type, "stdin")) {
+            use_stdin = 1;
+        }
+    }
+    if (!nexecs && !c->npatterns && !kmsg_path && !use_stdin) {
+        rc = cli_usage_error("collect", "no source: give --exec, --file, --kmsg or - (or sources in the config file)");
+        goto out;
+    }
+    if (config_apply_process(&cfg, cerr, sizeof cerr) != GL_OK) goto usage;
+    if (cfg.collect.spool_max < (1 << 20)) { rc = cli_usage_error("collect", "--spool-max wants bytes (at least 1048576)"); goto out; }
+    c->spool_max = cfg.collect.spool_max;
+    c->shutdown_ms = cfg.shutdown_timeout_ms;
+    c->stale_override_ms = cfg.collect.stale_after_ms;
+    c->stats_ms = cfg.collect.stats_interval_ms;
+    c->host = *cfg.host ? cfg.host : cli_hostname();
+    c->brokers = *cfg.kafka.brokers ? cfg.kafka.brokers : NULL;
+    c->topic[STREAM_METRICS] = cfg.kafka.topic_metrics;
+    c->topic[STREAM_EVENTS] = cfg.kafka.topic_events;
+    c->props = cfg.kafka.properties.kv;
+    c->nprops = cfg.kafka.properties.n;
+    c->state_dir = cfg.state_dir;
+    {
+        const struct config_key *k = config_key_find("state_dir");
+        const char *sd = getenv("STATE_DIRECTORY");
+        if (k && !strcmp(c->state_dir, k->def) && sd && *sd) c->state_dir = sd;   /* systemd StateDirectory= */
+    }
+    if (!*c->state_dir) c->state_dir = "/var/lib/gpulog";
+    char *state_dir_own = NULL;
+    if (strchr(c->state_dir, ':')) c->state_dir = state_dir_own = xstrndup(c->state_dir, strcspn(c->state_dir, ":"));   /* systemd lists */
     if (mkdir(c->state_dir, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "gpulog collect: state dir %s: %s\n", c->state_dir, strerror(errno));
-        return EXIT_IOERR;
+        free(state_dir_own);
+        rc = EXIT_IOERR;
+        goto out;
+    }
+    if (metrics_serve(cfg.metrics_addr, cerr, sizeof cerr) != GL_OK) {
+        fprintf(stderr, "gpulog collect: metrics: %s\n", cerr);
+        free(state_dir_own);
+        rc = EXIT_IOERR;
+        goto out;
     }
     const char *rt = getenv("GPULOG_READ_TIME");
     if (rt && *rt && gl_parse_iso_ts(rt, strlen(rt), &c->fixed_now) != GL_OK) c->fixed_now = 0;
@@ -1078,11 +1180,15 @@ int cmd_collect(int argc, char **argv)
     }
     if (!c->sink) {
         fprintf(stderr, "gpulog collect: %s\n", err);
-        buf_free(&dl);
-        return EXIT_IOERR;
+        rc = EXIT_IOERR;
     }
 
-    for (size_t i = 0; i < nexecs && rc == EXIT_OK; i++) rc = add_exec(c, execs[i]);
+    const char *gfmt = c->format;
+    for (size_t i = 0; i < nexecs && rc == EXIT_OK; i++) {
+        c->format = exec_fmt[i];
+        rc = add_exec(c, execs[i]);
+    }
+    c->format = gfmt;
     if (rc == EXIT_OK && use_stdin) rc = add_stdin(c);
     if (rc == EXIT_OK && kmsg_path) rc = add_kmsg(c, kmsg_path);
     if (rc == EXIT_OK) scan_patterns(c);
@@ -1091,22 +1197,37 @@ int cmd_collect(int argc, char **argv)
             for (size_t i = 0; i < c->nsrc; i++)
                 if (c->src[i]->kind == SRC_FILE && !tail_is_open(c->src[i]->tail))
                     log_warn("msg=\"--once: file not found\" path=\"%s\"", c->src[i]->name);
+        log_info("msg=started host=\"%s\" output=\"%s\" brokers=\"%s\" sources=%zu state_dir=\"%s\" "
+                 "shutdown_timeout_ms=%" PRId64 " metrics_port=%d",
+                 c->host, c->brokers ? "kafka" : c->output ? c->output : "stdout", c->brokers ? c->brokers : "",
+                 c->nsrc, c->state_dir, c->shutdown_ms, metrics_port());
+        metrics_set_ready(1);
         run(c);
         long left = finish(c);
         if (c->stats_ms) log_stats(c, left);
+        if (left) log_error("msg=\"shutdown deadline passed with unacknowledged events\" unacked=%ld deadline_ms=%" PRId64,
+                            left, c->shutdown_ms);
         if (left || c->fatal || (c->once && (c->deadletter || c->source_failed))) rc = EXIT_IOERR;
         if (c->deadletter) log_error("msg=\"documents were dead-lettered\" count=%" PRIu64 " file=\"%s\"", c->deadletter, dl.p);
     }
-    sink_free(c->sink);
+    if (c->sink) sink_free(c->sink);
     for (size_t i = 0; i < c->nsrc; i++) source_free(c->src[i]);
     for (size_t i = 0; i < c->nstash; i++) { free(c->stash[i].key); free(c->stash[i].id); free(c->stash[i].json); }
     free(c->stash);
     free(c->src);
-    free(c->props);
-    free(c->patterns);
-    free(execs);
     buf_free(&c->json);
     buf_free(&c->key);
     buf_free(&dl);
+    free(state_dir_own);
+    goto out;
+usage:
+    rc = cli_usage_error("collect", "%s", cerr);
+out:
+    metrics_stop();
+    free(c->patterns);
+    free(c->pattern_fmt);
+    free(execs);
+    free(exec_fmt);
+    config_free(&cfg);
     return rc;
 }

@@ -83,8 +83,8 @@ int feed_fd(struct parser *p, int fd, const struct feed_opts *o, struct feed_sta
 const char *feed_reject_reason(const char *err)
 {
     if (!err) return "other";
-    if (!strncmp(err, "expected ", 9) || strstr(err, " row has ")) return "field_count";
-    if (strstr(err, "not a ") || strstr(err, "want Active")) return "not_a_number";
+    if (!strncmp(err, "expected ", 9) || strstr(err, " row has ") || strstr(err, " fields")) return "field_count";
+    if (strstr(err, ": not a ") || strstr(err, "want Active")) return "not_a_number";
     if (strstr(err, "header")) return "no_header";
     if (strstr(err, "time") || strstr(err, "date")) return "bad_time";
     if (strstr(err, "unit")) return "bad_unit";

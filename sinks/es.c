@@ -13,6 +13,7 @@
  */
 #include "es_bulk.h"
 #include "es_cli.h"
+#include "../core/metrics.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -163,12 +164,14 @@ static void requeue_batch(struct es_sink *e, struct es_batch *bt)
 static void whole_failure(struct es_sink *e, struct es_batch *bt, int64_t now, const char *what)
 {
     e->st.request_failures++;
+    metrics_inc(M_DELIVERY_ERRORS);
     e->conn_failures++;
     int64_t d = es_backoff_ms(e->conn_failures, ES_RETRY_BASE_MS, ES_RETRY_MAX_MS, &e->rnd);
     e->hold_until = now + d;
     log_warn("msg=\"bulk request failed, will send again\" docs=%zu retry_in_ms=%lld reason=\"%s\"",
              bt->n, (long long)d, what);
     e->st.resent_docs += bt->n;
+    metrics_add(M_BULK_RETRIES, bt->n);
     requeue_batch(e, bt);
 }
 
@@ -240,6 +243,7 @@ static int batch_fill(struct es_sink *e, struct es_batch *bt, int64_t now)
             *pp = it->next;
             batch_add(e, bt, it);
             e->st.retried_docs++;
+            metrics_inc(M_BULK_RETRIES);
         } else {
             pp = &it->next;
         }
@@ -358,6 +362,7 @@ static void request_done(struct es_sink *e, CURLcode rc, int64_t now)
             if (status == 413) e->limit_cap = e->batch_limit;   /* the server's size limit */
             e->st.request_failures++;
             e->st.resent_docs += bt->n;
+            metrics_add(M_BULK_RETRIES, bt->n);
             requeue_batch(e, bt);
             struct es_batch *nx = &e->b[e->cur ^ 1];
             if (nx->ready && nx->body.len > e->batch_limit) requeue_batch(e, nx);

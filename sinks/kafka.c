@@ -22,6 +22,7 @@
  * re-read from its checkpoints; errstr stays empty otherwise.
  */
 #include "sink.h"
+#include "../core/metrics.h"
 
 #include <librdkafka/rdkafka.h>
 
@@ -112,6 +113,7 @@ static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
         return;
     }
     /* transport errors while the broker is away: librdkafka retries */
+    metrics_inc(M_DELIVERY_ERRORS);
     log_warn("msg=\"kafka: %s\" reason=\"%s\"", rd_kafka_err2name((rd_kafka_resp_err_t)err), reason);
 }
 

@@ -78,7 +78,6 @@ TEST(full_file)
         "    sasl: {username: u, password: p}\n"
         "detect:\n"
         "  profile: generic\n"
-        "  overrides: {thermal: {threshold: 85}}\n"
         "elasticsearch:\n"
         "  url: http://es:9200\n"
         "  index_metrics: yes\n"
@@ -112,7 +111,6 @@ TEST(full_file)
     CHECK_EQ_STR(config_map_get(&c.kafka.properties, "sasl.password"), "p");
     CHECK_EQ_STR(config_map_get(&c.kafka.properties, "security.protocol"), "SSL");
     CHECK(config_map_get(&c.kafka.properties, "sasl") == NULL);
-    CHECK_EQ_STR(config_map_get(&c.detect.overrides, "thermal.threshold"), "85");
     CHECK_EQ_STR(c.detect.profile, "generic");
     CHECK_EQ_INT(c.es.index_metrics, 1);
     CHECK_EQ_INT(c.es.batch_bytes, 65536);
@@ -166,7 +164,7 @@ TEST(wrong_types)
         { "sources:\n  - {type: stdin, format: nope}\n", "t.yaml:2:5: sources: source format 'nope' is unknown" },
         { "metrics_addr: 9477\n", "t.yaml:1:15: metrics_addr: '9477' is not HOST:PORT" },
         { "metrics_addr: 'x:99999'\n", "t.yaml:1:15: metrics_addr: 'x:99999' is not HOST:PORT" },
-        { "detect:\n  overrides: {a=b: 1}\n", "t.yaml:2:15: detect.overrides: key 'a=b' is empty or contains '='" },
+        { "kafka:\n  properties: {a=b: 1}\n", "t.yaml:2:16: kafka.properties: key 'a=b' is empty or contains '='" },
         { "- a\n- b\n", "t.yaml:1:1: the configuration must be a mapping, got a list" },
         { "host: a\nhost: b\n", "t.yaml:2:1: duplicate key 'host'" },
         { "host: a\n---\nhost: b\n", "t.yaml:3:1: only one YAML document is allowed" },
@@ -208,7 +206,7 @@ TEST(alias_bomb_is_bounded)
 {
     struct buf y;
     buf_init(&y);
-    buf_puts(&y, "detect:\n  overrides:\n    l0: &l0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8}\n");
+    buf_puts(&y, "kafka:\n  properties:\n    l0: &l0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8}\n");
     for (int i = 1; i <= 7; i++)
         buf_printf(&y, "    l%d: &l%d {a: *l%d, b: *l%d, c: *l%d, d: *l%d, e: *l%d, f: *l%d, g: *l%d, h: *l%d}\n",
                    i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
@@ -216,17 +214,17 @@ TEST(alias_bomb_is_bounded)
     char err[512];
     int64_t t0 = gl_now_ms();
     CHECK_EQ_INT(load(y.p, &c, err, sizeof err), GL_ERROR);
-    CHECK(strstr(err, "detect.overrides: more than 1024 entries") != NULL);
+    CHECK(strstr(err, "kafka.properties: more than 1024 entries") != NULL);
     CHECK(gl_now_ms() - t0 < 2000);
-    CHECK(c.detect.overrides.n <= 1024);
+    CHECK(c.kafka.properties.n <= 1024);
     config_free(&c);
     buf_free(&y);
     /* deep nesting */
-    CHECK_EQ_INT(load("detect:\n  overrides: {a: {b: {c: {d: {e: {f: {g: {h: {i: 1}}}}}}}}}\n", &c, err, sizeof err), GL_ERROR);
+    CHECK_EQ_INT(load("kafka:\n  properties: {a: {b: {c: {d: {e: {f: {g: {h: {i: 1}}}}}}}}}\n", &c, err, sizeof err), GL_ERROR);
     CHECK(strstr(err, "nested deeper than 8 levels") != NULL);
     config_free(&c);
-    CHECK_EQ_INT(load("detect:\n  overrides: {a: {b: {c: 1}}}\n", &c, err, sizeof err), GL_OK);
-    CHECK_EQ_STR(config_map_get(&c.detect.overrides, "a.b.c"), "1");
+    CHECK_EQ_INT(load("kafka:\n  properties: {a: {b: {c: 1}}}\n", &c, err, sizeof err), GL_OK);
+    CHECK_EQ_STR(config_map_get(&c.kafka.properties, "a.b.c"), "1");
     config_free(&c);
 }
 
