@@ -20,8 +20,9 @@ for v in $(env | sed -n 's/^\(GPULOG_[A-Z_]*\)=.*/\1/p'); do
 done
 
 # Commands that must serve --metrics-addr (the endpoint check below scrapes
-# each one). The lead adds collect, detect and run once they are wired.
-METRICS_CMDS=${METRICS_CMDS:-}
+# each one). detect needs Kafka: tests/t_wire.sh scrapes it against the real
+# broker (and collect and run again, with counters, signals and reloads).
+METRICS_CMDS=${METRICS_CMDS:-collect run}
 
 passed=0; failed=0
 ok()   { passed=$((passed + 1)); echo "ok   $1"; }
