@@ -373,6 +373,10 @@ int cmd_run(int argc, char **argv)
 
     const char *file = optind < argc ? argv[optind] : "-";
     int fd = 0, is_stdin = !exec_cmd && !strcmp(file, "-");
+    /* before the input is opened (a FIFO blocks until its writer comes) */
+    log_info("msg=started input=\"%s\" host=\"%s\" detectors=\"%s\" profile=%s metrics_port=%d",
+             exec_cmd ? exec_cmd : file, *cfg.host ? cfg.host : cli_hostname(), r.detectors ? r.detectors : "",
+             r.profile_name, metrics_port());
     pid_t child = -1;
     char **cargv = NULL;
     if (exec_cmd) {
@@ -414,8 +418,6 @@ int cmd_run(int argc, char **argv)
         .quiet = quiet,
         .max_reports = 20,
     };
-    log_info("msg=started input=\"%s\" host=\"%s\" detectors=\"%s\" profile=%s metrics_port=%d", fo.name, fo.host,
-             r.detectors ? r.detectors : "", r.profile_name, metrics_port());
     metrics_set_ready(1);
     struct feed_stats st = { 0 };
     rc = run_read(&r, p, fd, &fo, &st);
