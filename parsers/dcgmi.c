@@ -128,6 +128,8 @@ static int dcgmi_header(struct parser *p, struct dcgmi *d, const char *s, size_t
         c->dup = 0;
         for (int j = 0; j < i; j++)
             if (!strcmp(d->cols[j].dyn, c->dyn)) { c->dup = 1; break; }
+        for (size_t j = 0; j < GL_ARRAY_LEN(dcgmi_ents); j++)      /* "SWITCH" vs a Switch row */
+            if (!strcmp(dcgmi_ents[j].key, c->dyn)) { c->dup = 1; break; }
     }
     d->ncols = k;
     d->have_header = 1;
