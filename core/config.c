@@ -31,7 +31,7 @@ static const struct config_key keys[] = {
     { "log.format", CONFIG_ENUM, "logfmt", O(log.format), "logfmt|json", 0,
       "log line format on stderr; repeated messages are rate-limited with a count either way" },
     { "sources", CONFIG_SOURCES, "[]", O(sources), NULL, 0,
-      "inputs of collect and run: a list of {type, command|path, format} items (see below); "
+      "inputs of collect (run reads its FILE, stdin or --exec): a list of {type, command|path, format} items (see below); "
       "source flags on the command line replace this list" },
     { "kafka.brokers", CONFIG_STR, "", O(kafka.brokers), NULL, 0,
       "bootstrap servers, host:port[,host:port...]; empty = no Kafka (collect writes NDJSON to stdout)" },
@@ -40,7 +40,7 @@ static const struct config_key keys[] = {
     { "kafka.topics.events", CONFIG_STR, "gpu.events", O(kafka.topic_events), NULL, 0,
       "topic of kernel events (Xid, SXid)" },
     { "kafka.topics.anomalies", CONFIG_STR, "gpu.anomalies", O(kafka.topic_anomalies), NULL, 0,
-      "topic detect writes anomaly records to" },
+      "topic of detect's anomaly records; detect produces to Kafka only when started with --anomalies-topic T (T replaces this value)" },
     { "kafka.topics.deadletter", CONFIG_STR, "gpu.deadletter", O(kafka.topic_deadletter), NULL, 0,
       "topic of documents Elasticsearch rejected for good (when elasticsearch.deadletter is kafka)" },
     { "kafka.group", CONFIG_STR, "gpulog-detect", O(kafka.group), NULL, 0,
@@ -75,8 +75,9 @@ static const struct config_key keys[] = {
     { "elasticsearch.key_file", CONFIG_STR, "", O(es.key_file), NULL, 0,
       "client private key (PEM) for mutual TLS" },
     { "elasticsearch.deadletter", CONFIG_STR, "", O(es.deadletter), NULL, 0,
-      "where documents rejected for good go, with the reason: kafka (kafka.topics.deadletter) "
-      "or a file path; empty = the command's default (see its --help)" },
+      "where documents rejected for good go, with the reason: a file path; empty = the command's default "
+      "(see its --help); kafka (kafka.topics.deadletter) is accepted but not implemented yet: detect and run then "
+      "write them to stderr" },
     { "elasticsearch.batch_bytes", CONFIG_SIZE, "5MiB", O(es.batch_bytes), NULL, 0,
       "send a _bulk request when its body reaches this size" },
     { "elasticsearch.batch_age", CONFIG_DURATION, "1s", O(es.batch_age_ms), NULL, 0,

@@ -580,7 +580,7 @@ int cmd_detect(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
     log_info("msg=started brokers=\"%s\" group=\"%s\" topics=\"%s\" detectors=\"%s\" profile=%s metrics_port=%d",
              o.brokers, group, topics, detectors ? detectors : "", cfg.detect.profile, metrics_port());
-    metrics_set_ready(1);
+    int ready = 0;                       /* /readyz: once the group gave us partitions */
     struct event ev;
     event_init(&ev);
     int64_t last_commit = gl_now_ms(), last_lag = 0;
@@ -588,6 +588,10 @@ int cmd_detect(int argc, char **argv)
         if (hup_flag) {
             hup_flag = 0;
             detect_reload(&d, &prof, detectors, cfg.detect.profile);
+        }
+        if (!ready && d.assigned_once) {
+            metrics_set_ready(1);
+            ready = 1;
         }
         rd_kafka_message_t *m = rd_kafka_consumer_poll(d.rk, 100);
         if (m) {
