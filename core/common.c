@@ -484,19 +484,29 @@ int gl_time_of_day_near(int hour, int min, int sec, int64_t now_ms, int64_t *out
 
 void gl_fmt_ts(int64_t ms, char out[25])
 {
-    static int64_t cache_day = INT64_MIN;
-    static char cache_date[16];
+    /* two cached days: events alternate between sample time and read time */
+    static _Thread_local int64_t cache_day[2] = { INT64_MIN, INT64_MIN };
+    static _Thread_local char cache_date[2][10];
+    static _Thread_local int cache_next;
     int64_t secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
     int msec = (int)(ms - secs * 1000);
     int64_t day = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
     int64_t sod = secs - day * 86400;
-    if (day != cache_day) {
+    int slot = cache_day[0] == day ? 0 : cache_day[1] == day ? 1 : -1;
+    if (slot < 0) {
         int y, m, d;
         civil_from_days(day, &y, &m, &d);
-        snprintf(cache_date, sizeof cache_date, "%04d-%02d-%02d", (y % 10000 + 10000) % 10000, m % 100, d % 100);
-        cache_day = day;
+        y = (y % 10000 + 10000) % 10000;
+        slot = cache_next;
+        cache_next ^= 1;
+        char *c = cache_date[slot];
+        c[0] = (char)('0' + y / 1000); c[1] = (char)('0' + y / 100 % 10);
+        c[2] = (char)('0' + y / 10 % 10); c[3] = (char)('0' + y % 10); c[4] = '-';
+        c[5] = (char)('0' + m / 10); c[6] = (char)('0' + m % 10); c[7] = '-';
+        c[8] = (char)('0' + d / 10); c[9] = (char)('0' + d % 10);
+        cache_day[slot] = day;
     }
-    memcpy(out, cache_date, 10);
+    memcpy(out, cache_date[slot], 10);
     int h = (int)(sod / 3600), mi = (int)(sod / 60 % 60), s = (int)(sod % 60);
     out[10] = 'T';
     out[11] = (char)('0' + h / 10); out[12] = (char)('0' + h % 10); out[13] = ':';

@@ -122,99 +122,145 @@ void event_make_id(struct event *ev, const char *host, const char *source,
     hash128_hex(&h, ev->id);
 }
 
-static inline void put_key(struct buf *b, const char *key, size_t klen)
-{
-    /* keys are plain ASCII schema names: no escaping needed, but guard */
-    buf_grow(b, klen + 4);
-    b->p[b->len++] = ',';
-    b->p[b->len++] = '"';
-    memcpy(b->p + b->len, key, klen);
-    b->len += klen;
-    b->p[b->len++] = '"';
-    b->p[b->len++] = ':';
-    b->p[b->len] = '\0';
-}
+/* Keys are static strings or strings owned by a parser's header table, so
+ * the same pointers come back event after event: a small direct-mapped cache
+ * remembers each key's length and whether it needs JSON escaping. */
+struct key_info { const char *key; uint32_t len; uint32_t plain; };
+static _Thread_local struct key_info key_cache[512];
 
-static inline void put_lit(struct buf *b, const char *s, size_t n)
+static int key_is_plain(const char *k, size_t n)
 {
-    buf_append(b, s, n);
-}
-#define PUT_LIT(b, s) put_lit((b), (s), sizeof(s) - 1)
-
-static int key_is_plain(const char *k)
-{
-    for (; *k; k++)
-        if ((unsigned char)*k < 0x20 || *k == '"' || *k == '\\' || (unsigned char)*k >= 0x80) return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)k[i] < 0x20 || k[i] == '"' || k[i] == '\\' || (unsigned char)k[i] >= 0x80) return 0;
     return 1;
 }
 
-/* Appends s as a JSON string: copied as is when plain, else escaped. */
-static inline void str_or_plain(struct buf *b, const char *s)
+/* The length is measured every time (cheap); the escaping scan is cached by
+ * pointer and length. A freed key whose address is reused by another key of
+ * the same length keeps the cached verdict: parsers only free keys they made
+ * with name_sanitize (always plain), and keys read from JSON are interned for
+ * the life of the process, so a reused address never holds a non-plain key. */
+static inline const struct key_info *key_lookup(const char *key)
 {
-    size_t n = strlen(s);
-    if (key_is_plain(s)) {
-        buf_putc(b, '"');
-        put_lit(b, s, n);
-        buf_putc(b, '"');
-    } else {
-        buf_put_json_str(b, s, n);
+    struct key_info *ki = &key_cache[((uintptr_t)key >> 3) & 511];
+    size_t n = strlen(key);
+    if (ki->key != key || ki->len != n) {
+        ki->key = key;
+        ki->len = (uint32_t)n;
+        ki->plain = (uint32_t)key_is_plain(key, n);
     }
+    return ki;
+}
+
+/* Writers on a pre-reserved buffer: the caller has grown b enough. */
+static inline char *w_lit(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+#define W_LIT(p, s) w_lit((p), (s), sizeof(s) - 1)
+
+static inline char *w_u64(char *p, uint64_t u)
+{
+    char tmp[20];
+    char *e = tmp + sizeof tmp, *q = e;
+    do { *--q = (char)('0' + u % 10); u /= 10; } while (u);
+    size_t n = (size_t)(e - q);
+    memcpy(p, q, n);
+    return p + n;
+}
+
+static inline char *w_i64(char *p, int64_t v)
+{
+    if (v < 0) { *p++ = '-'; return w_u64(p, (uint64_t)0 - (uint64_t)v); }
+    return w_u64(p, (uint64_t)v);
 }
 
 void event_to_json(const struct event *ev, struct buf *b)
 {
+    /* worst case per field: key + quotes/colon/comma + 24-char number, or
+     * 6 bytes per string byte (\u00XX escapes) */
+    size_t need = 400 + 6 * (ev->kind ? strlen(ev->kind) : 0) + 6 * (ev->dataset ? strlen(ev->dataset) : 0) + (ev->host ? 6 * strlen(ev->host) : 0) + (ev->path ? 6 * strlen(ev->path) : 0) +
+                  6 * ev->original_len;
+    struct key_info kis[64];     /* copies: a later key may evict a cache slot */
+    for (size_t i = 0; i < ev->nf; i++) {
+        const struct key_info *ki = key_lookup(ev->f[i].key);
+        if (i < 64) kis[i] = *ki;
+        need += 6 * (size_t)ki->len + 32;
+        if (ev->f[i].type == EV_STR) need += 6 * (size_t)ev->f[i].v.s.len + 2;
+        if (ev->f[i].type == EV_NUM) need += 16;
+    }
+    buf_grow(b, need);
+    char *p = b->p + b->len;
     char ts[25];
     gl_fmt_ts(ev->ts_ms, ts);
-    PUT_LIT(b, "{\"@timestamp\":\"");
-    put_lit(b, ts, 24);
-    /* kind, dataset and id may come from event_from_json: escape them */
-    PUT_LIT(b, "\",\"event.kind\":");
-    str_or_plain(b, ev->kind ? ev->kind : "metric");
-    PUT_LIT(b, ",\"event.dataset\":");
-    str_or_plain(b, ev->dataset ? ev->dataset : "unknown");
-    PUT_LIT(b, ",\"event.id\":");
-    str_or_plain(b, ev->id);
+    p = W_LIT(p, "{\"@timestamp\":\"");
+    p = w_lit(p, ts, 24);
+    *p++ = '"';
+    /* kind, dataset and id are plain names when gpulog made them, but come
+     * from the input when the event was read back from JSON: escape then */
+#define FLUSH_P() (b->len = (size_t)(p - b->p), b->p[b->len] = '\0')
+#define RELOAD_P() (p = b->p + b->len)
+#define PUT_STR(s, n) do { size_t n_ = (n); \
+        if (key_is_plain((s), n_)) { *p++ = '"'; p = w_lit(p, (s), n_); *p++ = '"'; } \
+        else { FLUSH_P(); buf_put_json_str(b, (s), n_); RELOAD_P(); } } while (0)
+    const char *kind = ev->kind ? ev->kind : "metric";
+    const char *ds = ev->dataset ? ev->dataset : "unknown";
+    p = W_LIT(p, ",\"event.kind\":");
+    PUT_STR(kind, strlen(kind));
+    p = W_LIT(p, ",\"event.dataset\":");
+    PUT_STR(ds, strlen(ds));
+    p = W_LIT(p, ",\"event.id\":");
+    PUT_STR(ev->id, strnlen(ev->id, 32));
     if (ev->created_ms) {
         gl_fmt_ts(ev->created_ms, ts);
-        PUT_LIT(b, ",\"event.created\":\"");
-        put_lit(b, ts, 24);
-        buf_putc(b, '"');
+        p = W_LIT(p, ",\"event.created\":\"");
+        p = w_lit(p, ts, 24);
+        *p++ = '"';
     }
     if (ev->host) {
-        PUT_LIT(b, ",\"host.name\":");
-        buf_put_json_str(b, ev->host, strlen(ev->host));
+        p = W_LIT(p, ",\"host.name\":");
+        FLUSH_P(); buf_put_json_str(b, ev->host, strlen(ev->host)); RELOAD_P();
     }
-    PUT_LIT(b, ",\"agent.name\":\"gpulog\",\"agent.version\":\"" GPULOG_VERSION "\"");
+    p = W_LIT(p, ",\"agent.name\":\"gpulog\",\"agent.version\":\"" GPULOG_VERSION "\"");
     if (ev->path) {
-        PUT_LIT(b, ",\"log.file.path\":");
-        buf_put_json_str(b, ev->path, strlen(ev->path));
+        p = W_LIT(p, ",\"log.file.path\":");
+        FLUSH_P(); buf_put_json_str(b, ev->path, strlen(ev->path)); RELOAD_P();
     }
     if (ev->offset >= 0) {
-        PUT_LIT(b, ",\"log.offset\":");
-        buf_put_i64(b, ev->offset);
+        p = W_LIT(p, ",\"log.offset\":");
+        p = w_i64(p, ev->offset);
     }
     for (size_t i = 0; i < ev->nf; i++) {
         const struct ev_field *f = &ev->f[i];
-        size_t kl = strlen(f->key);
-        if (key_is_plain(f->key)) {
-            put_key(b, f->key, kl);
+        const struct key_info *ki = i < 64 ? &kis[i] : key_lookup(f->key);
+        *p++ = ',';
+        if (ki->plain) {
+            *p++ = '"';
+            p = w_lit(p, f->key, ki->len);
+            *p++ = '"';
         } else {
-            buf_putc(b, ',');
-            buf_put_json_str(b, f->key, kl);
-            buf_putc(b, ':');
+            FLUSH_P(); buf_put_json_str(b, f->key, ki->len); RELOAD_P();
         }
+        *p++ = ':';
         switch (f->type) {
-        case EV_INT: buf_put_i64(b, f->v.i); break;
-        case EV_NUM: buf_put_double(b, f->v.d); break;
-        case EV_BOOL: if (f->v.b) PUT_LIT(b, "true"); else PUT_LIT(b, "false"); break;
-        case EV_STR: buf_put_json_str(b, ev->arena.p + f->v.s.off, f->v.s.len); break;
+        case EV_INT: p = w_i64(p, f->v.i); break;
+        case EV_NUM: FLUSH_P(); buf_put_double(b, f->v.d); RELOAD_P(); break;
+        case EV_BOOL: if (f->v.b) p = W_LIT(p, "true"); else p = W_LIT(p, "false"); break;
+        case EV_STR:
+            FLUSH_P(); buf_put_json_str(b, ev->arena.p + f->v.s.off, f->v.s.len); RELOAD_P();
+            break;
         }
     }
     if (ev->original) {
-        PUT_LIT(b, ",\"event.original\":");
-        buf_put_json_str(b, ev->original, ev->original_len);
+        p = W_LIT(p, ",\"event.original\":");
+        FLUSH_P(); buf_put_json_str(b, ev->original, ev->original_len); RELOAD_P();
     }
-    buf_putc(b, '}');
+    *p++ = '}';
+    FLUSH_P();
+#undef FLUSH_P
+#undef RELOAD_P
+#undef PUT_STR
 }
 
 /* ---------------------------------------------------------------- decoding */
