@@ -257,7 +257,7 @@ static int run_es_from_config(struct es_cli *es, const struct gpulog_config *cfg
         { ES_OPT_URL, cfg->es.url }, { ES_OPT_NS, cfg->es.ns }, { ES_OPT_USER, cfg->es.user },
         { ES_OPT_PASSWORD_FILE, cfg->es.password_file }, { ES_OPT_API_KEY_FILE, cfg->es.api_key_file },
         { ES_OPT_CA, cfg->es.ca_file }, { ES_OPT_CERT, cfg->es.cert_file }, { ES_OPT_KEY, cfg->es.key_file },
-        { ES_OPT_DEADLETTER, cfg->es.deadletter },
+        { ES_OPT_DEADLETTER, strcmp(cfg->es.deadletter, "kafka") ? cfg->es.deadletter : "" },
     };
     for (size_t i = 0; i < GL_ARRAY_LEN(m); i++)
         if (m[i].v && *m[i].v && es_cli_opt(es, m[i].opt, m[i].v, err, errlen) < 0) return GL_ERROR;
@@ -350,6 +350,8 @@ int cmd_run(int argc, char **argv)
         }
     }
     if (es_cli_finish(&ro.es, err, sizeof err) != GL_OK) { exit_rc = cli_usage_error("run", "%s", err); goto out; }
+    if (!ro.es.conf.password && *cfg.es.password && ro.es.conf.user) ro.es.conf.password = cfg.es.password;
+    if (!ro.es.conf.api_key && *cfg.es.api_key) ro.es.conf.api_key = cfg.es.api_key;
     if (argc - optind > 1) { exit_rc = cli_usage_error("run", "at most one input file"); goto out; }
     if (exec_cmd && argc - optind == 1) { exit_rc = cli_usage_error("run", "give a FILE or --exec, not both"); goto out; }
     const struct parser_ops *ops = parser_find(format);
