@@ -139,8 +139,9 @@ ntopic=$(kcat -b "$B" -C -t "$topic-anom" -e -q -f '%k %s\n' 2>/dev/null | grep 
 check "--anomalies-topic gets every record, keyed host/gpu" $? "rc $rc, $ntopic in topic, $nref expected; $(tail -1 "$tmp/t.err")"
 
 # usage errors
-rc=0; "$GPULOG" detect --brokers "$B" > /dev/null 2>&1 || rc=$?
-check "--group is required (exit 2)" "$([ "$rc" = 2 ]; echo $?)"
+# (the group defaults to kafka.group, gpulog-detect; an empty one is refused)
+rc=0; timeout 20 "$GPULOG" detect --brokers "$B" --group "" > /dev/null 2>&1 || rc=$?
+check "an empty --group is a usage error (exit 2)" "$([ "$rc" = 2 ]; echo $?)"
 kcat -b "$B" -P -t "$topic-bad" -K '\t' <<< $'k\tnot json' 2>/dev/null
 "$GPULOG" detect --brokers "$B" --group "$group-bad" --topics "$topic-bad" --once > /dev/null 2> "$tmp/bad.err"
 rc=$?
