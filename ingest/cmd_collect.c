@@ -811,7 +811,11 @@ static int run(struct collector *c)
                     if (pfd[i].revents) producer_read(c, pfs[i]);
             inflight = sink_poll(c->sink, 0);
         } else {
+            int64_t t0 = gl_now_ms();
             inflight = sink_poll(c->sink, timeout);
+            /* the file sink returns at once: idle tailing must still sleep */
+            int64_t spent = gl_now_ms() - t0;
+            if (timeout > 0 && spent < timeout) poll(NULL, 0, (int)(timeout - spent));
         }
         for (size_t i = 0; i < c->nsrc; i++) {
             struct source *s = c->src[i];
