@@ -68,3 +68,25 @@ BEGIN {
   printf "  gpulog peak RSS:    %.1f MiB (target < 8 MiB: %s; measuring wrapper alone: %.1f MiB)\n", \
          grss / 1024, grss < 8192 ? "met" : "NOT met", probe / 1024
 }'
+
+# ---------------------------------------------------------------- the other benchmarks
+echo
+echo "detector engine (one core, default GPU profile):"
+"$B/detect_bench"
+
+# The collector and ES sink benchmarks run against the real Kafka and
+# OpenSearch of scripts/services.sh (started here if needed, stopped after).
+started=0
+if ! scripts/services.sh status >/dev/null 2>&1; then
+  scripts/services.sh up || { echo "bench: services failed to start" >&2; exit 1; }
+  started=1
+fi
+# shellcheck disable=SC1091
+. services/env.sh
+rc=0
+echo
+bash bench/collect_bench.sh || rc=1
+echo
+bash bench/es_bench.sh || rc=1
+[ "$started" = 1 ] && scripts/services.sh down >/dev/null
+exit $rc
