@@ -943,7 +943,7 @@ static void collect_help(void)
         "  -X key=value          librdkafka property, applied after gpulog's defaults\n"
         "                        (enable.idempotence=true acks=all compression.codec=lz4\n"
         "                        message.timeout.ms=0 queue.buffering.max.kbytes=8192\n"
-        "                        linger.ms=50); TLS and SASL work through these\n"
+        "                        linger.ms=5); TLS and SASL work through these\n"
         "                        [kafka.properties]\n"
         "  -o, --output FILE     NDJSON output without brokers (default stdout)\n"
         "      --once            read what is there, deliver it, wait for every\n"

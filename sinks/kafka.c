@@ -9,7 +9,8 @@
  *   compression.codec=lz4      cheap on the node, ~4x on event JSON
  *   queue.buffering.max.kbytes=8192, queue.buffering.max.messages=50000
  *                              bounded memory; a full queue is backpressure
- *   linger.ms=50               batches without noticeable delay
+ *   linger.ms=5                small batches add little latency; measured faster
+ *                              than 50 for a backfill (--once waits for the last batch)
  * then the user's -X properties on top.
  *
  * Settling: the delivery report of each message settles its token: success
@@ -192,7 +193,7 @@ struct sink *sink_kafka_new(const struct kafka_conf *kc, sink_settle_fn settle, 
         { "compression.codec", "lz4" },
         { "queue.buffering.max.kbytes", "8192" },
         { "queue.buffering.max.messages", "50000" },
-        { "linger.ms", "50" },
+        { "linger.ms", "5" },
         { "socket.keepalive.enable", "true" },
         { "client.id", "gpulog-collect" },
     };
