@@ -251,26 +251,6 @@ static int run_read(struct run_ctx *r, struct parser *p, int fd, const struct fe
 
 /* Seeds the ES options from the configuration (elasticsearch.*); the --es
  * flags parsed afterwards override them. */
-static int run_es_from_config(struct es_cli *es, const struct gpulog_config *cfg, char *err, size_t errlen)
-{
-    const struct { int opt; const char *v; } m[] = {
-        { ES_OPT_URL, cfg->es.url }, { ES_OPT_NS, cfg->es.ns }, { ES_OPT_USER, cfg->es.user },
-        { ES_OPT_PASSWORD_FILE, cfg->es.password_file }, { ES_OPT_API_KEY_FILE, cfg->es.api_key_file },
-        { ES_OPT_CA, cfg->es.ca_file }, { ES_OPT_CERT, cfg->es.cert_file }, { ES_OPT_KEY, cfg->es.key_file },
-        { ES_OPT_DEADLETTER, strcmp(cfg->es.deadletter, "kafka") ? cfg->es.deadletter : "" },
-    };
-    for (size_t i = 0; i < GL_ARRAY_LEN(m); i++)
-        if (m[i].v && *m[i].v && es_cli_opt(es, m[i].opt, m[i].v, err, errlen) < 0) return GL_ERROR;
-    char n[32];
-    snprintf(n, sizeof n, "%lld", (long long)cfg->es.batch_bytes);
-    if (es_cli_opt(es, ES_OPT_BATCH_BYTES, n, err, errlen) < 0) return GL_ERROR;
-    snprintf(n, sizeof n, "%lld", (long long)cfg->es.batch_age_ms);
-    if (es_cli_opt(es, ES_OPT_BATCH_AGE, n, err, errlen) < 0) return GL_ERROR;
-    snprintf(n, sizeof n, "%lld", (long long)cfg->es.max_pending_bytes);
-    if (es_cli_opt(es, ES_OPT_MAX_PENDING, n, err, errlen) < 0) return GL_ERROR;
-    if (cfg->es.index_metrics && es_cli_opt(es, ES_OPT_INDEX_METRICS, NULL, err, errlen) < 0) return GL_ERROR;
-    return GL_OK;
-}
 
 int cmd_run(int argc, char **argv)
 {
@@ -312,7 +292,7 @@ int cmd_run(int argc, char **argv)
     struct run_ctx r;
     memset(&r, 0, sizeof r);
     buf_init(&r.json);
-    if (run_es_from_config(&ro.es, &cfg, err, sizeof err) != GL_OK) {
+    if (es_cli_from_config(&ro.es, &cfg, err, sizeof err) != GL_OK) {
         exit_rc = cli_usage_error("run", "%s", err);
         goto out;
     }

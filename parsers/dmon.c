@@ -186,22 +186,6 @@ static int dmon_header(struct parser *p, struct dmon *d, const char *line, size_
     return GL_DECLINED;
 }
 
-/* Parses an unsigned/signed decimal integer quickly. */
-static inline int fast_int(const char *s, size_t n, int64_t *out)
-{
-    if (n == 0 || n > 18) return 0;
-    size_t i = 0;
-    int neg = 0;
-    if (s[0] == '-') { if (n == 1) return 0; neg = 1; i = 1; }
-    int64_t v = 0;
-    for (; i < n; i++) {
-        unsigned c = (unsigned)(s[i] - '0');
-        if (c > 9) return 0;
-        v = v * 10 + c;
-    }
-    *out = neg ? -v : v;
-    return 1;
-}
 
 static int set_columns_from_option(struct parser *p, struct dmon *d)
 {
@@ -253,7 +237,7 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
         int64_t v;
         switch (c->kind) {
         case COL_INT:
-            if (fast_int(t, l, &v)) {
+            if (parse_int_fast(t, l, &v)) {
                 event_add_int(ev, c->key, v);
                 if (c->key[4] == 'i' && !strcmp(c->key, "gpu.index")) have_gpu = 1;
             } else if (value_is_missing(t, l)) {
@@ -266,23 +250,23 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
             }
             break;
         case COL_BOOL:
-            if (fast_int(t, l, &v)) event_add_bool(ev, c->key, v != 0);
+            if (parse_int_fast(t, l, &v)) event_add_bool(ev, c->key, v != 0);
             else if (!value_is_missing(t, l))
                 return parser_error(p, "column %d: not a flag: '%.*s'", i + 1, (int)(l > 40 ? 40 : l), t);
             break;
         case COL_DATE:
-            if (l != 8 || !fast_int(t, l, &v))
+            if (l != 8 || !parse_int_fast(t, l, &v))
                 return parser_error(p, "bad date '%.*s' (want YYYYMMDD)", (int)(l > 40 ? 40 : l), t);
             date = (int)v;
             y = date / 10000; mo = date / 100 % 100; dd = date % 100;
             break;
         case COL_TIME:
-            if (l != 8 || t[2] != ':' || t[5] != ':' || !fast_int(t, 2, &v))
+            if (l != 8 || t[2] != ':' || t[5] != ':' || !parse_int_fast(t, 2, &v))
                 return parser_error(p, "bad time '%.*s' (want HH:MM:SS)", (int)(l > 40 ? 40 : l), t);
             hh = (int)v;
-            if (!fast_int(t + 3, 2, &v)) return parser_error(p, "bad time '%.*s'", (int)l, t);
+            if (!parse_int_fast(t + 3, 2, &v)) return parser_error(p, "bad time '%.*s'", (int)l, t);
             mi = (int)v;
-            if (!fast_int(t + 6, 2, &v)) return parser_error(p, "bad time '%.*s'", (int)l, t);
+            if (!parse_int_fast(t + 6, 2, &v)) return parser_error(p, "bad time '%.*s'", (int)l, t);
             ss = (int)v;
             break;
         case COL_AUTO:

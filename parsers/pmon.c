@@ -135,22 +135,6 @@ static int pmon_header(struct parser *p, struct pmon *m, const char *s, size_t n
     return GL_DECLINED;
 }
 
-/* Parses a decimal integer (optionally negative) made only of digits. */
-static inline int pmon_int(const char *s, size_t n, int64_t *out)
-{
-    if (n == 0 || n > 18) return 0;
-    size_t i = 0;
-    int neg = 0;
-    if (s[0] == '-') { if (n == 1) return 0; neg = 1; i = 1; }
-    int64_t v = 0;
-    for (; i < n; i++) {
-        unsigned c = (unsigned)(s[i] - '0');
-        if (c > 9) return 0;
-        v = v * 10 + c;
-    }
-    *out = neg ? -v : v;
-    return 1;
-}
 
 #define SHOW(l) (int)((l) > 40 ? 40 : (l))
 
@@ -202,7 +186,7 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
         case PC_GPU:
         case PC_INT:
         case PC_PID:
-            if (!pmon_int(t, l, &v)) {
+            if (!parse_int_fast(t, l, &v)) {
                 double dv;
                 if (c->kind != PC_INT || !gl_parse_double(t, l, &dv))
                     return parser_error(p, "column %d: not a number: '%.*s'", i + 1, SHOW(l), t);
@@ -218,18 +202,18 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
             event_add_str(ev, c->key, t, l);
             break;
         case PC_DATE:
-            if (l != 8 || !pmon_int(t, l, &v))
+            if (l != 8 || !parse_int_fast(t, l, &v))
                 return parser_error(p, "bad date '%.*s' (want YYYYMMDD)", SHOW(l), t);
             date = (int)v;
             y = date / 10000; mo = date / 100 % 100; dd = date % 100;
             break;
         case PC_TIME:
-            if (l != 8 || t[2] != ':' || t[5] != ':' || !pmon_int(t, 2, &v))
+            if (l != 8 || t[2] != ':' || t[5] != ':' || !parse_int_fast(t, 2, &v))
                 return parser_error(p, "bad time '%.*s' (want HH:MM:SS)", SHOW(l), t);
             hh = (int)v;
-            if (!pmon_int(t + 3, 2, &v)) return parser_error(p, "bad time '%.*s'", SHOW(l), t);
+            if (!parse_int_fast(t + 3, 2, &v)) return parser_error(p, "bad time '%.*s'", SHOW(l), t);
             mi = (int)v;
-            if (!pmon_int(t + 6, 2, &v)) return parser_error(p, "bad time '%.*s'", SHOW(l), t);
+            if (!parse_int_fast(t + 6, 2, &v)) return parser_error(p, "bad time '%.*s'", SHOW(l), t);
             ss = (int)v;
             break;
         case PC_AUTO:

@@ -1,6 +1,7 @@
 /* es_cli.c - see es_cli.h. */
 #include "es_cli.h"
 #include "es_bulk.h"
+#include "../core/config.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -223,4 +224,27 @@ int es_request(const struct es_conf *ec, const char *method, const char *path,
     curl_easy_cleanup(h);
     buf_free(&url);
     return ret;
+}
+
+/* Applies the elasticsearch.* keys of a loaded configuration to es, as if
+ * they were given as options (flags parsed later override them). Borrows cfg. */
+int es_cli_from_config(struct es_cli *es, const struct gpulog_config *cfg, char *err, size_t errlen)
+{
+    const struct { int opt; const char *v; } m[] = {
+        { ES_OPT_URL, cfg->es.url }, { ES_OPT_NS, cfg->es.ns }, { ES_OPT_USER, cfg->es.user },
+        { ES_OPT_PASSWORD_FILE, cfg->es.password_file }, { ES_OPT_API_KEY_FILE, cfg->es.api_key_file },
+        { ES_OPT_CA, cfg->es.ca_file }, { ES_OPT_CERT, cfg->es.cert_file }, { ES_OPT_KEY, cfg->es.key_file },
+        { ES_OPT_DEADLETTER, strcmp(cfg->es.deadletter, "kafka") ? cfg->es.deadletter : "" },
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(m); i++)
+        if (m[i].v && *m[i].v && es_cli_opt(es, m[i].opt, m[i].v, err, errlen) < 0) return GL_ERROR;
+    char n[32];
+    snprintf(n, sizeof n, "%lld", (long long)cfg->es.batch_bytes);
+    if (es_cli_opt(es, ES_OPT_BATCH_BYTES, n, err, errlen) < 0) return GL_ERROR;
+    snprintf(n, sizeof n, "%lld", (long long)cfg->es.batch_age_ms);
+    if (es_cli_opt(es, ES_OPT_BATCH_AGE, n, err, errlen) < 0) return GL_ERROR;
+    snprintf(n, sizeof n, "%lld", (long long)cfg->es.max_pending_bytes);
+    if (es_cli_opt(es, ES_OPT_MAX_PENDING, n, err, errlen) < 0) return GL_ERROR;
+    if (cfg->es.index_metrics && es_cli_opt(es, ES_OPT_INDEX_METRICS, NULL, err, errlen) < 0) return GL_ERROR;
+    return GL_OK;
 }

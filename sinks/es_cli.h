@@ -104,4 +104,9 @@ struct es_stats {
 /* Copies the counters of an ES sink; zeroes when s is another kind. */
 void sink_es_stats(const struct sink *s, struct es_stats *out);
 
+struct gpulog_config;
+/* Applies the elasticsearch.* keys of cfg to es (flags given later override
+ * them). Returns GL_OK, or GL_ERROR with a reason in err. */
+int es_cli_from_config(struct es_cli *es, const struct gpulog_config *cfg, char *err, size_t errlen);
+
 #endif
