@@ -24,6 +24,9 @@ int cmd_run(int argc, char **argv);
 int cmd_setup(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 
+/* 1 if -h or --help appears among the options (before a "--"): commands
+ * answer it before loading any configuration. */
+int cli_wants_help(int argc, char **argv);
 /* The machine's host name (static storage). */
 const char *cli_hostname(void);
 /* Prints "gpulog CMD: msg" and returns EXIT_USAGE. */

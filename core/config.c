@@ -1284,3 +1284,12 @@ void config_docs(struct buf *out)
         "`elasticsearch.api_key` and every map entry whose key names a password,\n"
         "secret, token, API key or private key.\n");
 }
+
+int config_init_command(struct gpulog_config *cfg, const char *cmd, int argc, char **argv)
+{
+    char err[GL_ERRLEN * 4];
+    if (config_init(cfg, config_path_from_argv(argc, argv, "--config"), err, sizeof err) == GL_OK) return GL_OK;
+    fprintf(stderr, "gpulog %s: %s\n", cmd, err);
+    config_free(cfg);
+    return GL_ERROR;
+}

@@ -178,6 +178,10 @@ const char *config_path_from_argv(int argc, char **argv, const char *opt);
  * both are unset) < environment. Commands call this, then config_set for
  * each flag given, then config_apply_log. */
 int config_init(struct gpulog_config *cfg, const char *path, char *err, size_t errlen);
+/* config_init for a subcommand: the file named by --config in argv (else
+ * $GPULOG_CONFIG); on failure prints "gpulog CMD: reason", frees cfg and
+ * returns GL_ERROR (the command exits with EXIT_USAGE). */
+int config_init_command(struct gpulog_config *cfg, const char *cmd, int argc, char **argv);
 
 /* Sets gl_log_level / gl_log_json from cfg->log. */
 void config_apply_log(const struct gpulog_config *cfg);

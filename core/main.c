@@ -38,6 +38,13 @@ static void usage(FILE *f)
         "1 I/O error, 2 usage error.\n");
 }
 
+int cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
+    return 0;
+}
+
 const char *cli_hostname(void)
 {
     static char name[256];

@@ -414,15 +414,10 @@ int cmd_detect(int argc, char **argv)
         ES_CLI_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { detect_help(); return EXIT_OK; }
+    if (cli_wants_help(argc, argv)) { detect_help(); return EXIT_OK; }
     char err[GL_ERRLEN * 4];
     struct gpulog_config cfg;
-    if (config_init(&cfg, config_path_from_argv(argc, argv, "--config"), err, sizeof err) != GL_OK) {
-        fprintf(stderr, "gpulog detect: %s\n", err);
-        config_free(&cfg);
-        return EXIT_USAGE;
-    }
+    if (config_init_command(&cfg, "detect", argc, argv) != GL_OK) return EXIT_USAGE;
     struct detect_opts o = { 0 };
     es_cli_init(&o.es);
     const char *topics = NULL;

@@ -274,15 +274,10 @@ int cmd_run(int argc, char **argv)
         ES_CLI_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { run_help(); return EXIT_OK; }
+    if (cli_wants_help(argc, argv)) { run_help(); return EXIT_OK; }
     char err[GL_ERRLEN * 4];
     struct gpulog_config cfg;
-    if (config_init(&cfg, config_path_from_argv(argc, argv, "--config"), err, sizeof err) != GL_OK) {
-        fprintf(stderr, "gpulog run: %s\n", err);
-        config_free(&cfg);
-        return EXIT_USAGE;
-    }
+    if (config_init_command(&cfg, "run", argc, argv) != GL_OK) return EXIT_USAGE;
     const char *format = "auto", *columns = NULL, *exec_cmd = NULL;
     struct run_opts ro = { 0 };
     es_cli_init(&ro.es);

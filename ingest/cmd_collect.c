@@ -1021,15 +1021,10 @@ int cmd_collect(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { collect_help(); return EXIT_OK; }
+    if (cli_wants_help(argc, argv)) { collect_help(); return EXIT_OK; }
     char cerr[GL_ERRLEN * 4];
     struct gpulog_config cfg;
-    if (config_init(&cfg, config_path_from_argv(argc, argv, "--config"), cerr, sizeof cerr) != GL_OK) {
-        fprintf(stderr, "gpulog collect: %s\n", cerr);
-        config_free(&cfg);
-        return EXIT_USAGE;
-    }
+    if (config_init_command(&cfg, "collect", argc, argv) != GL_OK) return EXIT_USAGE;
     struct collector C;
     struct collector *c = &C;
     memset(c, 0, sizeof *c);
