@@ -93,7 +93,9 @@ start)
     if grep -q "Kafka Server started" "$RUN/kafka.out" && answers; then
       echo "kafka up at 127.0.0.1:$PORT"; exit 0
     fi
-    running_pid >/dev/null || { echo "kafka: broker exited" >&2; tail -n 60 "$RUN/kafka.out" >&2; exit 1; }
+    # kill -0, not running_pid: until the child has exec'd java its
+    # cmdline is still this script's, and a loaded machine shows that window
+    kill -0 "$(cat "$PIDF")" 2>/dev/null || { echo "kafka: broker exited" >&2; tail -n 60 "$RUN/kafka.out" >&2; exit 1; }
     sleep 0.5
   done
   echo "kafka: not ready after 180 s" >&2; tail -n 60 "$RUN/kafka.out" >&2; exit 1 ;;

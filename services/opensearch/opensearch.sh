@@ -87,7 +87,9 @@ start)
   SECONDS=0
   while [ "$SECONDS" -lt 180 ]; do
     healthy && { echo "opensearch up at $URL"; exit 0; }
-    running_pid >/dev/null || { echo "opensearch: node exited" >&2; tail -n 60 "$RUN/opensearch.out" >&2; exit 1; }
+    # kill -0, not running_pid: until the child has exec'd java its
+    # cmdline is still this script's, and a loaded machine shows that window
+    kill -0 "$(cat "$PIDF")" 2>/dev/null || { echo "opensearch: node exited" >&2; tail -n 60 "$RUN/opensearch.out" >&2; exit 1; }
     sleep 0.5
   done
   echo "opensearch: not ready after 180 s" >&2; tail -n 60 "$RUN/opensearch.out" >&2; exit 1 ;;
