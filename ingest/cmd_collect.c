@@ -813,9 +813,12 @@ static int run(struct collector *c)
         } else {
             int64_t t0 = gl_now_ms();
             inflight = sink_poll(c->sink, timeout);
-            /* the file sink returns at once: idle tailing must still sleep */
+            /* the file sink returns at once: idle tailing must still sleep.
+             * Not when blocked on a full producer queue: Kafka's poll returned
+             * early because acknowledgements freed room, so read on at once
+             * (sleeping out the 50 ms here stalled backfills ~40% of the time) */
             int64_t spent = gl_now_ms() - t0;
-            if (timeout > 0 && spent < timeout) poll(NULL, 0, (int)(timeout - spent));
+            if (timeout > 0 && spent < timeout && !c->blocked) poll(NULL, 0, (int)(timeout - spent));
         }
         for (size_t i = 0; i < c->nsrc; i++) {
             struct source *s = c->src[i];
@@ -943,7 +946,7 @@ static void collect_help(void)
         "  -X key=value          librdkafka property, applied after gpulog's defaults\n"
         "                        (enable.idempotence=true acks=all compression.codec=lz4\n"
         "                        message.timeout.ms=0 queue.buffering.max.kbytes=8192\n"
-        "                        linger.ms=5); TLS and SASL work through these\n"
+        "                        linger.ms=20); TLS and SASL work through these\n"
         "                        [kafka.properties]\n"
         "  -o, --output FILE     NDJSON output without brokers (default stdout)\n"
         "      --once            read what is there, deliver it, wait for every\n"
