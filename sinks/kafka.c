@@ -9,8 +9,10 @@
  *   compression.codec=lz4      cheap on the node, ~4x on event JSON
  *   queue.buffering.max.kbytes=8192, queue.buffering.max.messages=50000
  *                              bounded memory; a full queue is backpressure
- *   linger.ms=5                small batches add little latency; measured faster
- *                              than 50 for a backfill (--once waits for the last batch)
+ *   linger.ms=20               20 ms of latency on a 1 s sample stream; fewer,
+ *                              larger batches cost less CPU here and in the
+ *                              broker: a 400k-line backfill ran 1.38-1.55 s vs
+ *                              1.51-1.67 s with 5 and 1.52-1.67 s with 50
  * then the user's -X properties on top.
  *
  * Settling: the delivery report of each message settles its token: success
@@ -193,7 +195,7 @@ struct sink *sink_kafka_new(const struct kafka_conf *kc, sink_settle_fn settle, 
         { "compression.codec", "lz4" },
         { "queue.buffering.max.kbytes", "8192" },
         { "queue.buffering.max.messages", "50000" },
-        { "linger.ms", "5" },
+        { "linger.ms", "20" },
         { "socket.keepalive.enable", "true" },
         { "client.id", "gpulog-collect" },
     };
