@@ -111,12 +111,16 @@ const char *event_get_str(const struct event *ev, const char *key, size_t *n)
 }
 
 void event_make_id(struct event *ev, const char *host, const char *source,
-                   int64_t offset, const char *line, size_t len)
+                   uint64_t gen, int64_t offset, const char *line, size_t len)
 {
     struct hash128 h;
     hash128_init(&h);
     hash128_feed(&h, host ? host : "", host ? strlen(host) : 0);
     hash128_feed(&h, source ? source : "-", source ? strlen(source) : 1);
+    if (gen) {
+        hash128_feed(&h, "\0gen", 4);
+        hash128_feed_u64(&h, gen);
+    }
     hash128_feed_u64(&h, (uint64_t)offset);
     hash128_feed(&h, line, len);
     hash128_hex(&h, ev->id);

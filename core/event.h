@@ -66,9 +66,13 @@ static inline const char *event_str(const struct event *ev, const struct ev_fiel
 }
 
 /* Computes event.id from the source identity and position: host, source
- * name (path or "-"), byte offset of the line, and the raw line bytes. */
+ * name (path or "-"), generation, byte offset of the line, and the raw line
+ * bytes. gen counts the files a tailed path has moved on to (rotation,
+ * truncation): offsets restart in each, and without -o DT dmon writes the
+ * same bytes at the same offset often. gen 0 (the first file, `parse`) is
+ * not hashed, so those ids are what they always were. */
 void event_make_id(struct event *ev, const char *host, const char *source,
-                   int64_t offset, const char *line, size_t len);
+                   uint64_t gen, int64_t offset, const char *line, size_t len);
 
 /* Appends the event as one JSON object (no newline) to out. Keys are flat
  * dotted names in schema order: header first, then fields in insertion order. */

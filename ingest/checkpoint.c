@@ -58,8 +58,8 @@ int ckpt_save(const char *path, const struct ckpt *c, char *err, size_t errlen)
     struct buf b;
     buf_init(&b);
     buf_printf(&b, "version=1\ndev=%" PRIu64 "\nino=%" PRIu64 "\nfp=%s\nfp_len=%u\n"
-               "offset=%" PRId64 "\nkmsg_seq=%" PRIu64 "\nboot_id=%s\nhdr=",
-               c->dev, c->ino, c->fp, c->fp_len, c->offset, c->kmsg_seq, c->boot_id);
+               "offset=%" PRId64 "\ngen=%" PRIu64 "\nkmsg_seq=%" PRIu64 "\nboot_id=%s\nhdr=",
+               c->dev, c->ino, c->fp, c->fp_len, c->offset, c->gen, c->kmsg_seq, c->boot_id);
     static const char hex[] = "0123456789abcdef";
     for (uint32_t i = 0; i < c->hdr_len && i < sizeof c->hdr; i++) {
         buf_putc(&b, hex[(unsigned char)c->hdr[i] >> 4]);
@@ -102,6 +102,7 @@ int ckpt_load(const char *path, struct ckpt *c, char *err, size_t errlen)
         else if (!strcmp(k, "fp")) snprintf(c->fp, sizeof c->fp, "%s", v);
         else if (!strcmp(k, "fp_len")) c->fp_len = (uint32_t)strtoul(v, NULL, 10);
         else if (!strcmp(k, "offset")) { c->offset = strtoll(v, NULL, 10); have_offset = 1; }
+        else if (!strcmp(k, "gen")) c->gen = strtoull(v, NULL, 10);   /* absent before: 0 */
         else if (!strcmp(k, "kmsg_seq")) c->kmsg_seq = strtoull(v, NULL, 10);
         else if (!strcmp(k, "boot_id")) snprintf(c->boot_id, sizeof c->boot_id, "%s", v);
         else if (!strcmp(k, "hdr")) {

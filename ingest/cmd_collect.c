@@ -255,7 +255,7 @@ static void health_event(struct collector *c, struct source *s, const char *acti
     ev.created_ms = now;
     char salt[64];
     int sl = snprintf(salt, sizeof salt, "%s %" PRId64, action, now);
-    event_make_id(&ev, c->host, s->name, now, salt, (size_t)sl);
+    event_make_id(&ev, c->host, s->name, 0, now, salt, (size_t)sl);
     event_add_str(&ev, "event.action", action, strlen(action));
     event_add_str(&ev, "message", msg, strlen(msg));
     event_add_str(&ev, "process.command_line", s->name, strlen(s->name));
@@ -505,6 +505,7 @@ static int source_read(struct collector *c, struct source *s, int budget)
             .path = s->kind == SRC_FILE ? s->name : NULL,
             .source = s->name,
             .offset = l.off,
+            .gen = s->kind == SRC_FILE ? tail_gen(s->tail) : 0,
             .lineno = s->lines,
             .now_ms = c->fixed_now ? c->fixed_now : (l.ms ? l.ms : gl_now_ms()),
             .keep_original = c->keep_original,

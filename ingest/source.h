@@ -30,6 +30,7 @@ struct ckpt {
     char fp[33];              /* hash of the first fp_len bytes after '#' headers */
     uint32_t fp_len;          /* 0..256; 0 = no content yet */
     int64_t offset;           /* every line before this offset is settled */
+    uint64_t gen;             /* files: the path's generation (tail_gen); in event.id */
     uint64_t kmsg_seq;        /* /dev/kmsg: last sequence number spooled (+1); 0 = none */
     char boot_id[40];         /* /dev/kmsg: boot the sequence belongs to */
     /* the last header block the parser saw (lines it declined, e.g. the two
@@ -133,6 +134,11 @@ int tail_check(struct tail *t, int pending_zero, int64_t *new_start);
 void tail_identity(struct tail *t, struct ckpt *c);
 /* 1 while a file is open. */
 int tail_is_open(const struct tail *t);
+/* Generation of the file being read: 0 for the first file the path named
+ * (or resume->gen), +1 each time reading moves on to another file (after a
+ * rotation, a truncation, a file that replaced the checkpointed one). Lines
+ * of a rotated copy keep the generation of the file they were read from. */
+uint64_t tail_gen(const struct tail *t);
 /* Offset of the next line to be returned (where a tracker starts). */
 int64_t tail_offset(const struct tail *t);
 const char *tail_path(const struct tail *t);

@@ -124,11 +124,22 @@ struct tail {
     int reading_copy;         /* fd is a rotated copy; the path is next */
     int truncated;            /* truncation seen: read nothing until handled */
     int64_t last_check_ms;
+    uint64_t gen;             /* see tail_gen */
+    int had_file;             /* a file was read (or checkpointed) under this path */
 };
 
 const char *tail_path(const struct tail *t) { return t->path; }
 int tail_is_open(const struct tail *t) { return t->fd >= 0; }
 int64_t tail_offset(const struct tail *t) { return t->lb.pos; }
+uint64_t tail_gen(const struct tail *t) { return t->gen; }
+
+/* Reading moves on to another file of the path: a new generation, unless
+ * this is the first file the path ever named. */
+static void next_file(struct tail *t)
+{
+    if (t->had_file) t->gen++;
+    t->had_file = 1;
+}
 
 static int fp_matches(int fd, const char *fp, uint32_t fp_len);
 
@@ -227,6 +238,10 @@ struct tail *tail_new(const char *path, const struct ckpt *resume, size_t max_li
     t->path = xstrdup(path);
     t->fd = -1;
     lbuf_init(&t->lb, 0, max_line);
+    if (resume) {
+        t->gen = resume->gen;
+        t->had_file = resume->ino != 0;
+    }
     if (open_file(t, path, 0) != GL_OK) {
         if (resume && resume->ino) {
             /* the path is gone but the file we were reading may be a sibling */
@@ -241,7 +256,7 @@ struct tail *tail_new(const char *path, const struct ckpt *resume, size_t max_li
         }
         return t;
     }
-    if (!resume) return t;
+    if (!resume) { t->had_file = 1; return t; }
     struct stat st;
     fstat(t->fd, &st);
     int same = resume->ino && resume->dev == t->dev && resume->ino == t->ino &&
@@ -267,6 +282,7 @@ struct tail *tail_new(const char *path, const struct ckpt *resume, size_t max_li
         }
         log_warn("msg=\"checkpoint names another file (rotated while stopped, rotated file not found): reading from the start\" path=\"%s\"", path);
     }
+    next_file(t);   /* not the checkpointed file */
     return t;
 }
 
@@ -295,6 +311,7 @@ void tail_identity(struct tail *t, struct ckpt *c)
     c->ino = t->ino;
     memcpy(c->fp, t->fp, sizeof c->fp);
     c->fp_len = t->fp_len;
+    c->gen = t->gen;
 }
 
 int tail_check(struct tail *t, int pending_zero, int64_t *new_start)
@@ -304,6 +321,7 @@ int tail_check(struct tail *t, int pending_zero, int64_t *new_start)
     t->last_check_ms = now;
     if (t->fd < 0) {
         if (open_file(t, t->path, 0) == GL_OK) {
+            next_file(t);
             *new_start = 0;
             log_info("msg=\"file appeared\" path=\"%s\"", t->path);
             return 1;
@@ -317,6 +335,7 @@ int tail_check(struct tail *t, int pending_zero, int64_t *new_start)
         /* the copy was read to its end: go on with the live path */
         if (!pending_zero) return 0;
         if (open_file(t, t->path, 0) != GL_OK) { close(t->fd); t->fd = -1; }
+        else next_file(t);
         t->reading_copy = 0;
         *new_start = 0;
         log_info("msg=\"rotated file done, following the new file\" path=\"%s\"", t->path);
@@ -366,6 +385,7 @@ int tail_check(struct tail *t, int pending_zero, int64_t *new_start)
     t->fp[0] = '\0';
     update_fp(t);
     lbuf_reset(&t->lb, 0);
+    next_file(t);
     *new_start = 0;
     return 1;
 }

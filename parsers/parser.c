@@ -65,7 +65,7 @@ struct event *parser_begin(struct parser *p, const struct line_src *src,
     ev->offset = src->path ? src->offset : -1;
     ev->ts_ms = src->now_ms;
     ev->created_ms = src->now_ms;
-    event_make_id(ev, src->host, src->source, src->offset, line, len);
+    event_make_id(ev, src->host, src->source, src->gen, src->offset, line, len);
     if (always_original || src->keep_original) {
         ev->original = line;
         ev->original_len = len;

@@ -25,6 +25,7 @@ struct line_src {
     const char *path;      /* log.file.path, NULL for stdin/exec */
     const char *source;    /* identity used in event.id: path, "-", or the command */
     int64_t offset;        /* byte offset of the line in the source */
+    uint64_t gen;          /* tailed files: which file of the path (0 = first) */
     uint64_t lineno;       /* 1-based line number */
     int64_t now_ms;        /* when the line was read (event.created) */
     int keep_original;     /* put event.original on metric events too */

@@ -4,7 +4,11 @@
 #   output (no Kafka poll to block in), once burnt a whole core. Checks the CPU
 #   time of collect over 4 s of idling, for an existing and a missing file;
 # - the collector's own health events (gpulog.collector) validate against
-#   schemas/event.schema.json.
+#   schemas/event.schema.json;
+# - rotation of a dmon log without -o DT: the new file holds the same bytes at
+#   the same offsets (idle GPUs print identical rows), and its events must
+#   still get new event.ids, or Elasticsearch and detect drop them as
+#   duplicates; a restart must keep the ids of lines it sends again.
 set -u
 GPULOG=${GPULOG:-build/gpulog}
 T=$(mktemp -d "${GPULOG_TEST_TMP:-/tmp}/idle.XXXXXX")
@@ -38,5 +42,43 @@ for line in sys.stdin:
     v.validate(json.loads(line))
 ' schemas/event.schema.json; then pass=$((pass+1)); echo "ok   $n collector health events validate"
 else fail=$((fail+1)); echo "FAIL collector health events ($n) missing or invalid"; fi
+# rotation with identical content
+R=$T/rot; mkdir -p "$R"
+rows=$(printf '# gpu    pwr  gtemp\n# Idx      W      C\n'; for i in 1 2 3 4 5; do printf '    0     61     34\n'; done)
+echo "$rows" > "$R/dmon.log"
+wait_lines() {   # file n: waits up to 10 s for n lines
+  for _ in $(seq 100); do [ "$({ wc -l < "$1"; } 2>/dev/null || echo 0)" -ge "$2" ] && return 0; sleep 0.1; done; return 1
+}
+"$GPULOG" collect --file "$R/dmon.log" --host h --state-dir "$R/st" --output "$R/out1.ndjson" 2>"$R/c1.err" &
+cpid=$!
+wait_lines "$R/out1.ndjson" 5
+mv "$R/dmon.log" "$R/dmon.log.1"; echo "$rows" > "$R/dmon.log"
+wait_lines "$R/out1.ndjson" 10
+kill -TERM $cpid; wait $cpid
+# restart from the checkpoint: only the appended line is new; then a crash
+# simulated by winding the checkpoint back to the start of the new file: the
+# lines sent again must carry the ids they had (same generation)
+echo "    0     61     34" >> "$R/dmon.log"
+cp -r "$R/st" "$R/st-crash"
+"$GPULOG" collect --once --file "$R/dmon.log" --host h --state-dir "$R/st" --output "$R/out2.ndjson" 2>"$R/c2.err"
+sed -i 's/^offset=.*/offset=0/' "$R"/st-crash/ckpt-file-*
+"$GPULOG" collect --once --file "$R/dmon.log" --host h --state-dir "$R/st-crash" --output "$R/out3.ndjson" 2>"$R/c3.err"
+if /usr/bin/python3 - "$R/out1.ndjson" "$R/out2.ndjson" "$R/out3.ndjson" <<'PY'
+import json, sys
+a, b, c = ([json.loads(l) for l in open(p)] for p in sys.argv[1:4])
+ids = [e["event.id"] for e in a]
+errs = []
+if len(a) != 10: errs.append("%d events for 10 lines" % len(a))
+if len(set(ids)) != len(ids): errs.append("%d distinct ids for %d events" % (len(set(ids)), len(ids)))
+if len(b) != 1: errs.append("restart sent %d events, expected 1 (the appended line)" % len(b))
+elif b[0]["event.id"] in ids: errs.append("the appended line reuses an id")
+want = ids[5:] + [e["event.id"] for e in b]
+got = [e["event.id"] for e in c]
+if got != want: errs.append("replay from the rewound checkpoint: ids %s, expected %s" % (got, want))
+print("; ".join(errs) if errs else "10 + 1 events, all ids distinct, replay of 6 lines with the same ids")
+sys.exit(1 if errs else 0)
+PY
+then pass=$((pass+1)); echo "ok   rotation with identical content gets new ids"
+else fail=$((fail+1)); echo "FAIL rotation with identical content: see above; $(tail -n 3 "$R/c1.err")"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

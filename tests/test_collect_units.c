@@ -77,7 +77,7 @@ TEST(track_grows_and_wraps)
 TEST(checkpoint_roundtrip_atomic)
 {
     char err[256];
-    struct ckpt c = { .dev = 7, .ino = 123456789, .fp_len = 256, .offset = 98765, .kmsg_seq = 42 };
+    struct ckpt c = { .dev = 7, .ino = 123456789, .fp_len = 256, .offset = 98765, .gen = 3, .kmsg_seq = 42 };
     strcpy(c.fp, "0123456789abcdef0123456789abcdef");
     strcpy(c.boot_id, "b-1");
     char *p = ckpt_path(tmpdir, "file", "/var/log/gpu/dmon.log");
@@ -90,6 +90,7 @@ TEST(checkpoint_roundtrip_atomic)
     CHECK_EQ_INT(d.offset, 98765);
     CHECK_EQ_INT(d.fp_len, 256);
     CHECK_EQ_INT(d.kmsg_seq, 42);
+    CHECK_EQ_INT(d.gen, 3);
     CHECK_EQ_STR(d.fp, c.fp);
     CHECK_EQ_STR(d.boot_id, "b-1");
     /* no temp file left behind */
@@ -99,6 +100,11 @@ TEST(checkpoint_roundtrip_atomic)
     CHECK_EQ_INT(ckpt_load(tpath("nope"), &d, err, sizeof err), GL_DONE);
     write_file(tpath("garbage"), "hello\n", 0);
     CHECK_EQ_INT(ckpt_load(tpath("garbage"), &d, err, sizeof err), GL_ERROR);
+    /* a checkpoint written before generations existed: generation 0 */
+    write_file(tpath("old"), "version=1\ndev=1\nino=2\nfp=\nfp_len=0\noffset=10\nkmsg_seq=0\nboot_id=\nhdr=\n", 0);
+    CHECK_EQ_INT(ckpt_load(tpath("old"), &d, err, sizeof err), GL_OK);
+    CHECK_EQ_INT(d.gen, 0);
+    CHECK_EQ_INT(d.offset, 10);
     free(p);
 }
 
@@ -195,6 +201,7 @@ TEST(tail_rename_rotation)
     char out[512] = "";
     drain_tail(t, out, sizeof out, NULL);
     CHECK_EQ_STR(out, "a1|a2|");
+    CHECK_EQ_INT(tail_gen(t), 0);
     /* the writer appends, then the file is renamed and a new one created */
     write_file(p, "a3\n", 1);
     char rotated[600];
@@ -206,6 +213,7 @@ TEST(tail_rename_rotation)
     drain_tail(t, out, sizeof out, NULL);
     CHECK_EQ_STR(out, "a3|a4|b1|b2|");
     CHECK_EQ_INT(tail_offset(t), 6);
+    CHECK_EQ_INT(tail_gen(t), 1);   /* b1 sits where a1 sat: the id must differ */
     tail_free(t);
     free(p);
 }
@@ -230,6 +238,7 @@ TEST(tail_copytruncate_reads_the_copy)
     out[0] = '\0';
     drain_tail(t, out, sizeof out, NULL);
     CHECK_EQ_STR(out, "c3|c4|d1|");
+    CHECK_EQ_INT(tail_gen(t), 1);
     tail_free(t);
     free(p);
 }
@@ -253,17 +262,34 @@ TEST(tail_resume_after_rotation_while_stopped)
     snprintf(rotated, sizeof rotated, "%s-20250101", p);
     rename(p, rotated);
     write_file(p, "n1\n", 0);
+    ck.gen = 4;   /* generations survive restarts: re-sent lines keep their ids */
     t = tail_new(p, &ck, 0);
     CHECK_EQ_INT(tail_offset(t), ck.offset);
+    CHECK_EQ_INT(tail_gen(t), 4);
+    struct rline l2;
+    CHECK_EQ_INT(tail_next(t, 0, &l2), RL_LINE);
+    CHECK(l2.len == 2 && !memcmp(l2.p, "r2", 2));
+    CHECK_EQ_INT(tail_gen(t), 4);   /* r2 is still a line of the checkpointed file */
+    out[0] = '\0';
     drain_tail(t, out, sizeof out, NULL);
-    CHECK_EQ_STR(out, "r2|r3|n1|");
+    CHECK_EQ_STR(out, "r3|n1|");
+    CHECK_EQ_INT(tail_gen(t), 5);
+    struct ckpt same;
+    memset(&same, 0, sizeof same);
+    tail_identity(t, &same);
+    CHECK_EQ_INT(same.gen, 5);
+    same.offset = tail_offset(t);
     tail_free(t);
-    /* a checkpoint for a different file (same path) starts from 0 */
+    t = tail_new(p, &same, 0);   /* restart on the same file: same generation */
+    CHECK_EQ_INT(tail_gen(t), 5);
+    tail_free(t);
+    /* a checkpoint for a different file (same path) starts from 0, as the next generation */
     struct ckpt other = ck;
     other.ino += 999999;
     unlink(rotated);
     t = tail_new(p, &other, 0);
     CHECK_EQ_INT(tail_offset(t), 0);
+    CHECK_EQ_INT(tail_gen(t), 5);
     tail_free(t);
     free(p);
 }
@@ -279,6 +305,7 @@ TEST(tail_missing_file_appears)
     write_file(p, "x1\n", 0);
     drain_tail(t, out, sizeof out, NULL);
     CHECK_EQ_STR(out, "x1|");
+    CHECK_EQ_INT(tail_gen(t), 0);   /* the first file the path names */
     tail_free(t);
     free(p);
 }
