@@ -949,7 +949,9 @@ static void collect_help(void)
         "                        message.timeout.ms=0 queue.buffering.max.kbytes=8192\n"
         "                        linger.ms=20); TLS and SASL work through these\n"
         "                        [kafka.properties]\n"
-        "  -o, --output FILE     NDJSON output without brokers (default stdout)\n"
+        "  -o, --output FILE     NDJSON output when no brokers are set (default stdout);\n"
+        "                        refused together with brokers, as are -X and the\n"
+        "                        topics without them\n"
         "      --once            read what is there, deliver it, wait for every\n"
         "                        acknowledgement, checkpoint and exit\n"
         "      --spool-max N     on-disk spool budget (default 256MiB) [collect.spool_max]\n"
@@ -1038,6 +1040,7 @@ int cmd_collect(int argc, char **argv)
     char **execs = NULL;
     size_t nexecs = 0;
     int use_stdin = 0, cleared = 0;
+    const char *kafka_flag = NULL;   /* a Kafka-only flag given on the command line */
     double v;
     int rc = EXIT_OK, ch;
     optind = 1;
@@ -1059,13 +1062,18 @@ int cmd_collect(int argc, char **argv)
         case 'H': key = "host"; break;
         case O_TZ: key = "tz"; break;
         case 's': key = "state_dir"; break;
-        case 'b': key = "kafka.brokers"; break;
-        case 't': key = "kafka.topics.metrics"; break;
-        case O_EVTOPIC: key = "kafka.topics.events"; break;
+        case 'b':
+            /* an empty value would silently mean "no Kafka, NDJSON on stdout" */
+            if (!*optarg) { rc = cli_usage_error("collect", "--brokers is empty (leave it out for NDJSON output)"); goto out; }
+            key = "kafka.brokers";
+            break;
+        case 't': key = "kafka.topics.metrics"; kafka_flag = "--topic"; break;
+        case O_EVTOPIC: key = "kafka.topics.events"; kafka_flag = "--events-topic"; break;
         case 'o': c->output = optarg; break;
         case 'X':
             if (!strchr(optarg, '=')) { rc = cli_usage_error("collect", "-X wants key=value, got '%s'", optarg); goto out; }
             key = "kafka.properties";
+            kafka_flag = "-X";
             break;
         case O_ONCE: c->once = 1; break;
         case O_SPOOLMAX: key = "collect.spool_max"; break;
@@ -1124,6 +1132,16 @@ int cmd_collect(int argc, char **argv)
     c->stats_ms = cfg.collect.stats_interval_ms;
     c->host = *cfg.host ? cfg.host : cli_hostname();
     c->brokers = *cfg.kafka.brokers ? cfg.kafka.brokers : NULL;
+    /* flags that would be ignored: say so instead of doing something else */
+    if (!c->brokers && kafka_flag) {
+        rc = cli_usage_error("collect", "%s applies to Kafka, but no brokers are set (--brokers, kafka.brokers, GPULOG_KAFKA_BROKERS)",
+                             kafka_flag);
+        goto out;
+    }
+    if (c->brokers && c->output) {
+        rc = cli_usage_error("collect", "--output writes NDJSON instead of Kafka; with brokers set (%s) it would be ignored", c->brokers);
+        goto out;
+    }
     c->topic[STREAM_METRICS] = cfg.kafka.topic_metrics;
     c->topic[STREAM_EVENTS] = cfg.kafka.topic_events;
     c->props = cfg.kafka.properties.kv;

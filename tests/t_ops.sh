@@ -132,6 +132,23 @@ out=$("$GPULOG" config check "$T/missing.yaml" 2>&1); rc=$?
 if [ "$rc" = 2 ] && grep -q "missing.yaml: No such file" <<<"$out"; then ok "missing file: exit 2"
 else fail "missing file: exit 2" "rc=$rc $out"; fi
 
+# collect flags that would be ignored or change the output silently are refused
+printf '# gpu pwr\n# Idx W\n 0 100\n' > "$T/one.log"
+refused() {   # name expected-text collect-args...
+  local name=$1 want=$2; shift 2
+  local out rc
+  out=$(GPULOG_KAFKA_BROKERS= "$GPULOG" collect --once --state-dir "$T/st-refused" --file "$T/one.log" "$@" 2>&1); rc=$?
+  if [ "$rc" = 2 ] && grep -qF -e "$want" <<<"$out"; then ok "collect $name: exit 2, says why"
+  else fail "collect $name: exit 2, says why" "rc=$rc $out"; fi
+}
+refused "--brokers ''" "--brokers is empty" --brokers ""
+refused "-X without brokers" "-X applies to Kafka, but no brokers are set" -X acks=1
+refused "--topic without brokers" "--topic applies to Kafka" --topic t
+refused "--output with brokers" "--output writes NDJSON instead of Kafka" --brokers 127.0.0.1:1 --output "$T/o.ndjson"
+out=$("$GPULOG" collect --once --state-dir "$T/st-ok" --file "$T/one.log" --output "$T/o.ndjson" 2>&1); rc=$?
+if [ "$rc" = 0 ] && [ "$(wc -l < "$T/o.ndjson")" = 1 ]; then ok "collect --output without brokers still writes NDJSON"
+else fail "collect --output without brokers still writes NDJSON" "rc=$rc $out"; fi
+
 out=$("$GPULOG" config check "$T/cm.yaml" "$T/unknown.yaml" 2>&1); rc=$?
 if [ "$rc" = 2 ] && grep -q "cm.yaml: ok" <<<"$out"; then ok "several files: each reported, exit 2 if any fails"
 else fail "several files: each reported, exit 2 if any fails" "rc=$rc $out"; fi
