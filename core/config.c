@@ -31,7 +31,7 @@ static const struct config_key keys[] = {
     { "log.format", CONFIG_ENUM, "logfmt", O(log.format), "logfmt|json", 0,
       "log line format on stderr; repeated messages are rate-limited with a count either way" },
     { "sources", CONFIG_SOURCES, "[]", O(sources), NULL, 0,
-      "inputs of collect (run reads its FILE, stdin or --exec): a list of {type, command|path, format} items (see below); "
+      "inputs of collect; run reads its FILE, stdin or --exec, else the one file or exec item here: a list of {type, command|path, format} items (see below); "
       "source flags on the command line replace this list" },
     { "kafka.brokers", CONFIG_STR, "", O(kafka.brokers), NULL, 0,
       "bootstrap servers, host:port[,host:port...]; empty = no Kafka (collect writes NDJSON to stdout)" },

@@ -28,7 +28,8 @@ static void run_help(void)
         "                  [--tz ZONE] [--host NAME] [--columns LIST] [--output FILE] [--live|--no-live]\n"
         "                  [--metrics-addr HOST:PORT] [--shutdown-timeout S] [FILE|-|--exec CMD]\n"
         "\n"
-        "Parses FILE (or stdin, or the output of CMD), runs the anomaly detectors over\n"
+        "Parses FILE (or stdin, or the output of CMD, or the one file/exec source of\n"
+        "the config file when none is given), runs the anomaly detectors over\n"
         "the events and writes anomaly records (event.dataset gpu.anomaly) as NDJSON.\n"
         "When stdout is a terminal it shows a live view instead: anomalies as they\n"
         "open and resolve, a status line per GPU and a summary at the end.\n"
@@ -329,6 +330,24 @@ int cmd_run(int argc, char **argv)
     if (!ro.es.conf.api_key && *cfg.es.api_key) ro.es.conf.api_key = cfg.es.api_key;
     if (argc - optind > 1) { exit_rc = cli_usage_error("run", "at most one input file"); goto out; }
     if (exec_cmd && argc - optind == 1) { exit_rc = cli_usage_error("run", "give a FILE or --exec, not both"); goto out; }
+    const char *cfg_file = NULL;   /* the input named by the config file's sources */
+    if (!exec_cmd && argc - optind == 0 && cfg.sources.n) {
+        /* no input on the command line: the config's one source, if it is one run can read */
+        const struct config_source *cs = &cfg.sources.v[0];
+        if (cfg.sources.n > 1) {
+            exit_rc = cli_usage_error("run", "run reads one input, the config file lists %zu sources: give FILE or --exec",
+                                      cfg.sources.n);
+            goto out;
+        }
+        if (!strcmp(cs->type, "exec")) exec_cmd = cs->command;
+        else if (!strcmp(cs->type, "file")) cfg_file = cs->path;
+        else if (strcmp(cs->type, "stdin")) {
+            exit_rc = cli_usage_error("run", "run cannot read a %s source (config file): use collect, or give FILE or --exec",
+                                      cs->type);
+            goto out;
+        }
+        if (*cs->format && strcmp(cs->format, "auto") && !strcmp(format, "auto")) format = cs->format;
+    }
     const struct parser_ops *ops = parser_find(format);
     if (!ops) { exit_rc = cli_usage_error("run", "unknown format '%s'", format); goto out; }
     if (config_apply_process(&cfg, err, sizeof err) != GL_OK) { exit_rc = cli_usage_error("run", "%s", err); goto out; }
@@ -348,7 +367,7 @@ int cmd_run(int argc, char **argv)
     if (live_mode) r.live = live_new(stdout);
     r.eng = engine_new(prof, run_emit_record, &r);
 
-    const char *file = optind < argc ? argv[optind] : "-";
+    const char *file = optind < argc ? argv[optind] : cfg_file ? cfg_file : "-";
     int fd = 0, is_stdin = !exec_cmd && !strcmp(file, "-");
     /* before the input is opened (a FIFO blocks until its writer comes) */
     log_info("msg=started input=\"%s\" host=\"%s\" detectors=\"%s\" profile=%s metrics_port=%d",

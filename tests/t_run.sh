@@ -103,6 +103,22 @@ cmp -s "$tmp/out.ndjson" "$tmp/out3.ndjson"; check "--exec reads the command's o
 cmp -s "$tmp/out.ndjson" "$tmp/out4.ndjson"; check "stdin works the same" $?
 "$GPULOG" run --tz UTC --host tr-7 --output "$tmp/file.ndjson" "$tmp/trace.txt" > /dev/null 2>&1
 cmp -s "$tmp/out.ndjson" "$tmp/file.ndjson"; check "--output writes the same records" $?
+# the config file's one source is the input when the command line names none
+printf 'sources:\n  - type: file\n    path: %s\n' "$tmp/trace.txt" > "$tmp/src.yaml"
+"$GPULOG" run --config "$tmp/src.yaml" --tz UTC --host tr-7 > "$tmp/out5.ndjson" 2>/dev/null < /dev/null
+cmp -s "$tmp/out.ndjson" "$tmp/out5.ndjson"; check "a file source in the config file is run's input" $?
+printf 'sources:\n  - type: exec\n    command: cat %s\n' "$tmp/trace.txt" > "$tmp/src2.yaml"
+"$GPULOG" run --config "$tmp/src2.yaml" --tz UTC --host tr-7 > "$tmp/out6.ndjson" 2>/dev/null < /dev/null
+cmp -s "$tmp/out.ndjson" "$tmp/out6.ndjson"; check "an exec source in the config file is run's input" $?
+printf 'sources:\n  - type: file\n    path: /a\n  - type: file\n    path: /b\n' > "$tmp/src3.yaml"
+rc=0; "$GPULOG" run --config "$tmp/src3.yaml" > /dev/null 2> "$tmp/err" < /dev/null || rc=$?
+check "two config sources: usage error (2) that says run reads one input" \
+  "$([ "$rc" = 2 ] && grep -q "run reads one input" "$tmp/err"; echo $?)" "$(cat "$tmp/err")"
+printf 'sources:\n  - type: kmsg\n' > "$tmp/src4.yaml"
+rc=0; "$GPULOG" run --config "$tmp/src4.yaml" > /dev/null 2> "$tmp/err" < /dev/null || rc=$?
+check "a kmsg config source: usage error (2)" "$([ "$rc" = 2 ] && grep -q "cannot read a kmsg source" "$tmp/err"; echo $?)" "$(cat "$tmp/err")"
+"$GPULOG" run --config "$tmp/src3.yaml" --tz UTC --host tr-7 "$tmp/trace.txt" > "$tmp/out7.ndjson" 2>/dev/null
+cmp -s "$tmp/out.ndjson" "$tmp/out7.ndjson"; check "a FILE argument overrides the config's sources" $?
 
 # generic CSV with the generic profile: a spike in one column
 { echo "timestamp,host,qps,lat_ms"
