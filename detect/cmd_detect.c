@@ -111,6 +111,7 @@ struct dctx {
     int64_t cur_off;
     int next_tag;
     int once, assigned_once;
+    int unassigned;                      /* revoked, the next assignment not yet here */
     struct buf json;
     uint64_t consumed, bad, records, settled, deadletter;
     int fatal;
@@ -411,7 +412,12 @@ static void rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_topic_pa
         }
         rd_kafka_topic_partition_list_destroy(c);
         rd_kafka_assign(rk, parts);
+        /* a partition paused before a revoke stays paused in librdkafka when
+         * it is assigned again: set its state to ours explicitly */
+        if (d->paused) rd_kafka_pause_partitions(rk, parts);
+        else rd_kafka_resume_partitions(rk, parts);
         d->assigned_once = 1;
+        d->unassigned = 0;
     } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
         /* settle what was produced, commit, then forget the state */
         if (drain_sinks(d, 30000) > 0) fprintf(stderr, "gpulog detect: revoke: outputs not all settled\n");
@@ -432,15 +438,20 @@ static void rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_topic_pa
             else ps_free(p);
         }
         rd_kafka_assign(rk, NULL);
+        d->unassigned = 1;
     } else {
         fprintf(stderr, "gpulog detect: rebalance error: %s\n", rd_kafka_err2str(err));
         rd_kafka_assign(rk, NULL);
+        d->unassigned = 1;
     }
 }
 
 static int once_done(struct dctx *d)
 {
-    if (!d->assigned_once) return 0;
+    /* after a revoke (an eviction, another member joining) the partitions
+     * come back or go elsewhere with the next assignment: wait for it, or
+     * --once would stop with their messages unread */
+    if (!d->assigned_once || d->unassigned) return 0;
     for (struct pstate *p = d->parts; p; p = p->next)
         if (!p->eof && !(p->end >= 0 && p->consumed + 1 >= p->end)) return 0;
     return 1;

@@ -141,4 +141,30 @@ m3=$(count metrics-gpu.dmon); x3=$(count logs-gpu.xid); a3=$(count logs-gpu.anom
 ok $? "after the outage still $m3 / $x3 / $a3 documents, the same records"
 grep -q "duplicates=$((m + x + a))" "$T/detect.g3.out"
 ok $? "every document reached the cluster after the outage ($(grep -o 'stored=[0-9]* duplicates=[0-9]*' "$T/detect.g3.out"))"
+
+# evicted anyway: a member frozen (SIGSTOP) past session.timeout.ms loses its
+# partitions; when it wakes up it is revoked and assigned again, and --once
+# must go on until everything is read (it used to stop at the revoke)
+python3 tests/tools/flaky_proxy.py --upstream "$URL" --port-file "$T/proxy2.port" > "$T/proxy2.out" 2>&1 &
+ppid=$!
+for _ in $(seq 50); do [ -s "$T/proxy2.port" ] && break; sleep 0.1; done
+PURL=http://127.0.0.1:$(cat "$T/proxy2.port" 2>/dev/null)
+curl -s -o /dev/null -XPOST "$PURL/__proxy/down?seconds=25"
+timeout 180 "$G" detect --once --brokers "$BROKERS" --group "g4$ID" --topics "$MT,$ET" --es "$PURL" --es-namespace "$NS" \
+  --index-metrics --es-batch-age-ms 200 --es-batch-bytes 16k --es-max-pending-bytes 32k --output "$T/records4.ndjson" \
+  -X session.timeout.ms=6000 -X heartbeat.interval.ms=500 > "$T/detect.g4.out" 2>&1 &
+dpid=$!
+for _ in $(seq 100); do grep -q "partitions paused" "$T/detect.g4.out" && break; sleep 0.1; done
+gpid=$(pgrep -P "$dpid" | head -n 1)   # gpulog itself, under timeout(1)
+kill -STOP "$gpid"; sleep 10; kill -CONT "$gpid"
+wait "$dpid"; rc=$?
+kill "$ppid" 2>/dev/null; wait "$ppid" 2>/dev/null
+consumed=$(sed -n 's/.*consumed \([0-9]*\) messages.*/\1/p' "$T/detect.g4.out")
+nrevoked=$(grep -c "gpulog detect: revoked " "$T/detect.g4.out")
+[ "$rc" = 0 ] && [ "$nrevoked" -gt "$nparts" ]
+ok $? "a member frozen past its session timeout is revoked and assigned again (rc=$rc, $nrevoked revokes for $nparts partitions)"
+[ "$consumed" -ge "$((nmetrics + nxid))" ]
+ok $? "--once reads on after the revoke: all $((nmetrics + nxid)) messages ($consumed consumed, replays included)"
+[ "$(ids "$T/records1.ndjson")" = "$(ids "$T/records4.ndjson" | sort -u)" ]
+ok $? "and finds the same anomaly records"
 finish
