@@ -97,6 +97,8 @@ struct collector {
     struct stash_doc *stash;
     size_t nstash, capstash;
     int blocked;                  /* the sink said GL_AGAIN: stop reading */
+    uint64_t *skipped;            /* hashes of glob matches already reported as skipped */
+    size_t nskipped;
     int fatal;
     struct source *cur;
     int priming;                  /* feeding saved headers: events are dropped */
@@ -432,6 +434,43 @@ static int add_kmsg(struct collector *c, const char *path)
 
 static int is_glob(const char *p) { return strpbrk(p, "*?[") != NULL; }
 
+static int compressed_name(const char *name)
+{
+    static const char *const ext[] = { ".gz", ".xz", ".zst", ".bz2", ".lz4", ".zip" };
+    size_t n = strlen(name);
+    for (size_t i = 0; i < GL_ARRAY_LEN(ext); i++) {
+        size_t e = strlen(ext[i]);
+        if (n > e && !strcmp(name + n - e, ext[i])) return 1;
+    }
+    return 0;
+}
+
+/* 1 if name is base, then '.', '-' or '_', then a rotation suffix: a
+ * number or a date (logrotate's NAME.1, NAME-20250101, NAME.2025-01-01).
+ * tail.c looks for a rotated file among these names. */
+static int rotated_name_of(const char *name, const char *base)
+{
+    size_t n = strlen(base);
+    if (strncmp(name, base, n) || !name[n] || !strchr(".-_", name[n])) return 0;
+    const char *s = name + n + 1;
+    if (!(*s >= '0' && *s <= '9')) return 0;
+    return !s[strspn(s, "0123456789.-_:T")];   /* compressed ones are skipped anyway */
+}
+
+/* Why a glob match is not a source of its own, or NULL: a rotated file of
+ * another match or of a followed file is read through that file's rotation
+ * (as its own source it would be sent twice, under other event ids), and a
+ * compressed file is not text. */
+static const char *glob_skip_reason(struct collector *c, const glob_t *g, const char *m)
+{
+    if (compressed_name(m)) return "compressed";
+    for (size_t k = 0; k < g->gl_pathc; k++)
+        if (rotated_name_of(m, g->gl_pathv[k])) return "rotated file of another match";
+    for (size_t i = 0; i < c->nsrc; i++)
+        if (c->src[i]->kind == SRC_FILE && rotated_name_of(m, c->src[i]->name)) return "rotated file of a followed file";
+    return NULL;
+}
+
 static void scan_patterns(struct collector *c)
 {
     const char *fmt = c->format;
@@ -443,7 +482,18 @@ static void scan_patterns(struct collector *c)
         if (glob(p, 0, NULL, &g) == 0) {
             for (size_t k = 0; k < g.gl_pathc; k++) {
                 struct stat st;
-                if (stat(g.gl_pathv[k], &st) == 0 && S_ISREG(st.st_mode)) open_file_source(c, g.gl_pathv[k]);
+                const char *m = g.gl_pathv[k];
+                if (stat(m, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+                const char *why = glob_skip_reason(c, &g, m);
+                if (!why) { open_file_source(c, m); continue; }
+                /* said once per name: the glob is scanned every second */
+                uint64_t h = hash64(m, strlen(m), 0x736b6970ULL);
+                size_t j = 0;
+                while (j < c->nskipped && c->skipped[j] != h) j++;
+                if (j < c->nskipped) continue;
+                c->skipped = xrealloc(c->skipped, (c->nskipped + 1) * sizeof *c->skipped);
+                c->skipped[c->nskipped++] = h;
+                log_info("msg=\"glob match not followed\" path=\"%s\" reason=\"%s\" pattern=\"%s\"", m, why, p);
             }
         }
         globfree(&g);
@@ -924,7 +974,10 @@ static void collect_help(void)
         "                        gpulog.collector event (source-stale / source-restarted)\n"
         "  -f, --file PATH       follow a file like tail -F (rename and copytruncate\n"
         "                        rotation, files that appear later); a glob is re-scanned\n"
-        "                        every second (it should not match the rotated names)\n"
+        "                        every second; of its matches, rotated files of another\n"
+        "                        match or followed file (NAME.1, NAME-20250101.gz)\n"
+        "                        and compressed files are skipped (read through the\n"
+        "                        rotation; logged once); name a file to follow it anyway\n"
         "      --kmsg[=PATH]     kernel messages from /dev/kmsg (resumed by sequence\n"
         "                        number; boot-relative times become wall-clock)\n"
         "  -                     standard input\n"
@@ -1235,6 +1288,7 @@ int cmd_collect(int argc, char **argv)
     for (size_t i = 0; i < c->nsrc; i++) source_free(c->src[i]);
     for (size_t i = 0; i < c->nstash; i++) { free(c->stash[i].key); free(c->stash[i].id); free(c->stash[i].json); }
     free(c->stash);
+    free(c->skipped);
     free(c->src);
     buf_free(&c->json);
     buf_free(&c->key);

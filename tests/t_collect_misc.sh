@@ -8,7 +8,10 @@
 # - rotation of a dmon log without -o DT: the new file holds the same bytes at
 #   the same offsets (idle GPUs print identical rows), and its events must
 #   still get new event.ids, or Elasticsearch and detect drop them as
-#   duplicates; a restart must keep the ids of lines it sends again.
+#   duplicates; a restart must keep the ids of lines it sends again;
+# - a glob that also matches rotated names (dmon.log.1, dmon.log-20250101,
+#   .gz) follows only the live files: the rotated ones are read through the
+#   live file's rotation, and as sources of their own would be sent twice.
 set -u
 GPULOG=${GPULOG:-build/gpulog}
 T=$(mktemp -d "${GPULOG_TEST_TMP:-/tmp}/idle.XXXXXX")
@@ -80,5 +83,20 @@ sys.exit(1 if errs else 0)
 PY
 then pass=$((pass+1)); echo "ok   rotation with identical content gets new ids"
 else fail=$((fail+1)); echo "FAIL rotation with identical content: see above; $(tail -n 3 "$R/c1.err")"; fi
+# a glob over live and rotated names
+G2=$T/glob; mkdir -p "$G2"
+one() { printf '# gpu    pwr\n# Idx      W\n    0    %s\n' "$1"; }
+one 101 > "$G2/dmon.log"; one 102 > "$G2/dmon.log.1"; one 103 > "$G2/dmon.log-20250101"
+one 104 | gzip > "$G2/dmon.log.2.gz"; one 105 > "$G2/dmon-gpu1.log"; one 106 > "$G2/dmon.log_old"
+"$GPULOG" collect --once --file "$G2/dmon*" --host h --state-dir "$G2/st" --output "$G2/out.ndjson" 2>"$G2/err"
+got=$(/usr/bin/python3 -c 'import json,sys; print(" ".join(sorted(str(json.loads(l)["gpu.power.usage"]) for l in open(sys.argv[1]))))' "$G2/out.ndjson" 2>&1)
+nskip=$(grep -c "glob match not followed" "$G2/err")
+if [ "$got" = "101 105 106" ] && [ "$nskip" = 3 ]; then pass=$((pass+1)); echo "ok   a glob skips rotated and compressed names ($nskip logged)"
+else fail=$((fail+1)); echo "FAIL a glob over rotated names: values '$got' (want 101 105 106), $nskip skips logged"; grep "not followed" "$G2/err"; fi
+# following (the glob is re-scanned every second): each skip is said once
+timeout -s TERM 3 "$GPULOG" collect --file "$G2/dmon*" --host h --state-dir "$G2/st2" --output /dev/null 2>"$G2/err2"
+nskip=$(grep -c "glob match not followed" "$G2/err2")
+if [ "$nskip" = 3 ]; then pass=$((pass+1)); echo "ok   skipped glob matches are logged once over 3 s of re-scans"
+else fail=$((fail+1)); echo "FAIL skipped glob matches logged $nskip times in 3 s (want 3)"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
