@@ -209,7 +209,8 @@ static int detect_build_sinks(const struct detect_opts *o, struct dctx *d, char 
 static void detect_settle(void *ctx, void *token, enum sink_outcome outcome);
 
 /* Writes doc to output i, or keeps a copy behind the documents already held
- * when the output is full. Returns GL_OK or GL_ERROR (the output failed). */
+ * when the output is full. Returns GL_OK or GL_ERROR (the output failed).
+ * doc is borrowed; a held copy belongs to d until held_flush writes it. */
 static int detect_write(struct dctx *d, size_t i, const struct sink_doc *doc)
 {
     if (!d->nheld) {
@@ -233,7 +234,8 @@ static int detect_write(struct dctx *d, size_t i, const struct sink_doc *doc)
     return GL_OK;
 }
 
-/* Offers the held documents to their outputs, in order, until one is full. */
+/* Offers the held documents to their outputs, in order, until one is full;
+ * frees the copies the outputs took (their tokens now belong to the outputs). */
 static void held_flush(struct dctx *d)
 {
     size_t k = 0;

@@ -460,7 +460,7 @@ static int rotated_name_of(const char *name, const char *base)
 /* Why a glob match is not a source of its own, or NULL: a rotated file of
  * another match or of a followed file is read through that file's rotation
  * (as its own source it would be sent twice, under other event ids), and a
- * compressed file is not text. */
+ * compressed file is not text. Borrows everything; returns a static string. */
 static const char *glob_skip_reason(struct collector *c, const glob_t *g, const char *m)
 {
     if (compressed_name(m)) return "compressed";
