@@ -172,26 +172,17 @@ static void run_reload(struct run_ctx *r)
     metrics_set(M_ANOMALIES_OPEN, (int64_t)engine_get_stats(r->eng)->open);
 }
 
-static int64_t run_read_time(void)
-{
-    const char *e = getenv("GPULOG_READ_TIME");
-    int64_t v = 0;
-    if (e && *e && gl_parse_iso_ts(e, strlen(e), &v) != GL_OK) v = 0;
-    return v;
-}
-
 /* The read loop of `run` (feed_fd with signals): reads fd until its end or
  * SIGTERM/SIGINT, reloads on SIGHUP between lines, counts into st and the
  * metrics. Returns GL_OK or GL_ERROR on a read error. */
 static int run_read(struct run_ctx *r, struct parser *p, int fd, const struct feed_opts *o, struct feed_stats *st)
 {
-    int64_t fixed_now = run_read_time();
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0 && !(fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
     struct lineread lr;
     lineread_init(&lr, fd, o->max_line);
-    struct line_src src = { .host = o->host, .path = o->path, .source = o->source ? o->source : "-" };
-    uint64_t reported = 0;
+    struct feed_cursor c;
+    feed_cursor_init(&c, o);
     int rc = GL_OK;
     while (!run_stop) {
         if (run_hup) {
@@ -201,7 +192,6 @@ static int run_read(struct run_ctx *r, struct parser *p, int fd, const struct fe
         const char *line;
         size_t len;
         int64_t off;
-        uint64_t ev_before = p->stats.events;
         enum lr_status s = lineread_next(&lr, &line, &len, &off);
         if (s == LR_EOF) break;
         if (s == LR_AGAIN) {
@@ -215,36 +205,10 @@ static int run_read(struct run_ctx *r, struct parser *p, int fd, const struct fe
             rc = GL_ERROR;
             break;
         }
-        st->lines++;
-        metrics_inc(M_LINES_READ);
-        if (s == LR_TOOLONG) {
-            st->toolong++;
-            st->rejected++;
-            metrics_inc_label(M_LINES_REJECTED, "too_long");
-            if (!o->quiet && reported++ < o->max_reports) {
-                char why[128];
-                snprintf(why, sizeof why, "line longer than %zu bytes, skipped", lr.max_line);
-                feed_report(o->name, lr.lineno, why);
-            }
-            continue;
-        }
-        src.offset = off;
-        src.lineno = lr.lineno;
-        src.now_ms = fixed_now ? fixed_now : gl_now_ms();
-        int pr = parser_feed(p, &src, line, len);
-        if (pr == GL_ERROR) {
-            st->rejected++;
-            metrics_inc_label(M_LINES_REJECTED, feed_reject_reason(p->err));
-            if (!o->quiet && reported++ < o->max_reports) feed_report(o->name, lr.lineno, p->err);
-        } else if (pr == GL_DECLINED) {
-            st->declined++;
-        }
-        st->events += p->stats.events - ev_before;
+        feed_line(p, &c, o, &lr, s, line, len, off, st);
         metrics_set(M_ANOMALIES_OPEN, (int64_t)engine_get_stats(r->eng)->open);
     }
-    uint64_t ev_before = p->stats.events;
-    parser_flush(p);
-    st->events += p->stats.events - ev_before;
+    feed_end(p, st);
     lineread_free(&lr);
     if (fl >= 0 && !(fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl);
     return rc;
@@ -413,6 +377,7 @@ int cmd_run(int argc, char **argv)
         .host = *cfg.host ? cfg.host : cli_hostname(),
         .quiet = quiet,
         .max_reports = 20,
+        .metrics = 1,
     };
     metrics_set_ready(1);
     struct feed_stats st = { 0 };

@@ -1,5 +1,6 @@
 /* feed.c - see feed.h. */
 #include "feed.h"
+#include "../core/metrics.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -25,22 +26,70 @@ static int64_t read_time_override(void)
     return v;
 }
 
+void feed_cursor_init(struct feed_cursor *c, const struct feed_opts *o)
+{
+    memset(c, 0, sizeof *c);
+    c->src.host = o->host;
+    c->src.path = o->path;
+    c->src.source = o->source ? o->source : "-";
+    c->src.keep_original = o->keep_original;
+    c->fixed_now = read_time_override();
+}
+
+void feed_line(struct parser *p, struct feed_cursor *c, const struct feed_opts *o, const struct lineread *lr,
+               enum lr_status s, const char *line, size_t len, int64_t off, struct feed_stats *st)
+{
+    int report = !o->quiet && (!o->max_reports || c->reported < o->max_reports);
+    st->lines++;
+    if (o->metrics) metrics_inc(M_LINES_READ);
+    if (s == LR_TOOLONG) {
+        st->toolong++;
+        st->rejected++;
+        if (o->metrics) metrics_inc_label(M_LINES_REJECTED, "too_long");
+        if (report) {
+            char why[128];
+            snprintf(why, sizeof why, "line longer than %zu bytes, skipped", lr->max_line);
+            feed_report(o->name, lr->lineno, why);
+            c->reported++;
+        }
+        return;
+    }
+    uint64_t ev_before = p->stats.events;
+    c->src.offset = off;
+    c->src.lineno = lr->lineno;
+    c->src.now_ms = c->fixed_now ? c->fixed_now : gl_now_ms();
+    int r = parser_feed(p, &c->src, line, len);
+    if (r == GL_ERROR) {
+        st->rejected++;
+        if (o->metrics) metrics_inc_label(M_LINES_REJECTED, feed_reject_reason(p->err));
+        if (report) {
+            feed_report(o->name, lr->lineno, p->err);
+            c->reported++;
+        }
+    } else if (r == GL_DECLINED) {
+        st->declined++;
+    }
+    st->events += p->stats.events - ev_before;
+}
+
+void feed_end(struct parser *p, struct feed_stats *st)
+{
+    uint64_t ev_before = p->stats.events;
+    parser_flush(p);
+    st->events += p->stats.events - ev_before;
+}
+
 int feed_fd(struct parser *p, int fd, const struct feed_opts *o, struct feed_stats *st)
 {
-    int64_t fixed_now = read_time_override();
     struct lineread lr;
     lineread_init(&lr, fd, o->max_line);
-    struct line_src src = {
-        .host = o->host, .path = o->path, .source = o->source ? o->source : "-",
-        .keep_original = o->keep_original,
-    };
-    uint64_t reported = 0;
+    struct feed_cursor c;
+    feed_cursor_init(&c, o);
     int rc = GL_OK;
     for (;;) {
         const char *line;
         size_t len;
         int64_t off;
-        uint64_t ev_before = p->stats.events;
         enum lr_status s = lineread_next(&lr, &line, &len, &off);
         if (s == LR_EOF) break;
         if (s == LR_IOERR) {
@@ -49,33 +98,9 @@ int feed_fd(struct parser *p, int fd, const struct feed_opts *o, struct feed_sta
             break;
         }
         if (s == LR_AGAIN) continue;   /* only for non-blocking fds: not used here */
-        st->lines++;
-        if (s == LR_TOOLONG) {
-            st->toolong++;
-            st->rejected++;
-            if (!o->quiet && (!o->max_reports || reported++ < o->max_reports)) {
-                char why[128];
-                snprintf(why, sizeof why, "line longer than %zu bytes, skipped", lr.max_line);
-                feed_report(o->name, lr.lineno, why);
-            }
-            continue;
-        }
-        src.offset = off;
-        src.lineno = lr.lineno;
-        src.now_ms = fixed_now ? fixed_now : gl_now_ms();
-        int r = parser_feed(p, &src, line, len);
-        if (r == GL_ERROR) {
-            st->rejected++;
-            if (!o->quiet && (!o->max_reports || reported++ < o->max_reports))
-                feed_report(o->name, lr.lineno, p->err);
-        } else if (r == GL_DECLINED) {
-            st->declined++;
-        }
-        st->events += p->stats.events - ev_before;
+        feed_line(p, &c, o, &lr, s, line, len, off, st);
     }
-    uint64_t ev_before = p->stats.events;
-    parser_flush(p);
-    st->events += p->stats.events - ev_before;
+    feed_end(p, st);
     lineread_free(&lr);
     return rc;
 }
