@@ -29,6 +29,9 @@ int cmd_config(int argc, char **argv);
 int cli_wants_help(int argc, char **argv);
 /* The machine's host name (static storage). */
 const char *cli_hostname(void);
+/* Installs handler for SIGTERM, SIGINT and SIGHUP (the long-running commands
+ * stop on the first two and reload on the third). */
+void cli_catch_signals(void (*handler)(int));
 /* Prints "gpulog CMD: msg" and returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

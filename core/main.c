@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
@@ -36,6 +37,17 @@ static void usage(FILE *f)
         "\n"
         "Exit status: 0 ok (input read to its end, even with rejected lines),\n"
         "1 I/O error, 2 usage error.\n");
+}
+
+void cli_catch_signals(void (*handler)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
 }
 
 int cli_wants_help(int argc, char **argv)

@@ -657,13 +657,7 @@ int cmd_detect(int argc, char **argv)
         rc = EXIT_IOERR;
         goto close;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    cli_catch_signals(on_signal);
     log_info("msg=started brokers=\"%s\" group=\"%s\" topics=\"%s\" detectors=\"%s\" profile=%s metrics_port=%d",
              o.brokers, group, topics, detectors ? detectors : "", cfg.detect.profile, metrics_port());
     int ready = 0;                       /* /readyz: once the group gave us partitions */

@@ -361,13 +361,7 @@ int cmd_run(int argc, char **argv)
             goto out;
         }
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = run_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    cli_catch_signals(run_on_signal);
     p = parser_new(ops, run_emit_event, &r);
     p->opt_columns = columns;
     struct feed_opts fo = {

@@ -1220,19 +1220,12 @@ int cmd_collect(int argc, char **argv)
         rc = EXIT_IOERR;
         goto out;
     }
-    const char *rt = getenv("GPULOG_READ_TIME");
-    if (rt && *rt && gl_parse_iso_ts(rt, strlen(rt), &c->fixed_now) != GL_OK) c->fixed_now = 0;
+    c->fixed_now = feed_read_time();
     c->max_line = c->max_line ? c->max_line : LR_DEFAULT_MAX_LINE;
     buf_init(&c->json);
     buf_init(&c->key);
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    cli_catch_signals(on_signal);
     signal(SIGPIPE, SIG_IGN);
 
     char err[GL_ERRLEN] = "";

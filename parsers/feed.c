@@ -14,7 +14,7 @@ void feed_report(const char *name, uint64_t lineno, const char *reason)
 
 /* GPULOG_READ_TIME (ISO 8601) pins the read time, for reproducible output
  * of inputs without timestamps (golden tests, replays). */
-static int64_t read_time_override(void)
+int64_t feed_read_time(void)
 {
     static int done;
     static int64_t v;
@@ -33,7 +33,7 @@ void feed_cursor_init(struct feed_cursor *c, const struct feed_opts *o)
     c->src.path = o->path;
     c->src.source = o->source ? o->source : "-";
     c->src.keep_original = o->keep_original;
-    c->fixed_now = read_time_override();
+    c->fixed_now = feed_read_time();
 }
 
 void feed_line(struct parser *p, struct feed_cursor *c, const struct feed_opts *o, const struct lineread *lr,

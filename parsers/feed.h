@@ -49,6 +49,10 @@ void feed_end(struct parser *p, struct feed_stats *st);
  * bad_time, no_header, bad_unit, tool_error or other. Static strings. */
 const char *feed_reject_reason(const char *err);
 
+/* GPULOG_READ_TIME (ISO 8601) as epoch ms, 0 when unset: pins the read time
+ * of inputs without timestamps (golden tests, replays). */
+int64_t feed_read_time(void);
+
 /* Reports one rejected line on stderr as "name:line: reason". */
 void feed_report(const char *name, uint64_t lineno, const char *reason);
 
