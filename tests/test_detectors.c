@@ -2,6 +2,7 @@
  * lifecycle, out-of-order and duplicate samples, deterministic ids. */
 #include "test.h"
 #include "../detect/engine.h"
+#include "engine_harness.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -45,36 +46,6 @@ static void cap_emit(void *ctx, const struct event *r)
         c->gpu[i] = (int)g;
         event_get_num(r, "anomaly.value", &c->value[i]);
     }
-}
-
-static struct profile *prof_of(const char *json)
-{
-    char err[256];
-    struct profile *p = profile_from_json(json, strlen(json), err, sizeof err);
-    if (!p) printf("  profile error: %s\n", err);
-    return p;
-}
-
-#define T0 1762473600000LL
-
-/* one metric sample: gpu, ts (s after T0), then pairs key, value; NULL ends */
-static void sample(struct engine *e, const char *host, int gpu, int64_t sec, ...)
-{
-    struct event ev;
-    event_init(&ev);
-    ev.kind = "metric";
-    ev.dataset = "gpu.dmon";
-    ev.host = host;
-    ev.offset = -1;
-    ev.ts_ms = T0 + sec * 1000;
-    if (gpu >= 0) event_add_int(&ev, "gpu.index", gpu);
-    va_list ap;
-    va_start(ap, sec);
-    const char *k;
-    while ((k = va_arg(ap, const char *))) event_add_num(&ev, k, va_arg(ap, double));
-    va_end(ap);
-    engine_feed(e, &ev);
-    event_free(&ev);
 }
 
 static const char *TEMP = "gpu.temperature.gpu";

@@ -5,8 +5,8 @@
  * window size starts every GPU over. */
 #include "test.h"
 #include "../detect/engine.h"
+#include "engine_harness.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,36 +30,6 @@ static void cap_emit(void *ctx, const struct event *r)
     snprintf(c->last_rule, sizeof c->last_rule, "%.*s", (int)n, s);
 }
 
-static struct profile *prof_of(const char *json)
-{
-    char err[256];
-    struct profile *p = profile_from_json(json, strlen(json), err, sizeof err);
-    if (!p) printf("  profile error: %s\n", err);
-    return p;
-}
-
-#define T0 1762473600000LL
-
-/* one sample of GPU 0 on host h: ts (s after T0), then key, value pairs; NULL ends */
-static void sample(struct engine *e, int64_t sec, ...)
-{
-    struct event ev;
-    event_init(&ev);
-    ev.kind = "metric";
-    ev.dataset = "gpu.dmon";
-    ev.host = "h";
-    ev.offset = -1;
-    ev.ts_ms = T0 + sec * 1000;
-    event_add_int(&ev, "gpu.index", 0);
-    va_list ap;
-    va_start(ap, sec);
-    const char *k;
-    while ((k = va_arg(ap, const char *))) event_add_num(&ev, k, va_arg(ap, double));
-    va_end(ap);
-    engine_feed(e, &ev);
-    event_free(&ev);
-}
-
 #define TEMP "{\"id\":\"temp\",\"detector\":\"threshold\",\"metric\":\"gpu.temperature.gpu\",\"for\":1,\"clear\":1," \
              "\"params\":{\"high\":80}}"
 #define POWER(h) "{\"id\":\"power\",\"detector\":\"threshold\",\"metric\":\"gpu.power.usage\",\"for\":1,\"clear\":1," \
@@ -73,7 +43,7 @@ TEST(unchanged_rule_keeps_episode_changed_rule_ends)
     if (!a || !b) return;
     struct cap c = { 0 };
     struct engine *e = engine_new(a, cap_emit, &c);
-    for (int s = 0; s < 3; s++) sample(e, s, "gpu.temperature.gpu", 85.0, "gpu.power.usage", 250.0, NULL);
+    for (int s = 0; s < 3; s++) sample(e, "h", 0, s, "gpu.temperature.gpu", 85.0, "gpu.power.usage", 250.0, NULL);
     CHECK_EQ_INT(c.start, 2);
     CHECK_EQ_INT(engine_get_stats(e)->open, 2);
     size_t changed = 99;
@@ -86,16 +56,16 @@ TEST(unchanged_rule_keeps_episode_changed_rule_ends)
     CHECK(strstr(c.last_reason, "configuration reload") != NULL);
     CHECK_EQ_INT(engine_get_stats(e)->open, 1);
     /* 250 W is below the new limit; the temperature episode is not re-opened */
-    for (int s = 3; s < 6; s++) sample(e, s, "gpu.temperature.gpu", 85.0, "gpu.power.usage", 250.0, NULL);
+    for (int s = 3; s < 6; s++) sample(e, "h", 0, s, "gpu.temperature.gpu", 85.0, "gpu.power.usage", 250.0, NULL);
     CHECK_EQ_INT(c.start, 2);
     /* 350 W is above it */
-    sample(e, 6, "gpu.temperature.gpu", 85.0, "gpu.power.usage", 350.0, NULL);
-    sample(e, 7, "gpu.temperature.gpu", 85.0, "gpu.power.usage", 350.0, NULL);
+    sample(e, "h", 0, 6, "gpu.temperature.gpu", 85.0, "gpu.power.usage", 350.0, NULL);
+    sample(e, "h", 0, 7, "gpu.temperature.gpu", 85.0, "gpu.power.usage", 350.0, NULL);
     CHECK_EQ_INT(c.start, 3);
     CHECK_EQ_STR(c.last_rule, "power");
     /* the kept episode still ends normally */
-    sample(e, 8, "gpu.temperature.gpu", 50.0, "gpu.power.usage", 350.0, NULL);
-    sample(e, 9, "gpu.temperature.gpu", 50.0, "gpu.power.usage", 350.0, NULL);
+    sample(e, "h", 0, 8, "gpu.temperature.gpu", 50.0, "gpu.power.usage", 350.0, NULL);
+    sample(e, "h", 0, 9, "gpu.temperature.gpu", 50.0, "gpu.power.usage", 350.0, NULL);
     CHECK_EQ_INT(c.end, 2);
     CHECK_EQ_STR(c.last_rule, "temp");
     engine_free(e);
@@ -110,7 +80,7 @@ TEST(identical_profile_keeps_everything)
     if (!a || !b) return;
     struct cap c = { 0 };
     struct engine *e = engine_new(a, cap_emit, &c);
-    for (int s = 0; s < 3; s++) sample(e, s, "gpu.temperature.gpu", 85.0, "gpu.power.usage", 250.0, NULL);
+    for (int s = 0; s < 3; s++) sample(e, "h", 0, s, "gpu.temperature.gpu", 85.0, "gpu.power.usage", 250.0, NULL);
     uint64_t series = engine_get_stats(e)->series;
     size_t changed = 99;
     CHECK_EQ_INT(engine_reload(e, b, &changed), 2);
@@ -119,7 +89,7 @@ TEST(identical_profile_keeps_everything)
     CHECK_EQ_INT(c.end, 0);
     CHECK_EQ_INT(engine_get_stats(e)->series, series);
     CHECK_EQ_INT(engine_get_stats(e)->open, 2);
-    for (int s = 3; s < 6; s++) sample(e, s, "gpu.temperature.gpu", 85.0, "gpu.power.usage", 250.0, NULL);
+    for (int s = 3; s < 6; s++) sample(e, "h", 0, s, "gpu.temperature.gpu", 85.0, "gpu.power.usage", 250.0, NULL);
     CHECK_EQ_INT(c.start, 2);
     engine_free(e);
     profile_free(b);
@@ -136,7 +106,7 @@ TEST(removed_rule_drops_its_metric)
     if (!a || !b) return;
     struct cap c = { 0 };
     struct engine *e = engine_new(a, cap_emit, &c);
-    for (int s = 0; s < 3; s++) sample(e, s, "gpu.temperature.gpu", 85.0, "m.x", 9.0, NULL);
+    for (int s = 0; s < 3; s++) sample(e, "h", 0, s, "gpu.temperature.gpu", 85.0, "m.x", 9.0, NULL);
     uint64_t series = engine_get_stats(e)->series;
     CHECK_EQ_INT(c.start, 2);
     size_t changed = 0;
@@ -147,7 +117,7 @@ TEST(removed_rule_drops_its_metric)
     CHECK_EQ_STR(c.last_rule, "x");
     CHECK_EQ_INT(engine_get_stats(e)->series, series - 1);
     CHECK_EQ_INT(engine_get_stats(e)->open, 1);
-    for (int s = 3; s < 6; s++) sample(e, s, "gpu.temperature.gpu", 85.0, "m.x", 9.0, NULL);
+    for (int s = 3; s < 6; s++) sample(e, "h", 0, s, "gpu.temperature.gpu", 85.0, "m.x", 9.0, NULL);
     CHECK_EQ_INT(c.start, 2);
     engine_free(e);
     profile_free(b);
@@ -162,15 +132,15 @@ TEST(star_rules_keep_their_series)
     if (!a || !b) return;
     struct cap c = { 0 };
     struct engine *e = engine_new(a, cap_emit, &c);
-    for (int s = 0; s < 20; s++) sample(e, s, "m.a", 10.0 + (s % 3), "m.b", 20.0 + (s % 2), NULL);
+    for (int s = 0; s < 20; s++) sample(e, "h", 0, s, "m.a", 10.0 + (s % 3), "m.b", 20.0 + (s % 2), NULL);
     uint64_t series = engine_get_stats(e)->series;
     CHECK(series >= 2);
     CHECK_EQ_INT(engine_reload(e, b, NULL), 1);
     profile_free(a);
     CHECK_EQ_INT(engine_get_stats(e)->series, series);
     /* the windows were kept: a spike is judged at once (no new warm-up) */
-    sample(e, 20, "m.a", 500.0, "m.b", 20.0, NULL);
-    sample(e, 21, "m.a", 11.0, "m.b", 20.0, NULL);
+    sample(e, "h", 0, 20, "m.a", 500.0, "m.b", 20.0, NULL);
+    sample(e, "h", 0, 21, "m.a", 11.0, "m.b", 20.0, NULL);
     CHECK_EQ_INT(c.start, 1);
     engine_free(e);
     profile_free(b);
@@ -184,7 +154,7 @@ TEST(new_window_starts_over)
     if (!a || !b) return;
     struct cap c = { 0 };
     struct engine *e = engine_new(a, cap_emit, &c);
-    for (int s = 0; s < 3; s++) sample(e, s, "gpu.temperature.gpu", 85.0, NULL);
+    for (int s = 0; s < 3; s++) sample(e, "h", 0, s, "gpu.temperature.gpu", 85.0, NULL);
     CHECK_EQ_INT(c.start, 1);
     engine_reload(e, b, NULL);
     profile_free(a);
@@ -192,7 +162,7 @@ TEST(new_window_starts_over)
     CHECK_EQ_INT(engine_get_stats(e)->gpus, 0);
     CHECK_EQ_INT(engine_get_stats(e)->series, 0);
     CHECK_EQ_INT(engine_get_stats(e)->open, 0);
-    for (int s = 3; s < 6; s++) sample(e, s, "gpu.temperature.gpu", 85.0, NULL);
+    for (int s = 3; s < 6; s++) sample(e, "h", 0, s, "gpu.temperature.gpu", 85.0, NULL);
     CHECK_EQ_INT(c.start, 2);
     CHECK_EQ_INT(engine_get_stats(e)->gpus, 1);
     engine_free(e);

@@ -1,0 +1,44 @@
+/* engine_harness.h - what the detector-engine tests share (test_detectors.c,
+ * test_reload.c): profiles from JSON text and metric samples fed to an
+ * engine. Include after test.h and ../detect/engine.h. */
+#ifndef GPULOG_ENGINE_HARNESS_H
+#define GPULOG_ENGINE_HARNESS_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define T0 1762473600000LL
+
+/* A profile from JSON text (caller frees with profile_free), or NULL with the
+ * error printed. */
+static inline struct profile *prof_of(const char *json)
+{
+    char err[256];
+    struct profile *p = profile_from_json(json, strlen(json), err, sizeof err);
+    if (!p) printf("  profile error: %s\n", err);
+    return p;
+}
+
+/* Feeds one metric sample of host/gpu (gpu < 0: none) at sec seconds after
+ * T0, then pairs key (const char *), value (double); NULL ends the list. */
+static inline void sample(struct engine *e, const char *host, int gpu, int64_t sec, ...)
+{
+    struct event ev;
+    event_init(&ev);
+    ev.kind = "metric";
+    ev.dataset = "gpu.dmon";
+    ev.host = host;
+    ev.offset = -1;
+    ev.ts_ms = T0 + sec * 1000;
+    if (gpu >= 0) event_add_int(&ev, "gpu.index", gpu);
+    va_list ap;
+    va_start(ap, sec);
+    const char *k;
+    while ((k = va_arg(ap, const char *))) event_add_num(&ev, k, va_arg(ap, double));
+    va_end(ap);
+    engine_feed(e, &ev);
+    event_free(&ev);
+}
+
+#endif
