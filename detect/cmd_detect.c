@@ -89,16 +89,6 @@ struct pstate {
 
 struct tok { struct pstate *ps; int64_t off; };
 
-/* A document an output refused for now (GL_AGAIN: its queue is full), kept
- * in order until it takes it. */
-struct held {
-    size_t sink;
-    enum sink_stream stream;
-    char *key, *id, *json;
-    size_t keylen, len;
-    struct tok *token;
-};
-
 struct dctx {
     rd_kafka_t *rk;
     struct engine *eng;
@@ -118,9 +108,7 @@ struct dctx {
     /* backpressure: documents an output could not take yet; while any are
      * held the assigned partitions are paused and the consumer is still
      * polled, so the group does not evict us (max.poll.interval.ms) */
-    struct held *held;
-    size_t nheld, capheld;
-    int64_t held_since;                  /* when the oldest held document was refused */
+    struct sink_hold held;
     int paused;
     int64_t paused_since, pause_logged;  /* pause_logged: rate limit of the log lines */
     uint64_t pauses;
@@ -208,54 +196,16 @@ static int detect_build_sinks(const struct detect_opts *o, struct dctx *d, char 
 
 static void detect_settle(void *ctx, void *token, enum sink_outcome outcome);
 
-/* Writes doc to output i, or keeps a copy behind the documents already held
- * when the output is full. Returns GL_OK or GL_ERROR (the output failed).
- * doc is borrowed; a held copy belongs to d until held_flush writes it. */
-static int detect_write(struct dctx *d, size_t i, const struct sink_doc *doc)
-{
-    if (!d->nheld) {
-        int rc = sink_write(d->sinks[i], doc);
-        if (rc != GL_AGAIN) return rc;
-    }
-    if (!d->nheld) d->held_since = gl_now_ms();
-    if (d->nheld == d->capheld) {
-        d->capheld = d->capheld ? d->capheld * 2 : 16;
-        d->held = xrealloc(d->held, d->capheld * sizeof *d->held);
-    }
-    struct held *h = &d->held[d->nheld++];
-    h->sink = i;
-    h->stream = doc->stream;
-    h->key = doc->key ? xstrndup(doc->key, doc->keylen) : NULL;
-    h->keylen = doc->keylen;
-    h->id = doc->id ? xstrdup(doc->id) : NULL;
-    h->json = xstrndup(doc->json, doc->len);
-    h->len = doc->len;
-    h->token = doc->token;
-    return GL_OK;
-}
-
-/* Offers the held documents to their outputs, in order, until one is full;
- * frees the copies the outputs took (their tokens now belong to the outputs). */
+/* Offers the held documents to their outputs, in order, until one is full. */
 static void held_flush(struct dctx *d)
 {
-    size_t k = 0;
-    for (; k < d->nheld; k++) {
-        struct held *h = &d->held[k];
-        struct sink_doc doc = { .stream = h->stream, .key = h->key, .keylen = h->keylen, .id = h->id,
-                                .json = h->json, .len = h->len, .token = h->token };
-        int rc = sink_write(d->sinks[h->sink], &doc);
-        if (rc == GL_AGAIN) break;
-        if (rc == GL_ERROR) {
-            fprintf(stderr, "gpulog detect: output: %s\n", d->sinks[h->sink]->errstr);
-            d->fatal = 1;
-            if (h->token) detect_settle(d, h->token, SINK_DEADLETTER);
-        }
-        free(h->key); free(h->id); free(h->json);
-    }
-    if (k) {
-        memmove(d->held, d->held + k, (d->nheld - k) * sizeof *d->held);
-        d->nheld -= k;
-        if (!d->nheld) d->held_since = 0;
+    struct sink *failed;
+    void *token;
+    sink_hold_flush(&d->held, &failed, &token);
+    if (failed) {
+        fprintf(stderr, "gpulog detect: output: %s\n", failed->errstr);
+        d->fatal = 1;
+        if (token) detect_settle(d, token, SINK_DEADLETTER);
     }
 }
 
@@ -283,7 +233,7 @@ static void set_paused(struct dctx *d, int pause)
     if (pause) {
         d->pause_logged = now;
         log_warn("msg=\"outputs full for over 1 s: partitions paused, still polling the group\" held=%zu pauses=%" PRIu64,
-                 d->nheld, d->pauses);
+                 d->held.n, d->pauses);
     } else {
         log_info("msg=\"outputs took the held records: partitions resumed\" paused_ms=%" PRId64, now - d->paused_since);
     }
@@ -301,9 +251,7 @@ static void detect_forward(struct dctx *d, struct pstate *ps, int64_t off, const
     t->off = off;
     pend_add(ps, off);
     struct sink_doc doc = { .stream = st, .id = ev->id, .json = payload, .len = len, .token = t };
-    size_t ies = 0;
-    while (d->sinks[ies] != d->es) ies++;
-    if (detect_write(d, ies, &doc) == GL_ERROR) {
+    if (sink_hold_write(&d->held, d->es, &doc) == GL_ERROR) {   /* held when full */
         fprintf(stderr, "gpulog detect: es: %s\n", d->es->errstr);
         d->fatal = 1;
         detect_settle(d, t, SINK_DEADLETTER);
@@ -332,7 +280,7 @@ static void detect_emit(void *ctx, const struct event *rec)
         }
         struct sink_doc doc = { .stream = STREAM_ANOMALIES, .key = key, .keylen = (size_t)kl, .id = rec->id,
                                 .json = d->json.p, .len = d->json.len, .token = t };
-        if (detect_write(d, i, &doc) == GL_ERROR) {
+        if (sink_hold_write(&d->held, d->sinks[i], &doc) == GL_ERROR) {
             fprintf(stderr, "gpulog detect: output: %s\n", d->sinks[i]->errstr);
             d->fatal = 1;
             if (t) detect_settle(d, t, SINK_DEADLETTER);
@@ -673,19 +621,19 @@ int cmd_detect(int argc, char **argv)
             metrics_set_ready(1);
             ready = 1;
         }
-        if (d.nheld) {
+        if (d.held.n) {
             /* an output is full: wait for it as a blocking write would, but
              * after 1 s pause the partitions and poll the group meanwhile, or
              * it evicts us after max.poll.interval.ms (re-paused every turn:
              * a rebalance may have added partitions) */
             poll_sinks(&d, d.paused ? 0 : 100);
             held_flush(&d);
-            if (d.nheld) {
-                if (gl_now_ms() - d.held_since < 1000) continue;
+            if (d.held.n) {
+                if (gl_now_ms() - d.held.since < 1000) continue;
                 set_paused(&d, 1);
             }
         }
-        if (!d.nheld && d.paused) set_paused(&d, 0);
+        if (!d.held.n && d.paused) set_paused(&d, 0);
         rd_kafka_message_t *m = rd_kafka_consumer_poll(d.rk, 100);
         if (m) {
             if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
@@ -738,12 +686,12 @@ int cmd_detect(int argc, char **argv)
         /* --once without a signal waits as before; a signal bounds the wait */
         int64_t limit = stop_flag ? cfg.shutdown_timeout_ms : 60000;
         int64_t until = gl_now_ms() + limit;
-        while (d.nheld && !d.fatal && gl_now_ms() < until) {
+        while (d.held.n && !d.fatal && gl_now_ms() < until) {
             held_flush(&d);
-            if (d.nheld) poll_sinks(&d, 100);
+            if (d.held.n) poll_sinks(&d, 100);
         }
         int64_t rest = until - gl_now_ms();
-        long left = drain_sinks(&d, (int)(rest > INT32_MAX ? INT32_MAX : rest > 0 ? rest : 0)) + (long)d.nheld;
+        long left = drain_sinks(&d, (int)(rest > INT32_MAX ? INT32_MAX : rest > 0 ? rest : 0)) + (long)d.held.n;
         if (left > 0) {
             fprintf(stderr, "gpulog detect: %ld records not settled within the shutdown deadline (%lld ms): their "
                             "offsets are not committed and are consumed again after a restart\n",
@@ -774,10 +722,8 @@ out:
     for (size_t i = 0; i < d.nsinks; i++) sink_free(d.sinks[i]);
     while (d.parts) { struct pstate *n = d.parts->next; ps_free(d.parts); d.parts = n; }
     while (d.zombies) { struct pstate *n = d.zombies->next; ps_free(d.zombies); d.zombies = n; }
-    for (size_t i = 0; i < d.nheld; i++) {   /* not written: their offsets were not committed */
-        free(d.held[i].key); free(d.held[i].id); free(d.held[i].json); free(d.held[i].token);
-    }
-    free(d.held);
+    for (size_t i = 0; i < d.held.n; i++) free(d.held.v[i].doc.token);   /* not written: offsets not committed */
+    sink_hold_free(&d.held);
     engine_free(d.eng);
     profile_free(prof);
     buf_free(&d.json);

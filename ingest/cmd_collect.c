@@ -70,13 +70,6 @@ struct source {
     int64_t boot_ms;
 };
 
-struct stash_doc {
-    enum sink_stream stream;
-    char *key, *id, *json;
-    size_t keylen, len;
-    void *token;
-};
-
 struct collector {
     /* options */
     const char *format, *host, *state_dir, *output, *brokers;
@@ -94,8 +87,7 @@ struct collector {
     size_t nsrc, capsrc;
     struct sink *sink;
     struct buf json, key;
-    struct stash_doc *stash;
-    size_t nstash, capstash;
+    struct sink_hold stash;       /* refused by a full producer queue, in order */
     int blocked;                  /* the sink said GL_AGAIN: stop reading */
     uint64_t *skipped;            /* hashes of glob matches already reported as skipped */
     size_t nskipped;
@@ -131,46 +123,18 @@ static long rss_kb(void)
 
 /* ---------------------------------------------------------------- delivery */
 
-static void stash_push(struct collector *c, const struct sink_doc *d)
-{
-    if (c->nstash == c->capstash) {
-        c->capstash = c->capstash ? c->capstash * 2 : 16;
-        c->stash = xrealloc(c->stash, c->capstash * sizeof *c->stash);
-    }
-    struct stash_doc *s = &c->stash[c->nstash++];
-    s->stream = d->stream;
-    s->key = xstrndup(d->key, d->keylen);
-    s->keylen = d->keylen;
-    s->id = d->id ? xstrdup(d->id) : NULL;
-    s->json = xstrndup(d->json, d->len);
-    s->len = d->len;
-    s->token = d->token;
-}
-
-/* Writes stashed documents in order; returns 1 when the stash is empty. */
+/* Writes what the full producer queue refused earlier, in order; returns 1
+ * when nothing is held any more. */
 static int stash_flush(struct collector *c)
 {
-    size_t i = 0;
-    while (i < c->nstash) {
-        struct stash_doc *s = &c->stash[i];
-        struct sink_doc d = { .stream = s->stream, .key = s->key, .keylen = s->keylen, .id = s->id,
-                              .json = s->json, .len = s->len, .token = s->token };
-        int r = sink_write(c->sink, &d);
-        if (r == GL_AGAIN) break;
-        if (r == GL_ERROR) {
-            log_error("msg=\"sink failed\" error=\"%s\"", c->sink->errstr);
-            c->fatal = 1;
-            break;
-        }
-        c->written++;
-        free(s->key); free(s->id); free(s->json);
-        i++;
+    struct sink *failed;
+    void *token;
+    c->written += sink_hold_flush(&c->stash, &failed, &token);
+    if (failed) {
+        log_error("msg=\"sink failed\" error=\"%s\"", failed->errstr);
+        c->fatal = 1;
     }
-    if (i) {
-        memmove(c->stash, c->stash + i, (c->nstash - i) * sizeof *c->stash);
-        c->nstash -= i;
-    }
-    return c->nstash == 0;
+    return c->stash.n == 0;
 }
 
 static void deliver(struct collector *c, const struct event *ev, void *token, enum sink_stream stream)
@@ -195,14 +159,9 @@ static void deliver(struct collector *c, const struct event *ev, void *token, en
     }
     struct sink_doc d = { .stream = stream, .key = c->key.p, .keylen = c->key.len, .id = ev->id,
                           .json = c->json.p, .len = c->json.len, .token = token };
-    if (c->nstash) { stash_push(c, &d); return; }   /* keep the order */
-    int r = sink_write(c->sink, &d);
+    int r = sink_hold_write(&c->stash, c->sink, &d);   /* behind anything held: keeps the order */
     if (r == GL_OK) { c->written++; return; }
-    if (r == GL_AGAIN) {
-        stash_push(c, &d);
-        c->blocked = 1;
-        return;
-    }
+    if (r == GL_AGAIN) { c->blocked = 1; return; }
     log_error("msg=\"sink failed\" error=\"%s\"", c->sink->errstr);
     c->fatal = 1;
 }
@@ -782,7 +741,7 @@ static void log_stats(struct collector *c, long inflight)
     log_info("msg=stats lines=%" PRIu64 " events=%" PRIu64 " rejected=%" PRIu64 " written=%" PRIu64
              " acked=%" PRIu64 " deadletter=%" PRIu64 " inflight=%ld stashed=%zu spool_bytes=%" PRId64
              " spool_backlog=%" PRId64 " rss_kb=%ld",
-             lines, events, rejected, c->written, c->acked, c->deadletter, inflight, c->nstash,
+             lines, events, rejected, c->written, c->acked, c->deadletter, inflight, c->stash.n,
              spooled, backlog, rss);
 }
 
@@ -790,7 +749,7 @@ static void log_stats(struct collector *c, long inflight)
 
 static int once_finished(struct collector *c)
 {
-    if (c->nstash) return 0;
+    if (c->stash.n) return 0;
     for (size_t i = 0; i < c->nsrc; i++) {
         struct source *s = c->src[i];
         if (!s->at_end) return 0;
@@ -809,7 +768,7 @@ static int all_producers_done(struct collector *c)
         if (s->kind == SRC_FILE) return 0;
         if (!s->producer_done || !s->at_end || spool_backlog(s->sp) > 0) return 0;
     }
-    return c->nstash == 0;
+    return c->stash.n == 0;
 }
 
 static int run(struct collector *c)
@@ -935,7 +894,7 @@ static long finish(struct collector *c)
     int64_t last_tick = gl_now_ms();
     for (;;) {
         if (!c->fatal && stash_flush(c)) c->blocked = 0;
-        left = sink_poll(c->sink, 100) + (long)c->nstash;
+        left = sink_poll(c->sink, 100) + (long)c->stash.n;
         if (c->sink->errstr[0] && !c->fatal) {
             log_error("msg=\"sink failed\" error=\"%s\"", c->sink->errstr);
             c->fatal = 1;
@@ -1279,8 +1238,7 @@ int cmd_collect(int argc, char **argv)
     }
     if (c->sink) sink_free(c->sink);
     for (size_t i = 0; i < c->nsrc; i++) source_free(c->src[i]);
-    for (size_t i = 0; i < c->nstash; i++) { free(c->stash[i].key); free(c->stash[i].id); free(c->stash[i].json); }
-    free(c->stash);
+    sink_hold_free(&c->stash);
     free(c->skipped);
     free(c->src);
     buf_free(&c->json);

@@ -96,6 +96,68 @@ static void file_destroy(void *st)
     free(f);
 }
 
+/* ------------------------------------------------------------- the hold */
+
+int sink_hold_write(struct sink_hold *h, struct sink *s, const struct sink_doc *doc)
+{
+    if (!h->n) {
+        int rc = sink_write(s, doc);
+        if (rc != GL_AGAIN) return rc;
+        h->since = gl_now_ms();
+    }
+    if (h->n == h->cap) {
+        h->cap = h->cap ? h->cap * 2 : 16;
+        h->v = xrealloc(h->v, h->cap * sizeof *h->v);
+    }
+    struct sink_held *e = &h->v[h->n++];
+    e->sink = s;
+    e->doc = *doc;
+    e->doc.key = doc->key ? xstrndup(doc->key, doc->keylen) : NULL;
+    e->doc.id = doc->id ? xstrdup(doc->id) : NULL;
+    e->doc.json = xstrndup(doc->json, doc->len);
+    return GL_AGAIN;
+}
+
+static void held_free(struct sink_held *e)
+{
+    free((char *)e->doc.key);
+    free((char *)e->doc.id);
+    free((char *)e->doc.json);
+}
+
+size_t sink_hold_flush(struct sink_hold *h, struct sink **failed, void **failed_token)
+{
+    size_t k = 0, written = 0;
+    *failed = NULL;
+    while (k < h->n) {
+        struct sink_held *e = &h->v[k];
+        int rc = sink_write(e->sink, &e->doc);
+        if (rc == GL_AGAIN) break;
+        if (rc == GL_ERROR) {
+            *failed = e->sink;
+            *failed_token = e->doc.token;
+        } else {
+            written++;
+        }
+        held_free(e);
+        k++;
+        if (rc == GL_ERROR) break;
+    }
+    if (k) {
+        memmove(h->v, h->v + k, (h->n - k) * sizeof *h->v);
+        h->n -= k;
+        if (!h->n) h->since = 0;
+    }
+    return written;
+}
+
+void sink_hold_free(struct sink_hold *h)
+{
+    for (size_t i = 0; i < h->n; i++) held_free(&h->v[i]);
+    free(h->v);
+    memset(h, 0, sizeof *h);
+}
+
 static const struct sink_ops file_ops = {
     .name = "file", .write = file_write, .poll = file_poll, .destroy = file_destroy,
 };

@@ -61,6 +61,30 @@ static inline long sink_poll(struct sink *s, int timeout_ms) { return s->ops->po
 long sink_drain(struct sink *s, int timeout_ms);
 void sink_free(struct sink *s);
 
+/* Documents sinks refused for now (GL_AGAIN), copied and kept in order with
+ * the sink each is for, so that a caller can go on polling (Kafka, its
+ * inputs) instead of blocking; while anything is held, new documents queue
+ * behind it, so order is kept. A zeroed struct is an empty hold. */
+struct sink_held {
+    struct sink *sink;
+    struct sink_doc doc;     /* key, id and json are copies the hold owns */
+};
+struct sink_hold {
+    struct sink_held *v;
+    size_t n, cap;
+    int64_t since;           /* when the oldest held document was refused */
+};
+/* Writes doc (borrowed) to s, or copies it to the end of h when h is not
+ * empty or s answers GL_AGAIN. Returns GL_OK (written), GL_AGAIN (held) or
+ * GL_ERROR (s failed; nothing held). */
+int sink_hold_write(struct sink_hold *h, struct sink *s, const struct sink_doc *doc);
+/* Writes held documents in order until a sink answers GL_AGAIN; returns how
+ * many were written. A document whose sink fails is dropped, its sink and
+ * token are put in *failed and *failed_token, and flushing stops there. */
+size_t sink_hold_flush(struct sink_hold *h, struct sink **failed, void **failed_token);
+/* Frees the copies (not the tokens: they belong to the caller). */
+void sink_hold_free(struct sink_hold *h);
+
 /* NDJSON to a file, or stdout when path is NULL or "-". Settles on write. */
 struct sink *sink_file_new(const char *path, sink_settle_fn settle, void *ctx,
                            char *err, size_t errlen);
