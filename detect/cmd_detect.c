@@ -210,9 +210,11 @@ static void held_flush(struct dctx *d)
 }
 
 /* Pauses (or resumes) every assigned partition. Paused partitions deliver
- * nothing, and resume where the application stopped. */
+ * nothing, and resume where the application stopped; partitions assigned
+ * later take the state in the rebalance callback. */
 static void set_paused(struct dctx *d, int pause)
 {
+    if (pause == d->paused) return;
     rd_kafka_topic_partition_list_t *a = NULL;
     if (rd_kafka_assignment(d->rk, &a) == RD_KAFKA_RESP_ERR_NO_ERROR && a) {
         if (a->cnt) {
@@ -221,7 +223,6 @@ static void set_paused(struct dctx *d, int pause)
         }
         rd_kafka_topic_partition_list_destroy(a);
     }
-    if (pause == d->paused) return;
     int64_t now = gl_now_ms();
     d->paused = pause;
     if (pause) {
@@ -624,8 +625,7 @@ int cmd_detect(int argc, char **argv)
         if (d.held.n) {
             /* an output is full: wait for it as a blocking write would, but
              * after 1 s pause the partitions and poll the group meanwhile, or
-             * it evicts us after max.poll.interval.ms (re-paused every turn:
-             * a rebalance may have added partitions) */
+             * it evicts us after max.poll.interval.ms */
             poll_sinks(&d, d.paused ? 0 : 100);
             held_flush(&d);
             if (d.held.n) {
