@@ -94,6 +94,10 @@ static const struct config_key keys[] = {
       "on-disk spool budget of collect (at least 1MiB); above it, commands and stdin are not read until it drains" },
     { "collect.stale_after", CONFIG_DURATION, "0", O(collect.stale_after_ms), NULL, 0,
       "restart an --exec command that printed no usable line for this long; 0 = max(3 sample periods, 10s)" },
+    { "collect.rotate_max_generations", CONFIG_INT, "64", O(collect.rotate_max_generations), NULL, 0,
+      "file sources: rotated generations (NAME.1, NAME-DATE, copytruncate copies) read after falling behind or a stop, oldest first; older unread ones are reported as lost (reason too_many)" },
+    { "collect.rotate_max_age", CONFIG_DURATION, "7d", O(collect.rotate_max_age_ms), NULL, 0,
+      "file sources: unread rotated generations last written longer ago than this are not read and are reported as lost (reason too_old)" },
     { "collect.stats_interval", CONFIG_DURATION, "60s", O(collect.stats_interval_ms), NULL, 0,
       "collect logs a stats line this often; 0 = off" },
 };
@@ -199,7 +203,7 @@ static int parse_bool(const char *v, int *out)
     return 0;
 }
 
-/* "250ms", "10s", "1.5m", "2h", "30" (seconds) -> ms. */
+/* "250ms", "10s", "1.5m", "2h", "7d", "30" (seconds) -> ms. */
 static int parse_duration(const char *v, int64_t *out)
 {
     char *end;
@@ -211,6 +215,7 @@ static int parse_duration(const char *v, int64_t *out)
     else if (!strcmp(end, "ms")) mul = 1;
     else if (!strcmp(end, "m")) mul = 60000;
     else if (!strcmp(end, "h")) mul = 3600000;
+    else if (!strcmp(end, "d")) mul = 86400000;
     else return 0;
     *out = (int64_t)(x * mul + 0.5);
     return 1;
@@ -314,7 +319,7 @@ static int set_scalar(const struct config_key *k, void *base, const char *v, cha
     case CONFIG_DURATION: {
         int64_t ms;
         if (!parse_duration(v, &ms)) {
-            errf(msg, msglen, "%s: expected a duration (250ms, 10s, 5m, 1h), got '%s'", k->path, v);
+            errf(msg, msglen, "%s: expected a duration (250ms, 10s, 5m, 1h, 7d), got '%s'", k->path, v);
             return GL_ERROR;
         }
         *(int64_t *)f = ms;
@@ -1008,7 +1013,8 @@ static void put_yaml_str(struct buf *b, const char *s)
 
 static void put_duration(struct buf *b, int64_t ms)
 {
-    if (ms && ms % 3600000 == 0) buf_printf(b, "%lldh", (long long)(ms / 3600000));
+    if (ms && ms % 86400000 == 0) buf_printf(b, "%lldd", (long long)(ms / 86400000));
+    else if (ms && ms % 3600000 == 0) buf_printf(b, "%lldh", (long long)(ms / 3600000));
     else if (ms && ms % 60000 == 0) buf_printf(b, "%lldm", (long long)(ms / 60000));
     else if (ms % 1000 == 0) buf_printf(b, "%llds", (long long)(ms / 1000));
     else buf_printf(b, "%lldms", (long long)ms);
@@ -1225,7 +1231,7 @@ void config_docs(struct buf *out)
         "\n"
         "- string: any scalar; quote it when it contains `: ` or starts with a special character.\n"
         "- boolean: `true`/`false` (also `yes`/`no`, `on`/`off`).\n"
-        "- duration: `250ms`, `10s`, `5m`, `1h`; a bare number is seconds.\n"
+        "- duration: `250ms`, `10s`, `5m`, `1h`, `7d`; a bare number is seconds.\n"
         "- size: bytes, or with a 1024-based unit: `64KiB`, `5MiB`, `1GiB` (`K`, `M`, `G`, `KB`, `MB`, `GB` mean the same).\n"
         "- enum: one of the listed words.\n"
         "- address: `HOST:PORT`, `[IPv6]:PORT` or `:PORT` (all interfaces); empty = disabled.\n"

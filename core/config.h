@@ -102,6 +102,8 @@ struct gpulog_config {
         int64_t spool_max;           /* bytes */
         int64_t stale_after_ms;      /* 0 = automatic */
         int64_t stats_interval_ms;   /* 0 = off */
+        int64_t rotate_max_generations;
+        int64_t rotate_max_age_ms;
     } collect;
 };
 

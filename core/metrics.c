@@ -47,6 +47,12 @@ static const struct family families[M__COUNT] = {
         "Restarts of --exec children (exited, or stale: printed nothing for too long)." },
     [M_CONFIG_RELOADS] = { "gpulog_config_reloads_total", MT_COUNTER, "result",
         "Detector configuration reloads on SIGHUP, by result (ok, error: the old configuration stays)." },
+    [M_FILES_LOST] = { "gpulog_files_lost_total", MT_COUNTER, "reason",
+        "Generations of followed files (rotated files, copytruncate copies) that were not read or not read to their end, by reason: deleted, compressed, truncated, too_old, too_many." },
+    [M_BYTES_LOST] = { "gpulog_bytes_lost_total", MT_COUNTER, "reason",
+        "Bytes of followed files never read, by reason, where the extent is known (a deleted file's unread size is not)." },
+    [M_LINES_LOST] = { "gpulog_lines_lost_total", MT_COUNTER, "reason",
+        "Lines of followed files never read, by reason, where they could still be counted (files skipped by the too_old and too_many bounds)." },
 };
 
 struct series {

@@ -32,6 +32,9 @@ enum metric_id {
     M_DEADLETTERS,         /* counter  gpulog_deadletters_total */
     M_CHILD_RESTARTS,      /* counter  gpulog_child_restarts_total */
     M_CONFIG_RELOADS,      /* counter  gpulog_config_reloads_total{result} */
+    M_FILES_LOST,          /* counter  gpulog_files_lost_total{reason} */
+    M_BYTES_LOST,          /* counter  gpulog_bytes_lost_total{reason} */
+    M_LINES_LOST,          /* counter  gpulog_lines_lost_total{reason} */
     M__COUNT
 };
 

@@ -66,9 +66,40 @@ int ckpt_save(const char *path, const struct ckpt *c, char *err, size_t errlen)
         buf_putc(&b, hex[(unsigned char)c->hdr[i] & 15]);
     }
     buf_putc(&b, '\n');
+    if (c->floor_ns || c->size || c->ndone || c->nseen)
+        buf_printf(&b, "floor_ns=%" PRId64 "\nsize=%" PRId64 "\nfinished=%d\n", c->floor_ns, c->size, c->finished);
+    for (uint32_t i = 0; i < c->ndone && i < CKPT_DONE_MAX; i++)
+        buf_printf(&b, "done=%" PRIu64 ":%" PRIu64 ":%s:%u:%" PRId64 "\n", c->done[i].dev, c->done[i].ino,
+                   c->done[i].fp, c->done[i].fp_len, c->done[i].end);
+    for (uint32_t i = 0; i < c->nseen && i < CKPT_SEEN_MAX; i++)
+        buf_printf(&b, "seen=%" PRIu64 ":%" PRIu64 ":%s:%u:%" PRId64 "\n", c->seen[i].dev, c->seen[i].ino,
+                   c->seen[i].fp, c->seen[i].fp_len, c->seen[i].end);
     int r = atomic_write_file(path, b.p, b.len, err, errlen);
     buf_free(&b);
     return r;
+}
+
+/* "DEV:INO:FP:FP_LEN:END" -> *g; 0 if malformed. */
+static int parse_gen_id(const char *v, struct gen_id *g)
+{
+    char fp[40];
+    unsigned long long dev, ino;
+    unsigned fl;
+    long long end;
+    int n = 0;
+    if (sscanf(v, "%llu:%llu:%39[0-9a-f]:%u:%lld%n", &dev, &ino, fp, &fl, &end, &n) != 5 || v[n] ||
+        strlen(fp) != 32 || fl > 256 || end < 0) {
+        /* an empty fingerprint is allowed: "DEV:INO::0:END" */
+        if (sscanf(v, "%llu:%llu::%u:%lld%n", &dev, &ino, &fl, &end, &n) != 4 || v[n] || fl != 0 || end < 0) return 0;
+        fp[0] = '\0';
+    }
+    memset(g, 0, sizeof *g);
+    g->dev = dev;
+    g->ino = ino;
+    snprintf(g->fp, sizeof g->fp, "%s", fp);
+    g->fp_len = fl;
+    g->end = end;
+    return 1;
 }
 
 static int hexval(char ch)
@@ -105,6 +136,17 @@ int ckpt_load(const char *path, struct ckpt *c, char *err, size_t errlen)
         else if (!strcmp(k, "gen")) c->gen = strtoull(v, NULL, 10);   /* absent before: 0 */
         else if (!strcmp(k, "kmsg_seq")) c->kmsg_seq = strtoull(v, NULL, 10);
         else if (!strcmp(k, "boot_id")) snprintf(c->boot_id, sizeof c->boot_id, "%s", v);
+        else if (!strcmp(k, "floor_ns")) c->floor_ns = strtoll(v, NULL, 10);
+        else if (!strcmp(k, "size")) c->size = strtoll(v, NULL, 10);
+        else if (!strcmp(k, "finished")) c->finished = atoi(v) == 1;
+        else if (!strcmp(k, "done") || !strcmp(k, "seen")) {
+            int done = k[0] == 'd';
+            uint32_t *n = done ? &c->ndone : &c->nseen;
+            uint32_t max = done ? CKPT_DONE_MAX : CKPT_SEEN_MAX;
+            struct gen_id g;
+            if (!parse_gen_id(v, &g)) { bad = 1; continue; }
+            if (*n < max) (done ? c->done : c->seen)[(*n)++] = g;
+        }
         else if (!strcmp(k, "hdr")) {
             size_t n = strlen(v);
             if (n % 2 || n / 2 > sizeof c->hdr) { bad = 1; continue; }
@@ -127,14 +169,20 @@ int ckpt_load(const char *path, struct ckpt *c, char *err, size_t errlen)
 
 int file_fingerprint(int fd, uint32_t want_len, char fp[33], uint32_t *fp_len)
 {
-    char head[4096 + 256];
+    char head[FP_HEAD_MAX];
     ssize_t n;
     do n = pread(fd, head, sizeof head, 0); while (n < 0 && errno == EINTR);
     if (n < 0) return GL_ERROR;
-    size_t len = (size_t)n, pos = 0;
+    return fingerprint_buf(head, (size_t)n, want_len, fp, fp_len);
+}
+
+int fingerprint_buf(const char *head, size_t len, uint32_t want_len, char fp[33], uint32_t *fp_len)
+{
+    size_t pos = 0;
+    if (len > FP_HEAD_MAX) len = FP_HEAD_MAX;
     /* skip complete header lines ("# gpu pwr ...", "#Date ...") */
     while (pos < len && head[pos] == '#') {
-        char *nl = memchr(head + pos, '\n', len - pos);
+        const char *nl = memchr(head + pos, '\n', len - pos);
         if (!nl) break;
         pos = (size_t)(nl - head) + 1;
     }

@@ -79,6 +79,7 @@ struct collector {
     int once, keep_original;
     size_t max_line;
     int64_t spool_max, shutdown_ms, stats_ms, stale_override_ms;
+    struct tail_opts topts;       /* rotation chain bounds of file sources */
     char **patterns;              /* --file arguments */
     const char **pattern_fmt;     /* their formats */
     size_t npatterns;
@@ -96,6 +97,7 @@ struct collector {
     int priming;                  /* feeding saved headers: events are dropped */
     int64_t fixed_now;
     uint64_t written, acked, deadletter, health_sent;
+    uint64_t losses;              /* generations (or parts) of files never read */
     int spool_full;
     int source_failed;            /* --once: a command failed to start or failed */
     long peak_rss_kb;
@@ -194,12 +196,15 @@ static void on_settle(void *ctx, void *token, enum sink_outcome o)
 }
 
 /* A collector health event (event.dataset gpulog.collector) to the events
- * stream. Not tied to a line: it is not replayed after a crash. */
-static void health_event(struct collector *c, struct source *s, const char *action, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void health_event(struct collector *c, struct source *s, const char *action, const char *fmt, ...)
+ * stream. Not tied to a line: it is not replayed after a crash. file and
+ * off (>= 0) name a place in a file the event is about (log.file.path,
+ * log.offset); NULL / -1 otherwise. Borrows everything. */
+static void health_event_at(struct collector *c, struct source *s, const char *action, const char *file, int64_t off,
+                            const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void health_event_at(struct collector *c, struct source *s, const char *action, const char *file, int64_t off,
+                            const char *fmt, ...)
 {
-    char msg[512];
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -220,9 +225,44 @@ static void health_event(struct collector *c, struct source *s, const char *acti
     event_add_str(&ev, "event.action", action, strlen(action));
     event_add_str(&ev, "message", msg, strlen(msg));
     event_add_str(&ev, "process.command_line", s->name, strlen(s->name));
+    if (file) event_add_str(&ev, "log.file.path", file, strlen(file));
+    if (off >= 0) event_add_int(&ev, "log.offset", off);
     c->health_sent++;
     deliver(c, &ev, NULL, STREAM_EVENTS);
     event_free(&ev);
+}
+
+#define health_event(c, s, action, ...) health_event_at(c, s, action, NULL, -1, __VA_ARGS__)
+
+/* Reports what the tail of a file source could not read (a rotated
+ * generation gone before it was finished, or beyond the bounds): log,
+ * /metrics, a source-data-lost event, and the exit status of --once. */
+static void report_losses(struct collector *c, struct source *s)
+{
+    struct tail_loss l;
+    while (s->tail && tail_take_loss(s->tail, &l)) {
+        c->losses++;
+        metrics_inc_label(M_FILES_LOST, l.reason);
+        if (l.to > l.from) metrics_add_label(M_BYTES_LOST, l.reason, (uint64_t)(l.to - l.from));
+        if (l.lines > 0) metrics_add_label(M_LINES_LOST, l.reason, (uint64_t)l.lines);
+        char range[192], lines[48] = "";
+        if (l.to >= 0) snprintf(range, sizeof range, "bytes %" PRId64 "-%" PRId64 " (%" PRId64 " bytes%s)", l.from, l.to, l.to - l.from,
+                                l.more ? " or more: it may have grown after it was last seen" : "");
+        else snprintf(range, sizeof range, "bytes from %" PRId64 " to its end (size unknown)", l.from);
+        if (l.lines >= 0) snprintf(lines, sizeof lines, ", %" PRId64 " lines", l.lines);
+        static const char *const why[][2] = {
+            { "deleted", "was deleted before it was read" },
+            { "compressed", "was compressed before it was read (compressed files are not read)" },
+            { "truncated", "was truncated before it was read, and no copy of it was found" },
+            { "too_old", "is older than collect.rotate_max_age" },
+            { "too_many", "is beyond collect.rotate_max_generations" },
+        };
+        const char *text = l.reason;
+        for (size_t i = 0; i < GL_ARRAY_LEN(why); i++) if (!strcmp(why[i][0], l.reason)) text = why[i][1];
+        health_event_at(c, s, "source-data-lost", l.name, l.from,
+                        "data lost: %s %s; never read: %s%s (device %" PRIu64 " inode %" PRIu64 " fingerprint %s, generation after %" PRIu64 ")",
+                        l.name, text, range, lines, l.dev, l.ino, l.fp[0] ? l.fp : "-", l.gen);
+    }
 }
 
 /* ---------------------------------------------------------------- sources */
@@ -304,7 +344,8 @@ static void open_file_source(struct collector *c, const char *path)
     struct source *s = source_add(c, SRC_FILE, path);
     struct ckpt ck;
     int have = load_ckpt(c, s, &ck);
-    s->tail = tail_new(path, have ? &ck : NULL, c->max_line);
+    s->tail = tail_new(path, have ? &ck : NULL, &c->topts);
+    report_losses(c, s);
     int64_t start = tail_offset(s->tail);
     track_init(&s->tr, start);
     if (start > 0) prime_parser(c, s, &ck);
@@ -393,29 +434,6 @@ static int add_kmsg(struct collector *c, const char *path)
 
 static int is_glob(const char *p) { return strpbrk(p, "*?[") != NULL; }
 
-static int compressed_name(const char *name)
-{
-    static const char *const ext[] = { ".gz", ".xz", ".zst", ".bz2", ".lz4", ".zip" };
-    size_t n = strlen(name);
-    for (size_t i = 0; i < GL_ARRAY_LEN(ext); i++) {
-        size_t e = strlen(ext[i]);
-        if (n > e && !strcmp(name + n - e, ext[i])) return 1;
-    }
-    return 0;
-}
-
-/* 1 if name is base, then '.', '-' or '_', then a rotation suffix: a
- * number or a date (logrotate's NAME.1, NAME-20250101, NAME.2025-01-01).
- * tail.c looks for a rotated file among these names. */
-static int rotated_name_of(const char *name, const char *base)
-{
-    size_t n = strlen(base);
-    if (strncmp(name, base, n) || !name[n] || !strchr(".-_", name[n])) return 0;
-    const char *s = name + n + 1;
-    if (!(*s >= '0' && *s <= '9')) return 0;
-    return !s[strspn(s, "0123456789.-_:T")];   /* compressed ones are skipped anyway */
-}
-
 /* Why a glob match is not a source of its own, or NULL: a rotated file of
  * another match or of a followed file is read through that file's rotation
  * (as its own source it would be sent twice, under other event ids), and a
@@ -424,9 +442,9 @@ static const char *glob_skip_reason(struct collector *c, const glob_t *g, const 
 {
     if (compressed_name(m)) return "compressed";
     for (size_t k = 0; k < g->gl_pathc; k++)
-        if (rotated_name_of(m, g->gl_pathv[k])) return "rotated file of another match";
+        if (rotated_name_of(m, g->gl_pathv[k], NULL)) return "rotated file of another match";
     for (size_t i = 0; i < c->nsrc; i++)
-        if (c->src[i]->kind == SRC_FILE && rotated_name_of(m, c->src[i]->name)) return "rotated file of a followed file";
+        if (c->src[i]->kind == SRC_FILE && rotated_name_of(m, c->src[i]->name, NULL)) return "rotated file of a followed file";
     return NULL;
 }
 
@@ -481,11 +499,16 @@ static int source_read(struct collector *c, struct source *s, int budget)
         if (r == RL_AGAIN) {
             if (s->kind == SRC_FILE) {
                 int64_t ns;
-                if (tail_check(s->tail, track_pending(&s->tr) == 0, &ns)) {
+                int sw = tail_check(s->tail, track_pending(&s->tr) == 0, &ns);
+                report_losses(c, s);
+                if (sw) {
                     track_reset(&s->tr, ns);
                     s->force_save = 1;
                     continue;
                 }
+                /* a rotated generation read to its end waits for its
+                 * acknowledgements before the next one: not the end yet */
+                if (tail_behind(s->tail)) { s->at_end = 0; break; }
             }
             s->at_end = 1;
             break;
@@ -848,6 +871,8 @@ static int run(struct collector *c)
         if (c->blocked) progress = 0;
         if (now - last_tick >= 1000) {
             last_tick = now;
+            for (size_t i = 0; i < c->nsrc; i++)
+                if (c->src[i]->kind == SRC_FILE) { tail_watch(c->src[i]->tail); report_losses(c, c->src[i]); }
             save_all(c, 0);
             if (!c->once) scan_patterns(c);
             long rss = rss_kb();
@@ -1014,7 +1039,7 @@ static int collect_source_flag(struct gpulog_config *cfg, int *cleared, const ch
 int cmd_collect(int argc, char **argv)
 {
     enum { O_TZ = 256, O_EVTOPIC, O_ONCE, O_SPOOLMAX, O_SHUTDOWN, O_STALE, O_STATS, O_KEEP, O_MAXLINE, O_KMSG,
-           O_CONFIG, O_METRICS };
+           O_CONFIG, O_METRICS, O_ROTGENS, O_ROTAGE };
     static const struct option opts[] = {
         { "config", required_argument, NULL, O_CONFIG },
         { "exec", required_argument, NULL, 'e' },
@@ -1036,6 +1061,8 @@ int cmd_collect(int argc, char **argv)
         { "keep-original", no_argument, NULL, O_KEEP },
         { "max-line", required_argument, NULL, O_MAXLINE },
         { "metrics-addr", required_argument, NULL, O_METRICS },
+        { "rotate-max-generations", required_argument, NULL, O_ROTGENS },
+        { "rotate-max-age", required_argument, NULL, O_ROTAGE },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -1093,6 +1120,8 @@ int cmd_collect(int argc, char **argv)
         case O_STALE: key = "collect.stale_after"; break;
         case O_STATS: key = "collect.stats_interval"; break;
         case O_METRICS: key = "metrics_addr"; break;
+        case O_ROTGENS: key = "collect.rotate_max_generations"; break;
+        case O_ROTAGE: key = "collect.rotate_max_age"; break;
         case O_KEEP: c->keep_original = 1; break;
         case O_MAXLINE:
             if (!parse_num(optarg, 64, 256.0 * 1024 * 1024, &v)) { rc = cli_usage_error("collect", "--max-line wants a byte count from 64 to 268435456"); goto out; }
@@ -1141,6 +1170,17 @@ int cmd_collect(int argc, char **argv)
     c->spool_max = cfg.collect.spool_max;
     c->shutdown_ms = cfg.shutdown_timeout_ms;
     c->stale_override_ms = cfg.collect.stale_after_ms;
+    if (cfg.collect.rotate_max_generations < 1 || cfg.collect.rotate_max_generations > 100000) {
+        rc = cli_usage_error("collect", "collect.rotate_max_generations wants 1 to 100000, got %lld",
+                             (long long)cfg.collect.rotate_max_generations);
+        goto out;
+    }
+    if (cfg.collect.rotate_max_age_ms < 1000) {
+        rc = cli_usage_error("collect", "collect.rotate_max_age wants at least 1s");
+        goto out;
+    }
+    c->topts.max_gens = (int)cfg.collect.rotate_max_generations;
+    c->topts.max_age_ms = cfg.collect.rotate_max_age_ms;
     c->stats_ms = cfg.collect.stats_interval_ms;
     c->host = *cfg.host ? cfg.host : cli_hostname();
     c->brokers = *cfg.kafka.brokers ? cfg.kafka.brokers : NULL;
@@ -1181,6 +1221,7 @@ int cmd_collect(int argc, char **argv)
     }
     c->fixed_now = feed_read_time();
     c->max_line = c->max_line ? c->max_line : LR_DEFAULT_MAX_LINE;
+    c->topts.max_line = c->max_line;
     buf_init(&c->json);
     buf_init(&c->key);
 
@@ -1233,7 +1274,7 @@ int cmd_collect(int argc, char **argv)
         if (c->stats_ms) log_stats(c, left);
         if (left) log_error("msg=\"shutdown deadline passed with unacknowledged events\" unacked=%ld deadline_ms=%" PRId64,
                             left, c->shutdown_ms);
-        if (left || c->fatal || (c->once && (c->deadletter || c->source_failed))) rc = EXIT_IOERR;
+        if (left || c->fatal || (c->once && (c->deadletter || c->source_failed || c->losses))) rc = EXIT_IOERR;
         if (c->deadletter) log_error("msg=\"documents were dead-lettered\" count=%" PRIu64 " file=\"%s\"", c->deadletter, dl.p);
     }
     if (c->sink) sink_free(c->sink);

@@ -24,6 +24,19 @@
 
 /* ------------------------------------------------------------ checkpoints */
 
+/* The identity of one generation of a tailed path (a file the path named
+ * once): device and inode, and the fingerprint of its first fp_len bytes
+ * (copies made by copytruncate keep the fingerprint, not the inode). end:
+ * for a finished generation, the offset up to which it was read. */
+struct gen_id {
+    uint64_t dev, ino;
+    char fp[33];
+    uint32_t fp_len;
+    int64_t end;
+};
+#define CKPT_DONE_MAX 4       /* finished generations remembered */
+#define CKPT_SEEN_MAX 64      /* generations seen at the path, not yet read */
+
 /* What is stored per source (text file, key=value lines). */
 struct ckpt {
     uint64_t dev, ino;        /* file identity (files only) */
@@ -38,6 +51,13 @@ struct ckpt {
      * mid-stream, so the columns are known */
     char hdr[4096];
     uint32_t hdr_len;
+    /* files: the rotation chain (see tail_new) */
+    int64_t floor_ns;         /* mtime of the generation being read: later ones are not older */
+    int64_t size;             /* its size when last looked at (the extent of a loss) */
+    int finished;             /* it was a rotated generation (no more lines will come) */
+    uint32_t ndone, nseen;
+    struct gen_id done[CKPT_DONE_MAX];   /* oldest first */
+    struct gen_id seen[CKPT_SEEN_MAX];   /* oldest first */
 };
 
 /* Path of the checkpoint file of a source in dir: dir/ckpt-KIND-HASH (caller frees). */
@@ -55,6 +75,10 @@ int atomic_write_file(const char *path, const char *data, size_t len, char *err,
  * want_len > 0 hashes exactly that many bytes (fails if fewer exist).
  * Returns GL_OK, or GL_ERROR on a read error or too little data. */
 int file_fingerprint(int fd, uint32_t want_len, char fp[33], uint32_t *fp_len);
+/* The same over the first len bytes of a file in head (at most FP_HEAD_MAX
+ * are looked at). Pure. */
+#define FP_HEAD_MAX (4096 + 256)
+int fingerprint_buf(const char *head, size_t len, uint32_t want_len, char fp[33], uint32_t *fp_len);
 
 /* -------------------------------------------------------- offset tracker */
 
@@ -115,12 +139,51 @@ int lbuf_next(struct lbuf *b, int fd, int final, struct rline *l);
 
 /* ------------------------------------------------------------- file tail */
 
+/* 1 if name is base, then '.', '-' or '_', then a rotation suffix: a number
+ * or a date (logrotate's NAME.1, NAME-20250101, NAME.2025-01-01), optionally
+ * followed by a compression extension (then *compressed is set when given).
+ * These are the names tail.c reads as older generations of base, and the
+ * names collect's --file globs skip. Pure. */
+int rotated_name_of(const char *name, const char *base, int *compressed);
+/* 1 if name ends in a compression extension (.gz .xz .zst .bz2 .lz4 .zip). */
+int compressed_name(const char *name);
+
+/* How far back the rotation chain is followed. */
+struct tail_opts {
+    size_t max_line;          /* 0 = 1 MiB */
+    int max_gens;             /* rotated generations read after the current one; 0 = 64 */
+    int64_t max_age_ms;       /* rotated generations older than this are not read; 0 = 7 days */
+};
+
+/* A generation that was not (wholly) read: the byte range [from, to) of the
+ * file with that identity never reached the sink. to = -1: the end is not
+ * known (the file is gone); more: at least that range (the file may have
+ * grown after it was last looked at). reason: a static string, one of "deleted",
+ * "compressed", "truncated", "too_old", "too_many". lines: lines in the
+ * range when they could still be counted, else -1. */
+struct tail_loss {
+    const char *reason;
+    char name[512];           /* where the data was last seen */
+    uint64_t dev, ino, gen;
+    char fp[33];
+    int64_t from, to, lines;
+    int more;                 /* the file may have grown past to before it went */
+};
+
 struct tail;
-/* Follows path (tail -F). If resume is given and names the same file
- * (device, inode and fingerprint), reading starts at resume->offset; if the
- * file was rotated since, the rotated file (a sibling named path.* or
- * path-* with that identity) is read from the offset to its end first. */
-struct tail *tail_new(const char *path, const struct ckpt *resume, size_t max_line);
+/* Follows path (tail -F) through its whole rotation chain. Without resume
+ * reading starts at the start of the file at path. With resume (a
+ * checkpoint), reading starts at resume->offset of the checkpointed file,
+ * wherever it is now: at path, or renamed to a rotated name (path.N,
+ * path-DATE, ...), or a copytruncate copy (same fingerprint). When a
+ * generation is finished (it was rotated away or truncated, read to its
+ * end, and everything read was settled, see tail_check), reading goes on
+ * with the oldest generation not read yet: rotated files not older than
+ * the one just finished (by mtime) that are not a finished one (identity,
+ * fingerprint), or that were seen at the path while we were behind, oldest
+ * first, each to its end, then the file at path. Generations gone before
+ * they were finished are reported through tail_take_loss. o may be NULL. */
+struct tail *tail_new(const char *path, const struct ckpt *resume, const struct tail_opts *o);
 void tail_free(struct tail *t);
 /* Next line; final = 1 at the end of --once (returns a partial last line). */
 int tail_next(struct tail *t, int final, struct rline *l);
@@ -130,7 +193,17 @@ int tail_next(struct tail *t, int final, struct rline *l);
  * switched to another file starting at *new_start (the caller resets its
  * tracker), else 0. */
 int tail_check(struct tail *t, int pending_zero, int64_t *new_start);
-/* Fills the identity fields of c (dev, ino, fp) for the file being read. */
+/* Called about once a second whatever the reader is doing: notes the file
+ * at path when it is not the one being read (a generation to read later),
+ * so that its loss is seen if it disappears before we get to it. */
+void tail_watch(struct tail *t);
+/* 1 while reading is behind the file at path (a rotated or truncated
+ * generation is being finished): --once must not stop here. */
+int tail_behind(const struct tail *t);
+/* Pops one loss record into *out; 1 if there was one. */
+int tail_take_loss(struct tail *t, struct tail_loss *out);
+/* Fills the identity and chain fields of c (dev, ino, fp, gen, floor_ns,
+ * size, done, seen) for the file being read. */
 void tail_identity(struct tail *t, struct ckpt *c);
 /* 1 while a file is open. */
 int tail_is_open(const struct tail *t);
