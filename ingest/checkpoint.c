@@ -66,7 +66,7 @@ int ckpt_save(const char *path, const struct ckpt *c, char *err, size_t errlen)
         buf_putc(&b, hex[(unsigned char)c->hdr[i] & 15]);
     }
     buf_putc(&b, '\n');
-    if (c->floor_ns || c->size || c->ndone || c->nseen)
+    if (c->floor_ns || c->size || c->finished || c->ndone || c->nseen)
         buf_printf(&b, "floor_ns=%" PRId64 "\nsize=%" PRId64 "\nfinished=%d\n", c->floor_ns, c->size, c->finished);
     for (uint32_t i = 0; i < c->ndone && i < CKPT_DONE_MAX; i++)
         buf_printf(&b, "done=%" PRIu64 ":%" PRIu64 ":%s:%u:%" PRId64 "\n", c->done[i].dev, c->done[i].ino,

@@ -957,7 +957,10 @@ static void collect_help(void)
         "                        usable line for max(3 sample periods, 10 s), with a\n"
         "                        gpulog.collector event (source-stale / source-restarted)\n"
         "  -f, --file PATH       follow a file like tail -F (rename and copytruncate\n"
-        "                        rotation, files that appear later); a glob is re-scanned\n"
+        "                        rotation, files that appear later); behind or after a\n"
+        "                        stop, every rotated generation not read yet is read,\n"
+        "                        oldest first; one gone before it was read is reported\n"
+        "                        (source-data-lost); a glob is re-scanned\n"
         "                        every second; of its matches, rotated files of another\n"
         "                        match or followed file (NAME.1, NAME-20250101.gz)\n"
         "                        and compressed files are skipped (read through the\n"
@@ -999,6 +1002,10 @@ static void collect_help(void)
         "      --stats-interval S  log a stats line every S seconds (default 60, 0 = off)\n"
         "                        [collect.stats_interval]\n"
         "      --metrics-addr HOST:PORT  serve /metrics, /healthz and /readyz [metrics_addr]\n"
+        "      --rotate-max-generations N  rotated generations read back after falling\n"
+        "                        behind (default 64) [collect.rotate_max_generations]\n"
+        "      --rotate-max-age D  rotated generations older than D are not read\n"
+        "                        (default 7d) [collect.rotate_max_age]\n"
         "      --keep-original   put the raw line in event.original on metric events\n"
         "      --max-line N      longest accepted line in bytes (default %d)\n"
         "\n"
@@ -1008,9 +1015,12 @@ static void collect_help(void)
         "Signals: SIGTERM/SIGINT stop reading, deliver, checkpoint and exit within\n"
         "shutdown_timeout; SIGHUP re-scans the --file globs at once (collect has no\n"
         "detectors to reload; other settings need a restart).\n"
+        "Data that was never read (a rotated file deleted or compressed before it was\n"
+        "read, or beyond the bounds above) is logged with its byte range, counted in\n"
+        "gpulog_files_lost_total{reason} and sent as a source-data-lost event.\n"
         "Exit status: 0 ok; 1 when something could not be delivered (dead letter,\n"
         "shutdown deadline, fatal producer error), on an I/O error, or with --once\n"
-        "when a command could not start or failed; 2 usage error.\n",
+        "when a command could not start or failed or file data was lost; 2 usage error.\n",
         LR_DEFAULT_MAX_LINE);
 }
 

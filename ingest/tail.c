@@ -342,11 +342,16 @@ struct cand {
     int64_t start;            /* where reading would start */
     int eligible;
     int reported;             /* compressed: already reported as a lost generation */
+    char *head;               /* plain files: the first FP_HEAD_MAX bytes (fingerprints) */
+    size_t headlen;
 };
 
 static void cands_free(struct cand *c, size_t n)
 {
-    for (size_t i = 0; i < n; i++) if (c[i].fd >= 0) close(c[i].fd);
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].fd >= 0) close(c[i].fd);
+        free(c[i].head);
+    }
     free(c);
 }
 
@@ -380,6 +385,10 @@ static struct cand *scan_cands(struct tail *t, size_t *np)
             k->fd = open(k->name, O_RDONLY | O_CLOEXEC);
             if (k->fd < 0) continue;
             if (fstat(k->fd, &st) != 0 || !S_ISREG(st.st_mode)) { close(k->fd); continue; }
+            k->head = xmalloc(FP_HEAD_MAX);
+            ssize_t r;
+            do r = pread(k->fd, k->head, FP_HEAD_MAX, 0); while (r < 0 && errno == EINTR);
+            k->headlen = r > 0 ? (size_t)r : 0;
         }
         k->compressed = comp;
         k->dev = (uint64_t)st.st_dev;
@@ -397,7 +406,10 @@ static struct cand *scan_cands(struct tail *t, size_t *np)
 /* Content of c starts like g (a copy or the file itself). */
 static int cand_content(const struct cand *c, const struct gen_id *g)
 {
-    return c->fd >= 0 && g->fp_len > 0 && fp_matches(c->fd, g->fp, g->fp_len);
+    char fp[33];
+    uint32_t fl;
+    return c->head && g->fp_len > 0 && fingerprint_buf(c->head, c->headlen, g->fp_len, fp, &fl) == GL_OK &&
+           !strcmp(fp, g->fp);
 }
 
 static int cand_is(const struct cand *c, const struct gen_id *g)
