@@ -34,9 +34,13 @@ CFLAGS  ?= $(OPT)
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
 LDLIBS  := $(PKG_LIBS) -lm -lpthread
 
+# the layers: core at the bottom; parsers, ingest, detect, sinks side by side
+# above it (the library); cmd/ on top (the subcommands, only in the binary)
 MODULES := core parsers ingest detect sinks
-LIB_SRC := $(filter-out core/main.c,$(foreach d,$(MODULES),$(wildcard $(d)/*.c)))
+LIB_SRC := $(foreach d,$(MODULES),$(wildcard $(d)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CMD_SRC := $(wildcard cmd/*.c)
+CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
 LIB     := $(BUILD)/libgpulog.a
 BIN     := $(BUILD)/gpulog
 
@@ -60,7 +64,7 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(BUILD)/core/main.o $(LIB)
+$(BIN): $(CMD_OBJ) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c tests/test.h tests/parse_harness.h $(LIB)
@@ -115,4 +119,4 @@ services-down:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(BUILD)/core/main.d
+-include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d)

@@ -210,4 +210,9 @@ void config_print(const struct gpulog_config *cfg, int mask, struct buf *out);
 /* Appends docs/configuration.md (Markdown generated from the table). */
 void config_docs(struct buf *out);
 
+/* The format names sources may use (NULL-terminated, borrowed for the
+ * life of the process), set once by the program from the parser registry
+ * (core knows no parser); until then any format name is accepted. */
+void config_set_formats(const char *const *names);
+
 #endif

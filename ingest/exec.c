@@ -1,5 +1,5 @@
 /* exec.c - command lines split without a shell, and children started with
- * stdout on a non-blocking pipe (supervision lives in cmd_collect.c). */
+ * stdout on a non-blocking pipe (supervision lives in cmd/collect.c). */
 #include "source.h"
 
 #include <errno.h>

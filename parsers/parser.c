@@ -18,6 +18,14 @@ const struct parser_ops *parser_find(const char *name)
     return NULL;
 }
 
+const char *const *parser_format_names(void)
+{
+    static const char *names[32];
+    if (!names[0])
+        for (size_t i = 0; parser_formats[i] && i + 1 < GL_ARRAY_LEN(names); i++) names[i] = parser_formats[i]->name;
+    return names;
+}
+
 struct parser *parser_new(const struct parser_ops *ops, emit_fn emit, void *ctx)
 {
     struct parser *p = xcalloc(1, sizeof *p);

@@ -71,6 +71,8 @@ struct parser {
 const struct parser_ops *parser_find(const char *name);
 /* NULL-terminated list of every format (auto first). */
 extern const struct parser_ops *const parser_formats[];
+/* The same as names, NULL-terminated (static storage). */
+const char *const *parser_format_names(void);
 
 /* Creates a parser for ops that calls emit(ctx, ev) for each event. */
 struct parser *parser_new(const struct parser_ops *ops, emit_fn emit, void *ctx);

@@ -21,7 +21,7 @@ LIBS="$(pkg-config --libs $PKGS 2>/dev/null) -lm -lpthread"
 mkdir -p "$OUT/obj" "$OUT/artifacts" "$OUT/work"
 
 # the library: core (without main), parsers (without subcommands), the file sink
-srcs=$(ls core/*.c parsers/*.c sinks/sink.c ingest/checkpoint.c | grep -v -e '^core/main\.c$' -e '/cmd_')
+srcs=$(ls core/*.c parsers/*.c sinks/sink.c ingest/checkpoint.c)
 newest_h=$(ls -t core/*.h parsers/*.h sinks/*.h ingest/*.h | head -n 1)
 build_one() {   # compiles $1 into $OUT/obj unless up to date
   local o="$OUT/obj/$(echo "$1" | tr / _).o"

@@ -3,6 +3,7 @@
 #include "test.h"
 #include "../core/config.h"
 #include "../core/common.h"
+#include "../parsers/parser.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -512,6 +513,7 @@ TEST(docs_cover_every_key)
 
 int main(void)
 {
+    config_set_formats(parser_format_names());   /* as the binary does */
     RUN(defaults);
     RUN(empty_file_is_valid);
     RUN(full_file);

@@ -1,5 +1,5 @@
 /*
- * cmd_setup.c - `gpulog setup`: installs what the ES sink writes into.
+ * setup.c - `gpulog setup`: installs what the ES sink writes into.
  *
  * Reads the objects from a schemas directory (schemas/es/ JSON files, built from
  * schemas/event.schema.json by schemas/es/gen_templates.py) and installs, in
@@ -10,9 +10,9 @@
  * _meta.gpulog_hash (ISM: in its description); an installed object whose
  * hash matches is reported "unchanged" and not written again.
  */
-#include "../core/cli.h"
-#include "es_bulk.h"
-#include "es_cli.h"
+#include "cli.h"
+#include "../sinks/es_bulk.h"
+#include "../sinks/es_cli.h"
 
 #include <dirent.h>
 #include <errno.h>

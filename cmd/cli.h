@@ -4,7 +4,7 @@
 #ifndef GPULOG_CLI_H
 #define GPULOG_CLI_H
 
-#include "common.h"
+#include "../core/common.h"
 
 /* Exit codes used by every subcommand. */
 #define EXIT_OK     0

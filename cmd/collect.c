@@ -1,14 +1,14 @@
 /*
- * cmd_collect.c - `gpulog collect`: the node sidecar. Tails files, runs and
+ * collect.c - `gpulog collect`: the node sidecar. Tails files, runs and
  * supervises GPU tools, reads stdin and /dev/kmsg, parses every line and
  * delivers the events to Kafka (or NDJSON), advancing per-source checkpoints
  * only from the sink's settle callbacks (see source.h for the model).
  */
-#include "../core/cli.h"
+#include "cli.h"
 #include "../core/lineread.h"
 #include "../parsers/parser.h"
 #include "../sinks/sink.h"
-#include "source.h"
+#include "../ingest/source.h"
 
 #include <errno.h>
 #include <fcntl.h>

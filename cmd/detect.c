@@ -1,4 +1,4 @@
-/* cmd_detect.c - `gpulog detect`: the stream processor. A member of a Kafka
+/* detect.c - `gpulog detect`: the stream processor. A member of a Kafka
  * consumer group that runs the detectors over the events of its partitions
  * and writes anomaly records to a file, stdout or an anomalies topic.
  *
@@ -9,10 +9,10 @@
  * offsets committed and their detector state dropped; newly assigned
  * partitions start with empty state (windows warm up again).
  */
-#include "../core/cli.h"
+#include "cli.h"
 #include "../sinks/sink.h"
 #include "../sinks/es_cli.h"
-#include "engine.h"
+#include "../detect/engine.h"
 #include "../core/config.h"
 #include "../core/metrics.h"
 

@@ -1,8 +1,8 @@
-/* cmd_config.c - `gpulog config check|print|docs`: validate a configuration
+/* config.c - `gpulog config check|print|docs`: validate a configuration
  * file, show the effective configuration (secrets masked), and generate
  * docs/configuration.md from the key table. */
 #include "cli.h"
-#include "config.h"
+#include "../core/config.h"
 
 #include <stdio.h>
 #include <string.h>

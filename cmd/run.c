@@ -1,12 +1,12 @@
-/* cmd_run.c - `gpulog run`: parse, detect and print in one process (the
+/* run.c - `gpulog run`: parse, detect and print in one process (the
  * embedded default: no Kafka or Elasticsearch needed). */
-#include "../core/cli.h"
+#include "cli.h"
 #include "../parsers/feed.h"
 #include "../ingest/source.h"
 #include "../sinks/sink.h"
 #include "../sinks/es_cli.h"
-#include "engine.h"
-#include "live.h"
+#include "../detect/engine.h"
+#include "../detect/live.h"
 #include "../core/config.h"
 #include "../core/metrics.h"
 

@@ -1,6 +1,6 @@
-/* cmd_parse.c - `gpulog parse`: any supported input to NDJSON events. */
-#include "../core/cli.h"
-#include "feed.h"
+/* parse.c - `gpulog parse`: any supported input to NDJSON events. */
+#include "cli.h"
+#include "../parsers/feed.h"
 
 #include <errno.h>
 #include <fcntl.h>
