@@ -141,26 +141,8 @@ static int stash_flush(struct collector *c)
 
 static void deliver(struct collector *c, const struct event *ev, void *token, enum sink_stream stream)
 {
-    buf_reset(&c->json);
-    event_to_json(ev, &c->json);
-    /* key: host/gpu so one GPU's events stay in one partition, in order */
-    buf_reset(&c->key);
-    buf_puts(&c->key, ev->host ? ev->host : c->host);
-    size_t n;
-    double idx;
-    const char *uuid = event_get_str(ev, "gpu.uuid", &n);
-    if (uuid && n) {
-        buf_putc(&c->key, '/');
-        buf_append(&c->key, uuid, n);
-    } else if (event_get_num(ev, "gpu.index", &idx)) {
-        buf_putc(&c->key, '/');
-        buf_put_i64(&c->key, (int64_t)idx);
-    } else if ((uuid = event_get_str(ev, "gpu.pci.bus_id", &n)) && n) {
-        buf_putc(&c->key, '/');   /* kernel events name the GPU by its PCI address */
-        buf_append(&c->key, uuid, n);
-    }
-    struct sink_doc d = { .stream = stream, .key = c->key.p, .keylen = c->key.len, .id = ev->id,
-                          .json = c->json.p, .len = c->json.len, .token = token };
+    struct sink_doc d;
+    sink_doc_of(&d, ev, stream, c->host, token, &c->json, &c->key);
     int r = sink_hold_write(&c->stash, c->sink, &d);   /* behind anything held: keeps the order */
     if (r == GL_OK) { c->written++; return; }
     if (r == GL_AGAIN) { c->blocked = 1; return; }

@@ -102,7 +102,7 @@ struct dctx {
     int next_tag;
     int once, assigned_once;
     int unassigned;                      /* revoked, the next assignment not yet here */
-    struct buf json;
+    struct buf json, key;
     uint64_t consumed, bad, records, settled, deadletter;
     int fatal;
     /* backpressure: documents an output could not take yet; while any are
@@ -262,15 +262,12 @@ static void detect_forward(struct dctx *d, struct pstate *ps, int64_t off, const
 static void detect_emit(void *ctx, const struct event *rec)
 {
     struct dctx *d = ctx;
-    buf_reset(&d->json);
-    event_to_json(rec, &d->json);
-    char key[160];
-    const struct ev_field *g = event_get(rec, "gpu.index");
-    int kl = snprintf(key, sizeof key, "%s/%lld", rec->host ? rec->host : "-", g ? (long long)g->v.i : -1LL);
     d->records++;
     size_t tl;
     const char *ty = event_get_str(rec, "event.type", &tl);
     if (ty && tl == 5 && !memcmp(ty, "start", 5)) metrics_inc(M_ANOMALIES);
+    struct sink_doc doc;
+    sink_doc_of(&doc, rec, STREAM_ANOMALIES, NULL, NULL, &d->json, &d->key);
     for (size_t i = 0; i < d->nsinks; i++) {
         struct tok *t = NULL;
         if (d->cur) {
@@ -279,8 +276,7 @@ static void detect_emit(void *ctx, const struct event *rec)
             t->off = d->cur_off;
             pend_add(d->cur, d->cur_off);
         }
-        struct sink_doc doc = { .stream = STREAM_ANOMALIES, .key = key, .keylen = (size_t)kl, .id = rec->id,
-                                .json = d->json.p, .len = d->json.len, .token = t };
+        doc.token = t;
         if (sink_hold_write(&d->held, d->sinks[i], &doc) == GL_ERROR) {
             fprintf(stderr, "gpulog detect: output: %s\n", d->sinks[i]->errstr);
             d->fatal = 1;
@@ -488,6 +484,7 @@ int cmd_detect(int argc, char **argv)
     struct dctx d;
     memset(&d, 0, sizeof d);
     buf_init(&d.json);
+    buf_init(&d.key);
     if (es_cli_from_config(&o.es, &cfg, err, sizeof err) != GL_OK) {
         rc = cli_usage_error("detect", "%s", err);
         goto out;
@@ -727,6 +724,7 @@ out:
     engine_free(d.eng);
     profile_free(prof);
     buf_free(&d.json);
+    buf_free(&d.key);
     es_cli_free(&o.es);
     free(props);
     free(tl_default);

@@ -73,7 +73,7 @@ struct run_ctx {
     struct sink *sinks[4];
     size_t nsinks;
     struct live *live;
-    struct buf json;
+    struct buf json, key;
     uint64_t written, settled, failed_writes;
     struct profile *prof;
     const char *detectors, *profile_name;   /* what SIGHUP reloads */
@@ -115,15 +115,8 @@ static int run_build_sinks(const struct run_opts *o, struct run_ctx *r, char *er
 static void run_emit_record(void *ctx, const struct event *rec)
 {
     struct run_ctx *r = ctx;
-    buf_reset(&r->json);
-    event_to_json(rec, &r->json);
-    char key[160];
-    const struct ev_field *g = event_get(rec, "gpu.index");
-    int kl = snprintf(key, sizeof key, "%s/%lld", rec->host ? rec->host : "-", g ? (long long)g->v.i : -1LL);
-    struct sink_doc d = {
-        .stream = STREAM_ANOMALIES, .key = key, .keylen = (size_t)kl, .id = rec->id,
-        .json = r->json.p, .len = r->json.len, .token = NULL,
-    };
+    struct sink_doc d;
+    sink_doc_of(&d, rec, STREAM_ANOMALIES, NULL, NULL, &r->json, &r->key);
     for (size_t i = 0; i < r->nsinks; i++) {
         int rc;
         while ((rc = sink_write(r->sinks[i], &d)) == GL_AGAIN) sink_poll(r->sinks[i], 100);
@@ -252,6 +245,7 @@ int cmd_run(int argc, char **argv)
     struct run_ctx r;
     memset(&r, 0, sizeof r);
     buf_init(&r.json);
+    buf_init(&r.key);
     if (es_cli_from_config(&ro.es, &cfg, err, sizeof err) != GL_OK) {
         exit_rc = cli_usage_error("run", "%s", err);
         goto out;
@@ -423,6 +417,7 @@ out:
     live_free(r.live);
     profile_free(r.prof ? r.prof : prof);
     buf_free(&r.json);
+    buf_free(&r.key);
     es_cli_free(&ro.es);
     config_free(&cfg);
     return exit_rc;

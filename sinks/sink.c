@@ -18,6 +18,23 @@ enum sink_stream sink_stream_of(const char *dataset)
     return STREAM_METRICS;
 }
 
+void sink_doc_of(struct sink_doc *d, const struct event *ev, enum sink_stream stream, const char *default_host,
+                 void *token, struct buf *json, struct buf *key)
+{
+    buf_reset(json);
+    event_to_json(ev, json);
+    buf_reset(key);
+    buf_puts(key, ev->host && *ev->host ? ev->host : default_host && *default_host ? default_host : "-");
+    memset(d, 0, sizeof *d);
+    d->stream = stream;
+    d->key = key->p;
+    d->keylen = key->len;
+    d->id = ev->id;
+    d->json = json->p;
+    d->len = json->len;
+    d->token = token;
+}
+
 long sink_drain(struct sink *s, int timeout_ms)
 {
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : gl_now_ms() + timeout_ms;

@@ -16,6 +16,7 @@
 #define GPULOG_SINK_H
 
 #include "../core/common.h"
+#include "../core/event.h"
 
 /* Routing class of a document: decides topic / data stream. */
 enum sink_stream { STREAM_METRICS, STREAM_EVENTS, STREAM_ANOMALIES };
@@ -24,9 +25,19 @@ enum sink_stream { STREAM_METRICS, STREAM_EVENTS, STREAM_ANOMALIES };
  * gpu.anomaly -> anomalies, everything else -> metrics. */
 enum sink_stream sink_stream_of(const char *dataset);
 
+struct sink_doc;
+/* The one way an event becomes a document, for every command: encodes ev
+ * into json and its Kafka key into key (both reset first, owned by the
+ * caller) and fills *d, which borrows them until the next call. The key
+ * policy: key = host.name (default_host when the event has none) for every
+ * stream, so all GPUs of a node share a partition: per-node order and peer
+ * comparison hold in `detect` whatever the partition count. */
+void sink_doc_of(struct sink_doc *d, const struct event *ev, enum sink_stream stream, const char *default_host,
+                 void *token, struct buf *json, struct buf *key);
+
 struct sink_doc {
     enum sink_stream stream;
-    const char *key;  size_t keylen;     /* Kafka message key (host/gpu) */
+    const char *key;  size_t keylen;     /* Kafka message key: host.name (sink_doc_of) */
     const char *id;                      /* event.id: ES _id, dedup key */
     const char *json; size_t len;        /* the event, one JSON object */
     void *token;                         /* handed back to settle() */
