@@ -129,18 +129,7 @@ PY
 # ------------------------------------------------------------------ ndjson
 f1=$tmp/once.log
 python3 "$tmp/writer.py" "$f1" 3000 0 plain
-corp=${GPULOG_CORPUS:-/work/shared/corpus}/dmon/deepspeech-178-s-pucvmet-4gpu-2016.txt
-if [ ! -f "$corp" ]; then   # the same capture, for checkouts without the shared corpus
-  corp=$tmp/deepspeech.txt
-  cat > "$corp" <<'TXT'
-# gpu   pwr  temp    sm   mem   enc   dec  mclk  pclk pviol tviol    fb  bar1 sbecc dbecc   pci rxpci txpci
-# Idx     W     C     %     %     %     %   MHz   MHz     %  bool    MB    MB  errs  errs  errs  MB/s  MB/s
-    0   111    83    25     7     0     0  4513  1683     0     0 11651     2     -     -     0    41     8
-    1   111    84    18     5     0     0  4513  1733     0     0 11653     2     -     -     0    25    14
-    2   112    80    24     7     0     0  4513  1759     0     0 11653     2     -     -     0    33    10
-    3    86    70    18     6     0     0  4513  1784     0     0 11660     2     -     -     0    62     5
-TXT
-fi
+corp=tests/corpus/dmon/deepspeech-178-s-pucvmet-4gpu-2016.txt
 "$G" parse --host n1 --tz UTC "$f1" > "$tmp/p1.json" 2>/dev/null
 "$G" parse --host n1 --tz UTC "$corp" > "$tmp/p2.json" 2>/dev/null
 cat "$tmp/p1.json" "$tmp/p2.json" > "$tmp/parse.json"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Golden tests of `gpulog parse` over the real corpus (../shared/corpus).
+# Golden tests of `gpulog parse` over the real corpus (tests/corpus, with its PROVENANCE.tsv).
 # For every corpus file: stdout and stderr must equal tests/golden/<dir>/<file>
 # .ndjson/.stderr (made by tests/golden/update.sh, reviewed by eye); a corpus
 # file without expected output fails (new captures must be reviewed), and so
@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GPULOG=${GPULOG:-$PWD/${BUILD:-build}/gpulog}
-CORPUS=../shared/corpus
+CORPUS=tests/corpus
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/golden.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 passed=0; failed=0
@@ -17,7 +17,7 @@ ok()   { passed=$((passed + 1)); echo "ok   $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1"; }
 
 if [ ! -d "$CORPUS" ]; then
-  fail "corpus: $CORPUS not found (shared/ must sit beside the checkout)"
+  fail "corpus: $CORPUS not found"
   echo "$passed passed, $failed failed"; exit 1
 fi
 for f in "$CORPUS"/*/*; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Validates every event `gpulog parse` emits for the real corpus
-(../shared/corpus) and tests/fixtures/** against schemas/event.schema.json.
+(tests/corpus) and tests/fixtures/** against schemas/event.schema.json.
 
 One check per input file (a file passes when every event it gives validates),
 plus self-checks that the schema rejects what it must (typos, nulls, wrong
@@ -19,7 +19,7 @@ import jsonschema
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.chdir(ROOT)
 GPULOG = os.environ.get("GPULOG") or os.path.join(ROOT, os.environ.get("BUILD", "build"), "gpulog")
-CORPUS = "../shared/corpus"
+CORPUS = "tests/corpus"
 
 with open("schemas/event.schema.json") as f:
     SCHEMA = json.load(f)
@@ -59,7 +59,7 @@ def inputs():
             for f in sorted(os.listdir(full)):
                 out.append((os.path.join(full, f), os.path.join("tests/golden", d, f + ".args")))
     else:
-        result(False, "corpus", CORPUS + " not found (shared/ must sit beside the checkout)")
+        result(False, "corpus", CORPUS + " not found")
     for base, _, files in sorted(os.walk("tests/fixtures")):
         for f in sorted(files):
             if f.endswith(".args"):

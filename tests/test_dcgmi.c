@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CORPUS "../shared/corpus/dcgmi/"
+#define CORPUS "tests/corpus/dcgmi/"
 #include "parse_harness.h"
 
 static double D(const struct event *e, const char *key)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CORPUS "../shared/corpus/xid/"
+#define CORPUS "tests/corpus/xid/"
 #define FIX "tests/fixtures/kmsg/"
 #include "parse_harness.h"
 

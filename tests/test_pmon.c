@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CORPUS "../shared/corpus/pmon/"
+#define CORPUS "tests/corpus/pmon/"
 #include "parse_harness.h"
 
 /* ---- tests ---- */

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Regenerates the golden outputs of `gpulog parse` over the real corpus:
 #   tests/golden/<dir>/<file>.ndjson  (stdout)   tests/golden/<dir>/<file>.stderr
-# for every ../shared/corpus/<dir>/<file>, run from the repository root with the
+# for every tests/corpus/<dir>/<file>, run from the repository root with the
 # relative path (so log.file.path is stable), a pinned read time, zone and host.
 # Extra arguments for one file: tests/golden/<dir>/<file>.args (shell words).
 # Review the diff by eye against the raw corpus before committing (make golden).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GPULOG=${GPULOG:-$PWD/${BUILD:-build}/gpulog}
-CORPUS=../shared/corpus
+CORPUS=tests/corpus
 [ -x "$GPULOG" ] || { echo "update.sh: $GPULOG not built" >&2; exit 1; }
 [ -d "$CORPUS" ] || { echo "update.sh: $CORPUS not found" >&2; exit 1; }
 n=0
