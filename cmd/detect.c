@@ -103,6 +103,7 @@ struct dctx {
     int once, assigned_once;
     int unassigned;                      /* revoked, the next assignment not yet here */
     struct buf json, key;
+    uint64_t fields_dropped;      /* event_json_dropped() last seen */
     uint64_t consumed, bad, records, settled, deadletter;
     int fatal;
     /* backpressure: documents an output could not take yet; while any are
@@ -646,6 +647,14 @@ int cmd_detect(int argc, char **argv)
                     metrics_inc(M_LINES_READ);
                     char jerr[128];
                     if (event_from_json(&ev, m->payload, m->len, jerr, sizeof jerr) == GL_OK) {
+                        uint64_t dropped = event_json_dropped();
+                        if (dropped != d.fields_dropped) {   /* the key table is full: say so once */
+                            metrics_add(M_FIELDS_DROPPED, dropped - d.fields_dropped);
+                            if (!d.fields_dropped)
+                                log_warn("msg=\"more than %d distinct field keys: fields with new keys are dropped\" topic=\"%s\" partition=%d offset=%lld",
+                                         EVENT_INTERN_MAX, rd_kafka_topic_name(m->rkt), (int)m->partition, (long long)m->offset);
+                            d.fields_dropped = dropped;
+                        }
                         d.cur = p;
                         d.cur_off = m->offset;
                         engine_feed_tag(d.eng, &ev, p->tag);

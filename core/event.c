@@ -2,6 +2,7 @@
 #include "event.h"
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ void event_init(struct event *ev)
 
 void event_free(struct event *ev)
 {
+    for (size_t i = 0; i < GL_ARRAY_LEN(ev->own); i++) free(ev->own[i]);
     free(ev->f);
     buf_free(&ev->arena);
     memset(ev, 0, sizeof *ev);
@@ -21,6 +23,7 @@ void event_free(struct event *ev)
 
 void event_reset(struct event *ev)
 {
+    for (size_t i = 0; i < GL_ARRAY_LEN(ev->own); i++) free(ev->own[i]);
     struct ev_field *f = ev->f;
     size_t capf = ev->capf;
     struct buf arena = ev->arena;
@@ -269,40 +272,64 @@ void event_to_json(const struct event *ev, struct buf *b)
 
 /* ---------------------------------------------------------------- decoding */
 
-/* Process-wide intern table for keys read from JSON. */
-static char **intern_tab;
-static size_t intern_n, intern_cap;
+/* Process-wide intern tables for strings read from JSON: one for field
+ * keys (at most EVENT_INTERN_MAX), one for host/path/dataset values (at most
+ * 4 x that), so a fleet of many hosts never crowds out keys. Never freed:
+ * cached pointers stay valid. */
+struct itab {
+    char **tab;
+    size_t n, cap, max;
+};
+static struct itab keys_tab = { .max = EVENT_INTERN_MAX }, vals_tab = { .max = 4 * EVENT_INTERN_MAX };
+static _Atomic uint64_t dropped_fields;
 
-static const char *intern(const char *s)
+size_t event_json_interned(void) { return keys_tab.n; }
+uint64_t event_json_dropped(void) { return dropped_fields; }
+
+/* The interned copy of s in t, or NULL when s is new and t is full. */
+static const char *intern(struct itab *t, const char *s)
 {
     /* open addressing over a power-of-two table */
-    if (intern_n * 2 >= intern_cap) {
-        size_t ncap = intern_cap ? intern_cap * 2 : 256;
+    if (t->n * 2 >= t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 256;
         char **nt = xcalloc(ncap, sizeof *nt);
-        for (size_t i = 0; i < intern_cap; i++) {
-            if (!intern_tab[i]) continue;
-            size_t j = hash64(intern_tab[i], strlen(intern_tab[i]), 0) & (ncap - 1);
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->tab[i]) continue;
+            size_t j = hash64(t->tab[i], strlen(t->tab[i]), 0) & (ncap - 1);
             while (nt[j]) j = (j + 1) & (ncap - 1);
-            nt[j] = intern_tab[i];
+            nt[j] = t->tab[i];
         }
-        free(intern_tab);
-        intern_tab = nt;
-        intern_cap = ncap;
+        free(t->tab);
+        t->tab = nt;
+        t->cap = ncap;
     }
-    size_t j = hash64(s, strlen(s), 0) & (intern_cap - 1);
-    while (intern_tab[j]) {
-        if (!strcmp(intern_tab[j], s)) return intern_tab[j];
-        j = (j + 1) & (intern_cap - 1);
+    size_t j = hash64(s, strlen(s), 0) & (t->cap - 1);
+    while (t->tab[j]) {
+        if (!strcmp(t->tab[j], s)) return t->tab[j];
+        j = (j + 1) & (t->cap - 1);
     }
-    intern_tab[j] = xstrdup(s);
-    intern_n++;
-    return intern_tab[j];
+    if (t->n >= t->max) return NULL;
+    t->tab[j] = xstrdup(s);
+    t->n++;
+    return t->tab[j];
+}
+
+/* A header string of ev (host, path, dataset, kind): interned, or once the
+ * value table is full a copy the event owns in slot k. */
+static const char *ev_string(struct event *ev, int k, const char *s)
+{
+    const char *p = intern(&vals_tab, s);
+    if (p) return p;
+    free(ev->own[k]);
+    ev->own[k] = xstrdup(s);
+    return ev->own[k];
 }
 
 const char *event_intern(const char *s);
 const char *event_intern(const char *s)
 {
-    return intern(s);
+    const char *p = intern(&keys_tab, s);
+    return p ? p : "";
 }
 
 int event_from_json(struct event *ev, const char *json, size_t len, char *err, size_t errlen)
@@ -342,29 +369,30 @@ int event_from_json(struct event *ev, const char *json, size_t len, char *err, s
             json_decref(root);
             return GL_ERROR;
         } else if (!strcmp(key, "event.kind") && json_is_string(val)) {
-            ev->kind = intern(json_string_value(val));
+            const char *k = json_string_value(val);   /* schema v1: three kinds */
+            ev->kind = !strcmp(k, "metric") ? "metric" : !strcmp(k, "alert") ? "alert" : !strcmp(k, "event") ? "event"
+                                                                                               : ev_string(ev, 3, k);
         } else if (!strcmp(key, "event.dataset") && json_is_string(val)) {
-            ev->dataset = intern(json_string_value(val));
+            ev->dataset = ev_string(ev, 2, json_string_value(val));
         } else if (!strcmp(key, "event.id") && json_is_string(val)) {
             snprintf(ev->id, sizeof ev->id, "%s", json_string_value(val));
         } else if (!strcmp(key, "event.created") && json_is_string(val)) {
             gl_parse_iso_ts(json_string_value(val), json_string_length(val), &ev->created_ms);
         } else if (!strcmp(key, "host.name") && json_is_string(val)) {
-            ev->host = intern(json_string_value(val));
+            ev->host = ev_string(ev, 0, json_string_value(val));
         } else if (!strcmp(key, "log.file.path") && json_is_string(val)) {
-            ev->path = intern(json_string_value(val));
+            ev->path = ev_string(ev, 1, json_string_value(val));
         } else if (!strcmp(key, "log.offset") && json_is_integer(val)) {
             ev->offset = json_integer_value(val);
         } else if (!strcmp(key, "agent.name") || !strcmp(key, "agent.version")) {
             /* regenerated on output */
-        } else if (json_is_integer(val)) {
-            event_add_int(ev, intern(key), json_integer_value(val));
-        } else if (json_is_real(val)) {
-            event_add_num(ev, intern(key), json_real_value(val));
-        } else if (json_is_boolean(val)) {
-            event_add_bool(ev, intern(key), json_is_true(val));
-        } else if (json_is_string(val)) {
-            event_add_str(ev, intern(key), json_string_value(val), json_string_length(val));
+        } else if (json_is_integer(val) || json_is_real(val) || json_is_boolean(val) || json_is_string(val)) {
+            const char *k = intern(&keys_tab, key);
+            if (!k) { dropped_fields++; continue; }   /* table full: bounded memory first */
+            if (json_is_integer(val)) event_add_int(ev, k, json_integer_value(val));
+            else if (json_is_real(val)) event_add_num(ev, k, json_real_value(val));
+            else if (json_is_boolean(val)) event_add_bool(ev, k, json_is_true(val));
+            else event_add_str(ev, k, json_string_value(val), json_string_length(val));
         }
         /* nested objects, arrays and nulls are not part of schema v1: skipped */
     }

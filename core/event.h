@@ -40,6 +40,7 @@ struct event {
     size_t nf, capf;
     struct ev_field *f;
     struct buf arena;       /* string values */
+    char *own[4];           /* event_from_json: host, path, dataset, kind copies once the intern table is full */
 };
 
 void event_init(struct event *ev);
@@ -74,13 +75,24 @@ static inline const char *event_str(const struct event *ev, const struct ev_fiel
 void event_make_id(struct event *ev, const char *host, const char *source,
                    uint64_t gen, int64_t offset, const char *line, size_t len);
 
+/* Decodes one JSON object produced by event_to_json (or any flat schema-v1
+ * event) into ev (reset first). Keys and the
+ * host, path and dataset strings are interned in a process-wide table of at
+ * most EVENT_INTERN_MAX strings, so a stream of events costs no allocation
+ * per field; once it is full, host/path/dataset are copied into the event
+ * (freed by its next reset) and fields with keys not in the table are
+ * dropped and counted (event_json_dropped, gpulog_fields_dropped_total):
+ * memory stays bounded whatever keys a topic carries. GL_OK, or GL_ERROR
+ * with the reason in err. */
+#define EVENT_INTERN_MAX 65536
+int event_from_json(struct event *ev, const char *json, size_t len, char *err, size_t errlen);
+/* Keys in the key table, and fields dropped because it was full. */
+size_t event_json_interned(void);
+uint64_t event_json_dropped(void);
+
 /* Appends the event as one JSON object (no newline) to out. Keys are flat
  * dotted names in schema order: header first, then fields in insertion order. */
 void event_to_json(const struct event *ev, struct buf *out);
 
-/* Parses a JSON object produced by event_to_json (or any flat schema-v1
- * event) into ev. Keys are interned in a process-wide table, so they stay
- * valid for the life of the process. Returns GL_OK or GL_ERROR with a reason. */
-int event_from_json(struct event *ev, const char *json, size_t len, char *err, size_t errlen);
 
 #endif

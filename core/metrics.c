@@ -53,6 +53,8 @@ static const struct family families[M__COUNT] = {
         "Bytes of followed files never read, by reason, where the extent is known (a deleted file's unread size is not)." },
     [M_LINES_LOST] = { "gpulog_lines_lost_total", MT_COUNTER, "reason",
         "Lines of followed files never read, by reason, where they could still be counted (files skipped by the too_old and too_many bounds)." },
+    [M_FIELDS_DROPPED] = { "gpulog_fields_dropped_total", MT_COUNTER, NULL,
+        "Fields of consumed events dropped because their key was new once 65536 distinct field keys had been seen (bounded memory on hostile topics)." },
 };
 
 struct series {

@@ -35,6 +35,7 @@ enum metric_id {
     M_FILES_LOST,          /* counter  gpulog_files_lost_total{reason} */
     M_BYTES_LOST,          /* counter  gpulog_bytes_lost_total{reason} */
     M_LINES_LOST,          /* counter  gpulog_lines_lost_total{reason} */
+    M_FIELDS_DROPPED,      /* counter  gpulog_fields_dropped_total */
     M__COUNT
 };
 
