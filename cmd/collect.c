@@ -114,13 +114,8 @@ static void on_signal(int sig)
 
 static long rss_kb(void)
 {
-    FILE *f = fopen("/proc/self/statm", "re");
-    long pages = 0, res = 0;
-    if (f) {
-        if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = 0;
-        fclose(f);
-    }
-    return res * (sysconf(_SC_PAGESIZE) / 1024);
+    int64_t b = gl_rss_bytes();
+    return b > 0 ? (long)(b / 1024) : 0;
 }
 
 /* ---------------------------------------------------------------- delivery */

@@ -606,3 +606,13 @@ int gl_parse_double(const char *s, size_t n, double *out)
     *out = v;
     return 1;
 }
+
+int64_t gl_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "re");
+    if (!f) return -1;
+    long size, res;
+    int ok = fscanf(f, "%ld %ld", &size, &res) == 2;
+    fclose(f);
+    return ok ? (int64_t)res * sysconf(_SC_PAGESIZE) : -1;
+}

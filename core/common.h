@@ -84,6 +84,8 @@ uint64_t hash64(const void *data, size_t n, uint64_t seed);
 
 /* Time. All epoch values are milliseconds since 1970-01-01 UTC. */
 int64_t gl_now_ms(void);
+/* Resident memory of this process in bytes (/proc/self/statm); -1 if unknown. */
+int64_t gl_rss_bytes(void);
 /* Selects the zone used to read tool timestamps (NULL or "" = local zone).
  * Returns GL_ERROR if the zone is unknown. */
 int gl_tz_set(const char *zone);

@@ -196,16 +196,6 @@ static void put_header(struct buf *b, const char *name, const char *type, const 
     buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static int64_t rss_bytes(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f) return -1;
-    long size, res;
-    int ok = fscanf(f, "%ld %ld", &size, &res) == 2;
-    fclose(f);
-    return ok ? (int64_t)res * sysconf(_SC_PAGESIZE) : -1;
-}
-
 void metrics_render(struct buf *out)
 {
     for (int i = 0; i < M__COUNT; i++) {
@@ -231,7 +221,7 @@ void metrics_render(struct buf *out)
     buf_printf(out, "gpulog_ready %d\n", metrics_ready());
     put_header(out, "process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch in seconds.");
     buf_printf(out, "process_start_time_seconds %lld.%03lld\n", (long long)(start_ms / 1000), (long long)(start_ms % 1000));
-    int64_t rss = rss_bytes();
+    int64_t rss = gl_rss_bytes();
     if (rss >= 0) {
         put_header(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
         buf_printf(out, "process_resident_memory_bytes %lld\n", (long long)rss);
