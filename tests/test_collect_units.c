@@ -344,6 +344,18 @@ static char *sib(const char *p, const char *suffix)
     return b[k];
 }
 
+/* A checkpoint as collect writes it after the first line of p was settled. */
+static void ckpt_after_first_line(const char *p, struct ckpt *ck)
+{
+    struct tail *t = tail_new(p, NULL, NULL);
+    struct rline l;
+    CHECK_EQ_INT(tail_next(t, 0, &l), RL_LINE);
+    memset(ck, 0, sizeof *ck);
+    tail_identity(t, ck);
+    ck->offset = l.end;
+    tail_free(t);
+}
+
 /* the collector fell behind (acknowledgements pending) on generation 0
  * while the path was rotated three times: every generation is read, in order */
 TEST(tail_chain_behind_three_rotations)
@@ -391,14 +403,9 @@ TEST(tail_chain_resume_after_three_rotations)
     write_file(sib(p, ".1"), "old history, read long ago\n", 0);
     set_mtime_ago(sib(p, ".1"), 7200);
     write_file(p, "s1 checkpointed generation\ns2\n", 0);
-    struct tail *t = tail_new(p, NULL, NULL);
-    struct rline l;
-    CHECK_EQ_INT(tail_next(t, 0, &l), RL_LINE);
     struct ckpt ck;
-    memset(&ck, 0, sizeof ck);
-    tail_identity(t, &ck);
-    ck.offset = l.end;
-    tail_free(t);
+    ckpt_after_first_line(p, &ck);
+    struct tail *t;
     char err[256];
     CHECK_EQ_INT(ckpt_save(tpath("stop.ckpt"), &ck, err, sizeof err), GL_OK);
     CHECK_EQ_INT(ckpt_load(tpath("stop.ckpt"), &ck, err, sizeof err), GL_OK);
@@ -470,14 +477,9 @@ TEST(tail_chain_bounds_reported)
 {
     char *p = xstrdup(tpath("bound.log"));
     write_file(p, "k1 checkpointed\n", 0);
-    struct tail *t = tail_new(p, NULL, NULL);
-    struct rline l;
-    CHECK_EQ_INT(tail_next(t, 0, &l), RL_LINE);
     struct ckpt ck;
-    memset(&ck, 0, sizeof ck);
-    tail_identity(t, &ck);
-    ck.offset = l.end;
-    tail_free(t);
+    ckpt_after_first_line(p, &ck);
+    struct tail *t;
     const char *gens[] = { "m1 one\nm2\n", "n1 two\nn2\nn3\n", "o1 three\n", "q1 four\n" };
     for (int i = 0; i < 4; i++) {
         usleep(5000);
@@ -514,14 +516,9 @@ TEST(tail_chain_restart_losses)
 {
     char *p = xstrdup(tpath("gone.log"));
     write_file(p, "x1 checkpointed and deleted\nx2 never read\n", 0);
-    struct tail *t = tail_new(p, NULL, NULL);
-    struct rline l;
-    CHECK_EQ_INT(tail_next(t, 0, &l), RL_LINE);
     struct ckpt ck;
-    memset(&ck, 0, sizeof ck);
-    tail_identity(t, &ck);
-    ck.offset = l.end;
-    tail_free(t);
+    ckpt_after_first_line(p, &ck);
+    struct tail *t;
     usleep(5000);
     rotate_numbered(p, 3);
     write_file(p, "y1 next\n", 0);
@@ -544,12 +541,7 @@ TEST(tail_chain_restart_losses)
     /* numbered gap: resumes in .3, .2 is gone, .1 and the path are read */
     char *q = xstrdup(tpath("gap.log"));
     write_file(q, "e1 checkpointed\ne2\n", 0);
-    t = tail_new(q, NULL, NULL);
-    CHECK_EQ_INT(tail_next(t, 0, &l), RL_LINE);
-    memset(&ck, 0, sizeof ck);
-    tail_identity(t, &ck);
-    ck.offset = l.end;
-    tail_free(t);
+    ckpt_after_first_line(q, &ck);
     const char *gens[] = { "f1 lost\n", "g1 next\n", "h1 live\n" };
     for (int i = 0; i < 3; i++) { usleep(5000); rotate_numbered(q, 4); write_file(q, gens[i], 0); }
     unlink(sib(q, ".2"));   /* f */
