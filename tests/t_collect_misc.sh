@@ -13,13 +13,11 @@
 #   .gz) follows only the live files: the rotated ones are read through the
 #   live file's rotation, and as sources of their own would be sent twice.
 set -u
-GPULOG=${GPULOG:-build/gpulog}
-T=$(mktemp -d "${GPULOG_TEST_TMP:-/tmp}/idle.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
+. "$(dirname "$0")/lib.sh"
+test_tmp idle
 check_idle() {   # $1 name, rest: collect arguments
   local name=$1; shift
-  "$GPULOG" collect "$@" --state-dir "$T/st-$name" --output /dev/null 2>"$T/$name.err" &
+  "$GPULOG" collect "$@" --state-dir "$tmp/st-$name" --output /dev/null 2>"$tmp/$name.err" &
   local pid=$!
   sleep 1
   local t0 t1
@@ -28,30 +26,27 @@ check_idle() {   # $1 name, rest: collect arguments
   t1=$(awk '{print $14+$15}' /proc/$pid/stat 2>/dev/null || echo 999999)
   kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null
   # 4 s idle: allow 0.4 s of CPU (sanitizer builds are slower but idle all the same)
-  if [ $((t1 - t0)) -le 40 ]; then pass=$((pass+1)); echo "ok   idle $name: $((t1 - t0)) ticks"
-  else fail=$((fail+1)); echo "FAIL idle $name: $((t1 - t0)) ticks of CPU in 4 s"; fi
+  if [ $((t1 - t0)) -le 40 ]; then ok "idle $name: $((t1 - t0)) ticks"
+  else bad "idle $name: $((t1 - t0)) ticks of CPU in 4 s"; fi
 }
-printf '# gpu    pwr\n# Idx      W\n    0    100\n' > "$T/dmon.log"
-check_idle existing --file "$T/dmon.log"
-check_idle missing --file "$T/nope.log"
+printf '# gpu    pwr\n# Idx      W\n    0    100\n' > "$tmp/dmon.log"
+check_idle existing --file "$tmp/dmon.log"
+check_idle missing --file "$tmp/nope.log"
 # a command that prints garbage and exits: restart events, schema-valid
-timeout -s TERM 4 "$GPULOG" collect --exec 'sh -c "echo garbage; exit 1"' --state-dir "$T/st-exec" \
-  --output "$T/exec.ndjson" 2>/dev/null
-n=$(grep -c '"event.dataset":"gpulog.collector"' "$T/exec.ndjson")
-if [ "$n" -ge 1 ] && grep '"event.dataset":"gpulog.collector"' "$T/exec.ndjson" | /usr/bin/python3 -c '
+timeout -s TERM 4 "$GPULOG" collect --exec 'sh -c "echo garbage; exit 1"' --state-dir "$tmp/st-exec" \
+  --output "$tmp/exec.ndjson" 2>/dev/null
+n=$(grep -c '"event.dataset":"gpulog.collector"' "$tmp/exec.ndjson")
+if [ "$n" -ge 1 ] && grep '"event.dataset":"gpulog.collector"' "$tmp/exec.ndjson" | /usr/bin/python3 -c '
 import json, sys, jsonschema
 v = jsonschema.Draft202012Validator(json.load(open(sys.argv[1])))
 for line in sys.stdin:
     v.validate(json.loads(line))
-' schemas/event.schema.json; then pass=$((pass+1)); echo "ok   $n collector health events validate"
-else fail=$((fail+1)); echo "FAIL collector health events ($n) missing or invalid"; fi
+' schemas/event.schema.json; then ok "$n collector health events validate"
+else bad "collector health events ($n) missing or invalid"; fi
 # rotation with identical content
-R=$T/rot; mkdir -p "$R"
+R=$tmp/rot; mkdir -p "$R"
 rows=$(printf '# gpu    pwr  gtemp\n# Idx      W      C\n'; for i in 1 2 3 4 5; do printf '    0     61     34\n'; done)
 echo "$rows" > "$R/dmon.log"
-wait_lines() {   # file n: waits up to 10 s for n lines
-  for _ in $(seq 100); do [ "$({ wc -l < "$1"; } 2>/dev/null || echo 0)" -ge "$2" ] && return 0; sleep 0.1; done; return 1
-}
 "$GPULOG" collect --file "$R/dmon.log" --host h --state-dir "$R/st" --output "$R/out1.ndjson" 2>"$R/c1.err" &
 cpid=$!
 wait_lines "$R/out1.ndjson" 5
@@ -81,22 +76,21 @@ if got != want: errs.append("replay from the rewound checkpoint: ids %s, expecte
 print("; ".join(errs) if errs else "10 + 1 events, all ids distinct, replay of 6 lines with the same ids")
 sys.exit(1 if errs else 0)
 PY
-then pass=$((pass+1)); echo "ok   rotation with identical content gets new ids"
-else fail=$((fail+1)); echo "FAIL rotation with identical content: see above; $(tail -n 3 "$R/c1.err")"; fi
+then ok "rotation with identical content gets new ids"
+else bad "rotation with identical content: see above; $(tail -n 3 "$R/c1.err")"; fi
 # a glob over live and rotated names
-G2=$T/glob; mkdir -p "$G2"
+G2=$tmp/glob; mkdir -p "$G2"
 one() { printf '# gpu    pwr\n# Idx      W\n    0    %s\n' "$1"; }
 one 101 > "$G2/dmon.log"; one 102 > "$G2/dmon.log.1"; one 103 > "$G2/dmon.log-20250101"
 one 104 | gzip > "$G2/dmon.log.2.gz"; one 105 > "$G2/dmon-gpu1.log"; one 106 > "$G2/dmon.log_old"
 "$GPULOG" collect --once --file "$G2/dmon*" --host h --state-dir "$G2/st" --output "$G2/out.ndjson" 2>"$G2/err"
 got=$(/usr/bin/python3 -c 'import json,sys; print(" ".join(sorted(str(json.loads(l)["gpu.power.usage"]) for l in open(sys.argv[1]))))' "$G2/out.ndjson" 2>&1)
 nskip=$(grep -c "glob match not followed" "$G2/err")
-if [ "$got" = "101 105 106" ] && [ "$nskip" = 3 ]; then pass=$((pass+1)); echo "ok   a glob skips rotated and compressed names ($nskip logged)"
-else fail=$((fail+1)); echo "FAIL a glob over rotated names: values '$got' (want 101 105 106), $nskip skips logged"; grep "not followed" "$G2/err"; fi
+if [ "$got" = "101 105 106" ] && [ "$nskip" = 3 ]; then ok "a glob skips rotated and compressed names ($nskip logged)"
+else bad "a glob over rotated names: values '$got' (want 101 105 106), $nskip skips logged"; grep "not followed" "$G2/err"; fi
 # following (the glob is re-scanned every second): each skip is said once
 timeout -s TERM 3 "$GPULOG" collect --file "$G2/dmon*" --host h --state-dir "$G2/st2" --output /dev/null 2>"$G2/err2"
 nskip=$(grep -c "glob match not followed" "$G2/err2")
-if [ "$nskip" = 3 ]; then pass=$((pass+1)); echo "ok   skipped glob matches are logged once over 3 s of re-scans"
-else fail=$((fail+1)); echo "FAIL skipped glob matches logged $nskip times in 3 s (want 3)"; fi
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+if [ "$nskip" = 3 ]; then ok "skipped glob matches are logged once over 3 s of re-scans"
+else bad "skipped glob matches logged $nskip times in 3 s (want 3)"; fi
+report

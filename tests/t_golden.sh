@@ -7,25 +7,17 @@
 # rejected lines unless tests/golden/<dir>/<file>.allow-rejects says why (tool
 # error outputs); such a file must then really have rejected lines.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-GPULOG=${GPULOG:-$PWD/${BUILD:-build}/gpulog}
+. "$(dirname "$0")/lib.sh"
 CORPUS=tests/corpus
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/golden.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-passed=0; failed=0
-ok()   { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; }
+test_tmp golden
 
-if [ ! -d "$CORPUS" ]; then
-  fail "corpus: $CORPUS not found"
-  echo "$passed passed, $failed failed"; exit 1
-fi
+[ -d "$CORPUS" ] || fail "corpus: $CORPUS not found"
 for f in "$CORPUS"/*/*; do
   [ -f "$f" ] || continue
   rel=${f#"$CORPUS"/}
   base=tests/golden/$rel
   if [ ! -f "$base.ndjson" ] || [ ! -f "$base.stderr" ]; then
-    fail "$rel: no expected output (run make golden, review, commit)"; continue
+    bad "$rel: no expected output (run make golden, review, commit)"; continue
   fi
   args=()
   if [ -f "$base.args" ]; then read -r -a args < "$base.args"; fi
@@ -48,7 +40,7 @@ for f in "$CORPUS"/*/*; do
     why="${why:+$why; }$rejected rejected line(s): $(grep -m1 -v '^gpulog parse:' "$tmp/err")"
   fi
   if [ -z "$why" ]; then ok "$rel"; else
-    fail "$rel: $why"
+    bad "$rel: $why"
     [ -s "$tmp/diff" ] && head -n 20 "$tmp/diff" | sed 's/^/     /'
   fi
   : > "$tmp/diff"
@@ -57,7 +49,6 @@ done
 for g in tests/golden/*/*.ndjson; do
   [ -f "$g" ] || continue
   rel=${g#tests/golden/}; rel=${rel%.ndjson}
-  [ -f "$CORPUS/$rel" ] || fail "$g: no corpus file $CORPUS/$rel (stale golden)"
+  [ -f "$CORPUS/$rel" ] || bad "$g: no corpus file $CORPUS/$rel (stale golden)"
 done
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+report

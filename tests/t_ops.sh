@@ -7,13 +7,8 @@
 # structurally right, and /metrics is scraped from the commands that serve it.
 # Ends with "N passed, N failed".
 set -uo pipefail
-cd "$(dirname "$0")/.."
-GPULOG=${GPULOG:-$PWD/${BUILD:-build}/gpulog}
-PY=/usr/bin/python3
-T=$(mktemp -d "${GPULOG_TEST_TMP:-/tmp}/t_ops.XXXXXX")
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$T"; }
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+test_tmp t_ops
 # The checks must not depend on the caller's environment.
 for v in $(env | sed -n 's/^\(GPULOG_[A-Z_]*\)=.*/\1/p'); do
   case "$v" in GPULOG_TEST_TMP) ;; *) unset "$v" ;; esac
@@ -24,15 +19,10 @@ done
 # broker (and collect and run again, with counters, signals and reloads).
 METRICS_CMDS=${METRICS_CMDS:-collect run}
 
-passed=0; failed=0
-ok()   { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; [ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/  /' | head -n 20; }
-check() { local name=$1; shift; local out; if out=$("$@" 2>&1); then ok "$name"; else fail "$name" "$out"; fi; }
-
-[ -x "$GPULOG" ] || { fail "binary $GPULOG exists"; echo "$passed passed, $failed failed"; exit 1; }
+[ -x "$GPULOG" ] || fail "binary $GPULOG exists"
 
 # ---------------------------------------------------------------- YAML files
-check "every YAML file under deploy/ parses" "$PY" - <<'EOF'
+check_cmd "every YAML file under deploy/ parses" "$PY" - <<'EOF'
 import glob, sys, yaml
 files = sorted(glob.glob("deploy/**/*.yaml", recursive=True) + glob.glob("deploy/**/*.yml", recursive=True))
 assert files, "no YAML files under deploy/"
@@ -48,14 +38,14 @@ print(len(files), "files")
 EOF
 
 # Extract the ConfigMap's gpulog.yaml.
-"$PY" - "$T/cm.yaml" <<'EOF'
+"$PY" - "$tmp/cm.yaml" <<'EOF'
 import sys, yaml
 d = yaml.safe_load(open("deploy/kubernetes/configmap.yaml"))
 open(sys.argv[1], "w").write(d["data"]["gpulog.yaml"])
 EOF
-check "ConfigMap gpulog.yaml passes gpulog config check" "$GPULOG" config check "$T/cm.yaml"
+check_cmd "ConfigMap gpulog.yaml passes gpulog config check" "$GPULOG" config check "$tmp/cm.yaml"
 
-check "Kubernetes objects agree with the config (ports, probes, grace, resources, args)" "$PY" - "$T/cm.yaml" <<'EOF'
+check_cmd "Kubernetes objects agree with the config (ports, probes, grace, resources, args)" "$PY" - "$tmp/cm.yaml" <<'EOF'
 import sys, yaml, re
 cfg = yaml.safe_load(open(sys.argv[1]))
 port = int(cfg["metrics_addr"].rsplit(":", 1)[1])
@@ -110,74 +100,74 @@ for r in kust["resources"]:
 EOF
 
 # ------------------------------------------------------------ config check
-printf 'host: n1\nkafka:\n  brokerz: x:9092\n' > "$T/unknown.yaml"
-out=$("$GPULOG" config check "$T/unknown.yaml" 2>&1); rc=$?
-if [ "$rc" = 2 ] && grep -q "^$T/unknown.yaml:3:3: unknown key 'kafka.brokerz' (did you mean 'kafka.brokers'?)$" <<<"$out"; then
+printf 'host: n1\nkafka:\n  brokerz: x:9092\n' > "$tmp/unknown.yaml"
+out=$("$GPULOG" config check "$tmp/unknown.yaml" 2>&1); rc=$?
+if [ "$rc" = 2 ] && grep -q "^$tmp/unknown.yaml:3:3: unknown key 'kafka.brokerz' (did you mean 'kafka.brokers'?)$" <<<"$out"; then
   ok "unknown key: exit 2 with FILE:LINE:COL and a suggestion"
-else fail "unknown key: exit 2 with FILE:LINE:COL and a suggestion" "rc=$rc $out"; fi
+else bad "unknown key: exit 2 with FILE:LINE:COL and a suggestion" "rc=$rc $out"; fi
 
-printf 'log:\n  level: info\nshutdown_timeout: soon\nelasticsearch:\n  index_metrics: maybe\n' > "$T/types.yaml"
-out=$("$GPULOG" config check "$T/types.yaml" 2>&1); rc=$?
-if [ "$rc" = 2 ] && grep -q "^$T/types.yaml:3:19: shutdown_timeout: expected a duration" <<<"$out" \
-   && grep -q "^$T/types.yaml:5:18: elasticsearch.index_metrics: expected true or false" <<<"$out"; then
+printf 'log:\n  level: info\nshutdown_timeout: soon\nelasticsearch:\n  index_metrics: maybe\n' > "$tmp/types.yaml"
+out=$("$GPULOG" config check "$tmp/types.yaml" 2>&1); rc=$?
+if [ "$rc" = 2 ] && grep -q "^$tmp/types.yaml:3:19: shutdown_timeout: expected a duration" <<<"$out" \
+   && grep -q "^$tmp/types.yaml:5:18: elasticsearch.index_metrics: expected true or false" <<<"$out"; then
   ok "wrong types: exit 2, every error with FILE:LINE:COL"
-else fail "wrong types: exit 2, every error with FILE:LINE:COL" "rc=$rc $out"; fi
+else bad "wrong types: exit 2, every error with FILE:LINE:COL" "rc=$rc $out"; fi
 
-printf 'kafka:\n  brokers: [a\n' > "$T/syntax.yaml"
-out=$("$GPULOG" config check "$T/syntax.yaml" 2>&1); rc=$?
-if [ "$rc" = 2 ] && grep -q "^$T/syntax.yaml:[0-9]*:[0-9]*: " <<<"$out"; then ok "YAML syntax error: exit 2 with FILE:LINE:COL"
-else fail "YAML syntax error: exit 2 with FILE:LINE:COL" "rc=$rc $out"; fi
+printf 'kafka:\n  brokers: [a\n' > "$tmp/syntax.yaml"
+out=$("$GPULOG" config check "$tmp/syntax.yaml" 2>&1); rc=$?
+if [ "$rc" = 2 ] && grep -q "^$tmp/syntax.yaml:[0-9]*:[0-9]*: " <<<"$out"; then ok "YAML syntax error: exit 2 with FILE:LINE:COL"
+else bad "YAML syntax error: exit 2 with FILE:LINE:COL" "rc=$rc $out"; fi
 
-out=$("$GPULOG" config check "$T/missing.yaml" 2>&1); rc=$?
+out=$("$GPULOG" config check "$tmp/missing.yaml" 2>&1); rc=$?
 if [ "$rc" = 2 ] && grep -q "missing.yaml: No such file" <<<"$out"; then ok "missing file: exit 2"
-else fail "missing file: exit 2" "rc=$rc $out"; fi
+else bad "missing file: exit 2" "rc=$rc $out"; fi
 
 # collect flags that would be ignored or change the output silently are refused
-printf '# gpu pwr\n# Idx W\n 0 100\n' > "$T/one.log"
+printf '# gpu pwr\n# Idx W\n 0 100\n' > "$tmp/one.log"
 refused() {   # name expected-text collect-args...
   local name=$1 want=$2; shift 2
   local out rc
-  out=$(GPULOG_KAFKA_BROKERS= "$GPULOG" collect --once --state-dir "$T/st-refused" --file "$T/one.log" "$@" 2>&1); rc=$?
+  out=$(GPULOG_KAFKA_BROKERS= "$GPULOG" collect --once --state-dir "$tmp/st-refused" --file "$tmp/one.log" "$@" 2>&1); rc=$?
   if [ "$rc" = 2 ] && grep -qF -e "$want" <<<"$out"; then ok "collect $name: exit 2, says why"
-  else fail "collect $name: exit 2, says why" "rc=$rc $out"; fi
+  else bad "collect $name: exit 2, says why" "rc=$rc $out"; fi
 }
 refused "--brokers ''" "--brokers is empty" --brokers ""
 refused "-X without brokers" "-X applies to Kafka, but no brokers are set" -X acks=1
 refused "--topic without brokers" "--topic applies to Kafka" --topic t
-refused "--output with brokers" "--output writes NDJSON instead of Kafka" --brokers 127.0.0.1:1 --output "$T/o.ndjson"
-out=$("$GPULOG" collect --once --state-dir "$T/st-ok" --file "$T/one.log" --output "$T/o.ndjson" 2>&1); rc=$?
-if [ "$rc" = 0 ] && [ "$(wc -l < "$T/o.ndjson")" = 1 ]; then ok "collect --output without brokers still writes NDJSON"
-else fail "collect --output without brokers still writes NDJSON" "rc=$rc $out"; fi
+refused "--output with brokers" "--output writes NDJSON instead of Kafka" --brokers 127.0.0.1:1 --output "$tmp/o.ndjson"
+out=$("$GPULOG" collect --once --state-dir "$tmp/st-ok" --file "$tmp/one.log" --output "$tmp/o.ndjson" 2>&1); rc=$?
+if [ "$rc" = 0 ] && [ "$(wc -l < "$tmp/o.ndjson")" = 1 ]; then ok "collect --output without brokers still writes NDJSON"
+else bad "collect --output without brokers still writes NDJSON" "rc=$rc $out"; fi
 
-out=$("$GPULOG" config check "$T/cm.yaml" "$T/unknown.yaml" 2>&1); rc=$?
+out=$("$GPULOG" config check "$tmp/cm.yaml" "$tmp/unknown.yaml" 2>&1); rc=$?
 if [ "$rc" = 2 ] && grep -q "cm.yaml: ok" <<<"$out"; then ok "several files: each reported, exit 2 if any fails"
-else fail "several files: each reported, exit 2 if any fails" "rc=$rc $out"; fi
+else bad "several files: each reported, exit 2 if any fails" "rc=$rc $out"; fi
 
 "$GPULOG" config check >/dev/null 2>&1; rc1=$?
 "$GPULOG" config frobnicate >/dev/null 2>&1; rc2=$?
 "$GPULOG" config --help | grep -q "config check FILE"; rc3=$?
 if [ "$rc1" = 2 ] && [ "$rc2" = 2 ] && [ "$rc3" = 0 ]; then ok "config usage errors exit 2, --help exits 0"
-else fail "config usage errors exit 2, --help exits 0" "$rc1 $rc2 $rc3"; fi
+else bad "config usage errors exit 2, --help exits 0" "$rc1 $rc2 $rc3"; fi
 
 # ------------------------------------------------------------ config print
 out=$(GPULOG_KAFKA_BROKERS=x "$GPULOG" config print 2>&1)
 if grep -q "^  brokers: x$" <<<"$out"; then ok "GPULOG_KAFKA_BROKERS=x gpulog config print shows x"
-else fail "GPULOG_KAFKA_BROKERS=x gpulog config print shows x" "$out"; fi
+else bad "GPULOG_KAFKA_BROKERS=x gpulog config print shows x" "$out"; fi
 
-out=$(GPULOG_KAFKA_BROKERS=env:1 "$GPULOG" config print "$T/cm.yaml" 2>&1)
+out=$(GPULOG_KAFKA_BROKERS=env:1 "$GPULOG" config print "$tmp/cm.yaml" 2>&1)
 if grep -q "^  brokers: \"env:1\"$" <<<"$out" && grep -q "^  group: gpulog-detect$" <<<"$out"; then
   ok "environment overrides the file, the file keeps the rest"
-else fail "environment overrides the file, the file keeps the rest" "$out"; fi
+else bad "environment overrides the file, the file keeps the rest" "$out"; fi
 
-out=$(GPULOG_CONFIG="$T/cm.yaml" "$GPULOG" config print 2>&1)
+out=$(GPULOG_CONFIG="$tmp/cm.yaml" "$GPULOG" config print 2>&1)
 if grep -q "^  url: \"https://elasticsearch-es-http.elastic.svc:9200\"$" <<<"$out"; then ok "GPULOG_CONFIG names the file"
-else fail "GPULOG_CONFIG names the file" "$out"; fi
+else bad "GPULOG_CONFIG names the file" "$out"; fi
 
 out=$(GPULOG_SHUTDOWN_TIMEOUT=forever "$GPULOG" config print 2>&1); rc=$?
 if [ "$rc" = 2 ] && grep -q "GPULOG_SHUTDOWN_TIMEOUT: shutdown_timeout: expected a duration" <<<"$out"; then ok "bad environment value: exit 2 naming the variable"
-else fail "bad environment value: exit 2 naming the variable" "rc=$rc $out"; fi
+else bad "bad environment value: exit 2 naming the variable" "rc=$rc $out"; fi
 
-cat > "$T/secrets.yaml" <<'EOF'
+cat > "$tmp/secrets.yaml" <<'EOF'
 kafka:
   properties:
     sasl.username: gpulog
@@ -187,25 +177,25 @@ elasticsearch:
   user: elastic
   password: es-pw-9012
 EOF
-out=$(GPULOG_ELASTICSEARCH_API_KEY=apikey-3456 "$GPULOG" config print "$T/secrets.yaml" 2>&1); rc=$?
+out=$(GPULOG_ELASTICSEARCH_API_KEY=apikey-3456 "$GPULOG" config print "$tmp/secrets.yaml" 2>&1); rc=$?
 if [ "$rc" = 0 ] && ! grep -qE "kafka-pw-1234|key-pw-5678|es-pw-9012|apikey-3456" <<<"$out" \
    && grep -q '^  password: "\*\*\*"$' <<<"$out" && grep -q '^  api_key: "\*\*\*"$' <<<"$out" \
    && grep -q '^    sasl.password: "\*\*\*"$' <<<"$out" && grep -q '^    sasl.username: gpulog$' <<<"$out" \
    && grep -q '^  user: elastic$' <<<"$out"; then
   ok "secrets masked in config print (file, map and environment)"
-else fail "secrets masked in config print (file, map and environment)" "$out"; fi
+else bad "secrets masked in config print (file, map and environment)" "$out"; fi
 
-"$GPULOG" config print "$T/cm.yaml" > "$T/printed.yaml" 2>&1
-check "config print output passes config check" "$GPULOG" config check "$T/printed.yaml"
+"$GPULOG" config print "$tmp/cm.yaml" > "$tmp/printed.yaml" 2>&1
+check_cmd "config print output passes config check" "$GPULOG" config check "$tmp/printed.yaml"
 
 # -------------------------------------------------------------------- docs
-"$GPULOG" config docs > "$T/configuration.md"
-if diff -u docs/configuration.md "$T/configuration.md" > "$T/docs.diff"; then
+"$GPULOG" config docs > "$tmp/configuration.md"
+if diff -u docs/configuration.md "$tmp/configuration.md" > "$tmp/docs.diff"; then
   ok "docs/configuration.md is what 'gpulog config docs' generates"
-else fail "docs/configuration.md is what 'gpulog config docs' generates (regenerate: gpulog config docs > docs/configuration.md)" "$(head -n 20 "$T/docs.diff")"; fi
+else bad "docs/configuration.md is what 'gpulog config docs' generates (regenerate: gpulog config docs > docs/configuration.md)" "$(head -n 20 "$tmp/docs.diff")"; fi
 
 # -------------------------------------------------------------- Dockerfile
-check "Dockerfile: multi-stage, Debian 12, runtime without -dev packages, non-root USER" "$PY" - <<'EOF'
+check_cmd "Dockerfile: multi-stage, Debian 12, runtime without -dev packages, non-root USER" "$PY" - <<'EOF'
 import re
 lines = [l.strip() for l in open("Dockerfile")]
 # join continuation lines
@@ -260,13 +250,13 @@ if command -v dpkg >/dev/null 2>&1 && command -v objdump >/dev/null 2>&1; then
     grep -qx "$pkg" <<<"$runtime_pkgs" || missing="$missing $lib($pkg)"
   done
   if [ -z "$missing" ]; then ok "Dockerfile runtime stage installs every library the binary needs"
-  else fail "Dockerfile runtime stage installs every library the binary needs" "missing:$missing"; fi
+  else bad "Dockerfile runtime stage installs every library the binary needs" "missing:$missing"; fi
 else
   echo "note: dpkg/objdump not available; runtime libraries not checked against the binary"
 fi
 
 # ------------------------------------------------------------------ systemd
-check "systemd units: restart, stop deadline, unprivileged user, state dir" "$PY" - "$T/cm.yaml" <<'EOF'
+check_cmd "systemd units: restart, stop deadline, unprivileged user, state dir" "$PY" - "$tmp/cm.yaml" <<'EOF'
 import sys, re, yaml
 cfg = yaml.safe_load(open(sys.argv[1]))
 m = re.fullmatch(r"(\d+)(ms|s)?", str(cfg.get("shutdown_timeout", "10s")))
@@ -301,12 +291,12 @@ EOF
 
 if command -v systemd-analyze >/dev/null 2>&1; then
   for u in gpulog-collect gpulog-detect; do
-    sed "s|/usr/bin/gpulog|$GPULOG|" "deploy/systemd/$u.service" > "$T/$u.service"
+    sed "s|/usr/bin/gpulog|$GPULOG|" "deploy/systemd/$u.service" > "$tmp/$u.service"
   done
-  out=$(cd "$T" && systemd-analyze verify ./gpulog-collect.service ./gpulog-detect.service 2>&1); rc=$?
+  out=$(cd "$tmp" && systemd-analyze verify ./gpulog-collect.service ./gpulog-detect.service 2>&1); rc=$?
   # verify exits 0 on unknown keys; any message is a finding.
   if [ "$rc" = 0 ] && [ -z "$out" ]; then ok "systemd-analyze verify: no findings"
-  else fail "systemd-analyze verify: no findings" "$out"; fi
+  else bad "systemd-analyze verify: no findings" "$out"; fi
 else
   echo "note: systemd-analyze not installed; units checked structurally only"
 fi
@@ -314,17 +304,16 @@ fi
 # ------------------------------------------------------- metrics endpoints
 # The registry and server are scraped in tests/test_metrics.c; here each
 # command listed in METRICS_CMDS is started with --metrics-addr and scraped.
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 for cmd in $METRICS_CMDS; do
   port=$(free_port)
-  mkfifo "$T/in.$cmd"
+  mkfifo "$tmp/in.$cmd"
   case "$cmd" in
-    run)     "$GPULOG" run --metrics-addr "127.0.0.1:$port" "$T/in.$cmd" > "$T/out.$cmd" 2> "$T/err.$cmd" & ;;
-    collect) "$GPULOG" collect --metrics-addr "127.0.0.1:$port" --state-dir "$T/state" - < "$T/in.$cmd" > "$T/out.$cmd" 2> "$T/err.$cmd" & ;;
-    *)       "$GPULOG" "$cmd" --metrics-addr "127.0.0.1:$port" > "$T/out.$cmd" 2> "$T/err.$cmd" & ;;
+    run)     "$GPULOG" run --metrics-addr "127.0.0.1:$port" "$tmp/in.$cmd" > "$tmp/out.$cmd" 2> "$tmp/err.$cmd" & ;;
+    collect) "$GPULOG" collect --metrics-addr "127.0.0.1:$port" --state-dir "$tmp/state" - < "$tmp/in.$cmd" > "$tmp/out.$cmd" 2> "$tmp/err.$cmd" & ;;
+    *)       "$GPULOG" "$cmd" --metrics-addr "127.0.0.1:$port" > "$tmp/out.$cmd" 2> "$tmp/err.$cmd" & ;;
   esac
   pid=$!; pids+=("$pid")
-  exec 7<> "$T/in.$cmd"   # read-write: never blocks, even if the command died
+  exec 7<> "$tmp/in.$cmd"   # read-write: never blocks, even if the command died
   # four dmon lines (two headers, two samples) for the commands that read input
   printf '%s\n' '# gpu   pwr  temp    sm   mem' '# Idx     W     C     %     %' \
     '    0   111    83    25     7' '    1   111    84    18     5' >&7
@@ -340,11 +329,10 @@ for cmd in $METRICS_CMDS; do
   if grep -q '^# TYPE gpulog_lines_read_total counter$' <<<"$body" && grep -q '^gpulog_build_info{version="' <<<"$body" \
      && [ "${lines:-0}" -ge "$want_lines" ] && [ "$health" = 200 ]; then
     ok "gpulog $cmd --metrics-addr serves /metrics and /healthz"
-  else fail "gpulog $cmd --metrics-addr serves /metrics and /healthz" "health=$health $(head -c 600 "$T/err.$cmd")"; fi
+  else bad "gpulog $cmd --metrics-addr serves /metrics and /healthz" "health=$health $(head -c 600 "$tmp/err.$cmd")"; fi
   exec 7>&-
   kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 done
 [ -z "$METRICS_CMDS" ] && echo "note: METRICS_CMDS is empty: no command is scraped here yet (test_metrics scrapes the server)"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+report

@@ -4,15 +4,8 @@
 # the summary line on stderr, --help and --version, stdin as "-", bounded
 # memory on a 3 MB line, and large piped input that must not hang.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-GPULOG=${GPULOG:-$PWD/${BUILD:-build}/gpulog}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/parse-cli.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-passed=0; failed=0
-check() {   # check NAME CONDITION-STATUS [detail]
-  if [ "$2" = 0 ]; then passed=$((passed + 1)); echo "ok   $1"
-  else failed=$((failed + 1)); echo "FAIL $1${3:+: $3}"; fi
-}
+. "$(dirname "$0")/lib.sh"
+test_tmp parse-cli
 run() {     # run ARGS... : stdout -> $tmp/out, stderr -> $tmp/err, status -> $rc
   rc=0; "$GPULOG" parse "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
 }
@@ -124,5 +117,4 @@ head -c 64000000 /dev/zero | timeout 120 "$GPULOG" parse - > "$tmp/out" 2> "$tmp
 { [ "$rc" = 0 ] && grep -q '1 lines, 0 events, 1 rejected' "$tmp/err"; }
 check "64 MB without a newline through a pipe ends" $? "status $rc: $(tail -n 1 "$tmp/err")"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+report

@@ -6,16 +6,8 @@
 # the terminal view (under a pty via script(1)) shows anomalies and a summary;
 # bad configurations are usage errors.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-GPULOG=${GPULOG:-$PWD/${BUILD:-build}/gpulog}
-PY=/usr/bin/python3
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t-run.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-passed=0; failed=0
-check() {   # check NAME STATUS [detail]
-  if [ "$2" = 0 ]; then passed=$((passed + 1)); echo "ok   $1"
-  else failed=$((failed + 1)); echo "FAIL $1${3:+: $3}"; fi
-}
+. "$(dirname "$0")/lib.sh"
+test_tmp t-run
 
 # 40 minutes of 8 GPUs with a hang, a PCIe replay burst and a straggler
 "$PY" tools/gentrace.py --seed 9 --hours 0.67 --faults hang,pcie_replay,straggler --host tr-7 \
@@ -148,5 +140,4 @@ check "unknown detector is a usage error (2)" "$([ "$rc" = 2 ] && grep -q nope "
 rc=0; "$GPULOG" run "$tmp/does-not-exist" > /dev/null 2>&1 || rc=$?
 check "missing input file exits 1" "$([ "$rc" = 1 ]; echo $?)"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+report

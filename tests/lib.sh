@@ -1,0 +1,96 @@
+# tests/lib.sh - what every script test (tests/t_*.sh) shares; sourced, not run:
+#   set -uo pipefail
+#   . "$(dirname "$0")/lib.sh"
+# It moves to the repository root and sets BUILD, GPULOG (the binary under
+# test) and PY; it counts the checks (ok, bad, check, check_eq, check_cmd) and
+# prints the last line "N passed, N failed" (report, finish, fail); it owns the
+# scratch folder made by test_tmp and the background processes a test puts in
+# pids[], and removes or kills them at exit (after the test's own on_exit, if
+# it defines one); wait_for and wait_lines poll instead of sleeping blind.
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+BUILD=${BUILD:-build}
+GPULOG=${GPULOG:-$PWD/$BUILD/gpulog}
+PY=/usr/bin/python3
+passed=0; failed=0
+pids=()
+tmp=""
+
+# ok NAME: one check passed.
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+
+# bad NAME [WHY]: one check failed; a one-line WHY follows the name, a longer
+# one (command output) is indented below it, 20 lines at most.
+bad() {
+  failed=$((failed + 1))
+  if [ -z "${2:-}" ]; then echo "FAIL $1"
+  elif [[ "$2" != *$'\n'* ]]; then echo "FAIL $1: ${2:0:2000}"
+  else echo "FAIL $1:"; printf '%s\n' "$2" | head -n 20 | sed 's/^/     /'; fi
+}
+
+# check NAME STATUS [WHY]: ok when STATUS (usually $?) is 0, else bad with WHY.
+check() { if [ "$2" = 0 ]; then ok "$1"; else bad "$1" "${3:-}"; fi; }
+
+# check_eq NAME GOT WANT: ok when the two strings are equal.
+check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1" "want '$3', got '$2'"; fi; }
+
+# check_cmd NAME COMMAND...: runs the command; ok when it exits 0, else bad
+# with its output (stdout and stderr).
+check_cmd() {
+  local name=$1 out; shift
+  if out=$("$@" 2>&1); then ok "$name"; else bad "$name" "$out"; fi
+}
+
+# report: prints the last line; its status is 0 when no check failed.
+report() { echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; }
+
+# finish: report and exit with its status (the end of a test, or an early end
+# when what follows cannot run).
+finish() { report; exit $?; }
+
+# fail NAME [WHY]: a check the rest of the test depends on failed: count it,
+# report and exit 1.
+fail() { bad "$@"; finish; }
+
+# test_tmp NAME: makes the test's scratch folder $tmp (under $GPULOG_TEST_TMP,
+# which scripts/test.sh sets, else $TMPDIR or /tmp); removed at exit.
+test_tmp() {
+  tmp=$(mktemp -d "${GPULOG_TEST_TMP:-${TMPDIR:-/tmp}}/$1.XXXXXX") || { echo "FAIL cannot make a scratch folder"; exit 1; }
+}
+
+# The exit trap: the test's on_exit first (it may still need its processes
+# and files), then every process in pids[] and every process whose command
+# line names the scratch folder (children of the test's commands) is killed,
+# then the folder goes.
+lib_cleanup() {
+  local p
+  declare -F on_exit >/dev/null && on_exit
+  for p in ${pids[@]+"${pids[@]}"}; do kill -KILL "$p" 2>/dev/null; done
+  if [ -n "$tmp" ]; then
+    for p in $(pgrep -f "$tmp/" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+  fi
+  for p in ${pids[@]+"${pids[@]}"}; do wait "$p" 2>/dev/null; done
+  [ -n "$tmp" ] && rm -rf "$tmp"
+}
+trap lib_cleanup EXIT
+
+# wait_for TRIES COMMAND...: runs COMMAND every 0.1 s until it succeeds, at
+# most TRIES times; the status is that of the last try.
+wait_for() {
+  local n=$1 i; shift
+  for ((i = 1; i <= n; i++)); do
+    "$@" && return 0
+    [ "$i" -lt "$n" ] && sleep 0.1
+  done
+  return 1
+}
+
+# lines_at_least FILE N: FILE has N lines or more (a missing file has none).
+lines_at_least() { [ "$({ wc -l < "$1"; } 2>/dev/null || echo 0)" -ge "$2" ]; }
+
+# wait_lines FILE N [TRIES]: waits until FILE has N lines (TRIES x 0.1 s, 10 s
+# by default).
+wait_lines() { wait_for "${3:-100}" lines_at_least "$1" "$2"; }
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on right now.
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
