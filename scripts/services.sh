@@ -2,7 +2,8 @@
 # Starts and stops the real services gpulog's integration tests use:
 #   Apache Kafka 4.1.2 (KRaft, one JVM)   127.0.0.1:19092  services/kafka/kafka.sh
 #   OpenSearch 2.19.6 (embedded node)     127.0.0.1:19200  services/opensearch/opensearch.sh
-# both built from Maven Central jars; no Docker, no distribution download.
+#   Elasticsearch 8.19.7 (security off)   127.0.0.1:19400  services/elasticsearch/elasticsearch.sh
+# all from Maven Central (jars; Elasticsearch: its integ-test-zip); no Docker.
 #
 #   services.sh up       fetch if needed, wipe the data of a service that is not running,
 #                        start both in parallel, wait until ready, write services/env.sh.
@@ -10,10 +11,12 @@
 #   services.sh down     stop both (no-op when down); removes services/env.sh
 #   services.sh status   exit 0 when both run and answer
 #   services.sh stop-kafka | start-kafka | stop-opensearch | start-opensearch
+#               | stop-elasticsearch | start-elasticsearch
 #                        for fault tests: stop/restart one service; data is kept, so
 #                        topics and indices survive the restart
 # Env: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093), KAFKA_PARTITIONS (3),
 #      OPENSEARCH_PORT (19200), OPENSEARCH_TRANSPORT_PORT (19300), OPENSEARCH_HEAP (512m),
+#      ELASTICSEARCH_PORT (19400), ELASTICSEARCH_TRANSPORT_PORT (19401), ELASTICSEARCH_RUN_DIR,
 #      KAFKA_RUN_DIR, OPENSEARCH_RUN_DIR (services/*/run), SERVICES_ENV (services/env.sh),
 #      SERVICES_KEEP_DATA=1 (up keeps old data). With other ports, run dirs and env file a
 #      second, private pair can run beside the shared one.
@@ -35,46 +38,53 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # the lock's fd 9 must not leak into the service JVMs, or the lock outlives this script
 K() { "$ROOT/services/kafka/kafka.sh" "$@" 9>&-; }
 O() { "$ROOT/services/opensearch/opensearch.sh" "$@" 9>&-; }
+E() { "$ROOT/services/elasticsearch/elasticsearch.sh" "$@" 9>&-; }
 ENVF="${SERVICES_ENV:-$ROOT/services/env.sh}"
 export KAFKA_PORT="${KAFKA_PORT:-19092}" OPENSEARCH_PORT="${OPENSEARCH_PORT:-19200}"
+export ELASTICSEARCH_PORT="${ELASTICSEARCH_PORT:-19400}"
 
 # one services.sh at a time per port pair (several checkouts may share this machine)
-LOCK="${TMPDIR:-/tmp}/gpulog-services.$KAFKA_PORT.$OPENSEARCH_PORT.lock"
+LOCK="${TMPDIR:-/tmp}/gpulog-services.$KAFKA_PORT.$OPENSEARCH_PORT.$ELASTICSEARCH_PORT.lock"
 exec 9>"$LOCK"
 flock -w 300 9 || { echo "services: could not take $LOCK" >&2; exit 1; }
 
 write_env() {
   printf 'export KAFKA_BROKERS=127.0.0.1:%s OPENSEARCH_URL=http://127.0.0.1:%s\n' \
     "$KAFKA_PORT" "$OPENSEARCH_PORT" > "$ENVF"
+  E env >> "$ENVF"
 }
 
 fetch() {
   K fetch || { echo "services: kafka fetch failed" >&2; return 1; }
   O fetch || { echo "services: opensearch fetch failed" >&2; return 1; }
+  E fetch || { echo "services: elasticsearch fetch failed" >&2; return 1; }
 }
 
-# run "$@" for both scripts in parallel; print each one's output; fail if either fails
+# run "$@" for every service script in parallel; print each one's output; fail if any fails
 both() {
-  local tmp rc=0 kp op
+  local tmp rc=0 kp op ep
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulog-svc.XXXXXX")
   K "$@" > "$tmp/k" 2>&1 & kp=$!
   O "$@" > "$tmp/o" 2>&1 & op=$!
+  E "$@" > "$tmp/e" 2>&1 & ep=$!
   wait "$kp" || rc=1
   wait "$op" || rc=1
-  cat "$tmp/k" "$tmp/o"
+  wait "$ep" || rc=1
+  cat "$tmp/k" "$tmp/o" "$tmp/e"
   rm -rf "$tmp"
   return $rc
 }
 
 case "${1:-}" in
 up)
-  if K status >/dev/null 2>&1 && O status >/dev/null 2>&1; then
+  if K status >/dev/null 2>&1 && O status >/dev/null 2>&1 && E status >/dev/null 2>&1; then
     write_env; echo "services: already up"; exit 0
   fi
   fetch || exit 1
   if [ "${SERVICES_KEEP_DATA:-0}" != 1 ]; then   # fresh data for what is not running
     K status >/dev/null 2>&1 || K wipe
     O status >/dev/null 2>&1 || O wipe
+    E status >/dev/null 2>&1 || E wipe
   fi
   if both start; then write_env; echo "services: up"; exit 0; fi
   echo "services: start failed, stopping what started" >&2
@@ -82,10 +92,12 @@ up)
 down)
   both stop; rc=$?; rm -f "$ENVF"; exit $rc ;;
 status)
-  rc=0; K status || rc=1; O status || rc=1; exit $rc ;;
+  rc=0; K status || rc=1; O status || rc=1; E status || rc=1; exit $rc ;;
 start-kafka)      fetch && K start && write_env ;;
 stop-kafka)       K stop ;;
 start-opensearch) fetch && O start && write_env ;;
 stop-opensearch)  O stop ;;
-*) echo "usage: $0 up|down|status|stop-kafka|start-kafka|stop-opensearch|start-opensearch" >&2; exit 2 ;;
+start-elasticsearch) fetch && E start && write_env ;;
+stop-elasticsearch)  E stop ;;
+*) echo "usage: $0 up|down|status|stop-kafka|start-kafka|stop-opensearch|start-opensearch|stop-elasticsearch|start-elasticsearch" >&2; exit 2 ;;
 esac

@@ -15,6 +15,9 @@
 # classic consumer group (kcat -G) all work, so the 3.9.x fallback was not needed.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib.sh
+. "$HERE/../lib.sh"
+NAME=kafka
 LIB="$HERE/target/dependency"
 RUN="${KAFKA_RUN_DIR:-$HERE/run}"
 PORT="${KAFKA_PORT:-19092}"; CPORT="${KAFKA_CONTROLLER_PORT:-19093}"
@@ -22,6 +25,8 @@ PARTS="${KAFKA_PARTITIONS:-3}"
 JVM_OPTS="${KAFKA_JVM_OPTS:--Xms128m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExplicitGCInvokesConcurrent -XX:MaxDirectMemorySize=256m -Xss512k -Djava.awt.headless=true}"
 LOGOPTS="-Dlog4j2.configurationFile=$HERE/log4j2.properties -Dkafka.logs.dir=$RUN/logs"
 PIDF="$RUN/kafka.pid"
+MARK="$RUN/server.properties"
+WHERE="127.0.0.1:$PORT"
 
 have_jars() { compgen -G "$LIB/kafka_2.13-*.jar" >/dev/null && compgen -G "$LIB/log4j-core-*.jar" >/dev/null; }
 
@@ -40,40 +45,17 @@ sys.exit("none of %s found in %s" % (cands, lib))
 PY
 }
 
-# pid of our running broker, or nothing (checks the pid really is this broker)
-running_pid() {
-  local pid
-  [ -f "$PIDF" ] || return 1
-  pid=$(cat "$PIDF" 2>/dev/null) || return 1
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF "$RUN/server.properties" || return 1
-  echo "$pid"
-}
-
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
 answers() { timeout 5 kcat -b "127.0.0.1:$PORT" -L -m 5 2>/dev/null | grep -q "broker 1 at"; }
+ready() { grep -q "Kafka Server started" "$RUN/kafka.out" 2>/dev/null && answers; }
 
 case "${1:-}" in
 fetch)
   have_jars && exit 0
-  command -v mvn >/dev/null || { echo "kafka: mvn not found (scripts/deps.sh installs maven)" >&2; exit 1; }
-  # one retry: a registry hiccup should not fail a CI run
-  mvn -B -q -Dstyle.color=never -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-    || { sleep 5; mvn -B -q -Dstyle.color=never -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime; } ;;
+  svc_mvn -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime ;;
 start)
-  if running_pid >/dev/null; then   # already running: only wait until it answers
-    SECONDS=0
-    while [ "$SECONDS" -lt 60 ]; do
-      answers && { echo "kafka already running at 127.0.0.1:$PORT"; exit 0; }
-      running_pid >/dev/null || break; sleep 0.5
-    done
-    echo "kafka: running (pid $(cat "$PIDF")) but not answering; stop it first" >&2; exit 1
-  fi
+  if svc_running_pid >/dev/null; then svc_already_up && echo "kafka already running at 127.0.0.1:$PORT"; exit $?; fi
   have_jars || { echo "kafka: jars missing, run $0 fetch" >&2; exit 1; }
-  for p in "$PORT" "$CPORT"; do
-    port_busy "$p" && { echo "kafka: port $p already in use by another process" >&2; exit 1; }
-  done
+  svc_ports_free "$PORT" "$CPORT" || exit 1
   mkdir -p "$RUN/data" "$RUN/logs"
   sed -e "s#@PORT@#$PORT#g" -e "s#@CPORT@#$CPORT#g" -e "s#@DATA@#$RUN/data#g" \
       -e "s#@PARTS@#$PARTS#g" "$HERE/server.properties.in" > "$RUN/server.properties"
@@ -88,30 +70,8 @@ start)
   setsid nohup java $JVM_OPTS $LOGOPTS -cp "$LIB/*" "$SERVER" "$RUN/server.properties" \
       > "$RUN/kafka.out" 2>&1 < /dev/null &
   echo $! > "$PIDF"
-  SECONDS=0
-  while [ "$SECONDS" -lt 180 ]; do
-    if grep -q "Kafka Server started" "$RUN/kafka.out" && answers; then
-      echo "kafka up at 127.0.0.1:$PORT"; exit 0
-    fi
-    # kill -0, not running_pid: until the child has exec'd java its
-    # cmdline is still this script's, and a loaded machine shows that window
-    kill -0 "$(cat "$PIDF")" 2>/dev/null || { echo "kafka: broker exited" >&2; tail -n 60 "$RUN/kafka.out" >&2; exit 1; }
-    sleep 0.5
-  done
-  echo "kafka: not ready after 180 s" >&2; tail -n 60 "$RUN/kafka.out" >&2; exit 1 ;;
-stop)
-  pid=$(running_pid) || { rm -f "$PIDF"; exit 0; }
-  kill "$pid" 2>/dev/null || true
-  SECONDS=0
-  while [ "$SECONDS" -lt 30 ]; do kill -0 "$pid" 2>/dev/null || { rm -f "$PIDF"; exit 0; }; sleep 0.5; done
-  echo "kafka: no exit after 30 s, killing" >&2
-  kill -9 "$pid" 2>/dev/null || true; rm -f "$PIDF" ;;
-status)
-  pid=$(running_pid) || { echo "kafka: not running"; exit 1; }
-  answers || { echo "kafka: pid $pid not answering on 127.0.0.1:$PORT"; exit 1; }
-  echo "kafka: running, pid $pid, 127.0.0.1:$PORT" ;;
-wipe)
-  running_pid >/dev/null && { echo "kafka: running, stop it first" >&2; exit 1; }
-  rm -rf "$RUN" ;;
+  svc_wait_up 180 "$RUN/kafka.out" || exit 1
+  echo "kafka up at 127.0.0.1:$PORT" ;;
+stop|status|wipe) "svc_$1" ;;   # services/lib.sh
 *) echo "usage: $0 fetch|start|stop|status|wipe" >&2; exit 2 ;;
 esac

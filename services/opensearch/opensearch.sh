@@ -22,6 +22,9 @@
 # but it contains only the transport-netty4 module and refuses to run as root.)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib.sh
+. "$HERE/../lib.sh"
+NAME=opensearch
 LIB="$HERE/target/dependency"
 CLS="$HERE/target/classes"
 RUN="${OPENSEARCH_RUN_DIR:-$HERE/run}"
@@ -29,6 +32,8 @@ PORT="${OPENSEARCH_PORT:-19200}"; TPORT="${OPENSEARCH_TRANSPORT_PORT:-19300}"
 HEAP="${OPENSEARCH_HEAP:-512m}"
 URL="http://127.0.0.1:$PORT"
 PIDF="$RUN/opensearch.pid"
+MARK="EmbeddedOpenSearch $RUN "
+WHERE="$URL"
 # the 2.x launcher's fixed system options, minus AlwaysPreTouch
 JVM_OPTS="-Xms$HEAP -Xmx$HEAP -XX:+UseG1GC -XX:MaxDirectMemorySize=256m -Xss1m
  -Djava.awt.headless=true -Dfile.encoding=UTF-8 -Djna.nosys=true
@@ -40,72 +45,29 @@ JVM_OPTS="-Xms$HEAP -Xmx$HEAP -XX:+UseG1GC -XX:MaxDirectMemorySize=256m -Xss1m
 have_build() { compgen -G "$LIB/opensearch-2*.jar" >/dev/null && [ -f "$CLS/EmbeddedOpenSearch.class" ] \
   && [ "$CLS/EmbeddedOpenSearch.class" -nt "$HERE/EmbeddedOpenSearch.java" ]; }
 
-running_pid() {   # pid of our node, or fail (checks the pid really is this node)
-  local pid
-  [ -f "$PIDF" ] || return 1
-  pid=$(cat "$PIDF" 2>/dev/null) || return 1
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF "EmbeddedOpenSearch $RUN " || return 1
-  echo "$pid"
-}
-
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-healthy() { curl -fsS -m 5 "$URL/_cluster/health?wait_for_status=yellow&timeout=2s" 2>/dev/null \
+ready() { curl -fsS -m 5 "$URL/_cluster/health?wait_for_status=yellow&timeout=2s" 2>/dev/null \
   | grep -qE '"status":"(yellow|green)"'; }
 
 case "${1:-}" in
 fetch)
   have_build && exit 0
   if ! compgen -G "$LIB/opensearch-2*.jar" >/dev/null; then
-    command -v mvn >/dev/null || { echo "opensearch: mvn not found (scripts/deps.sh installs maven)" >&2; exit 1; }
-    # one retry: a registry hiccup should not fail a CI run
-    mvn -B -q -Dstyle.color=never -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-      || { sleep 5; mvn -B -q -Dstyle.color=never -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime; }
+    svc_mvn -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime
   fi
   mkdir -p "$CLS"
   javac --release 17 -cp "$LIB/*" -d "$CLS" "$HERE/EmbeddedOpenSearch.java" ;;
 start)
-  if running_pid >/dev/null; then   # already running: only wait until it is healthy
-    SECONDS=0
-    while [ "$SECONDS" -lt 60 ]; do
-      healthy && { echo "opensearch already running at $URL"; exit 0; }
-      running_pid >/dev/null || break; sleep 0.5
-    done
-    echo "opensearch: running (pid $(cat "$PIDF")) but not healthy; stop it first" >&2; exit 1
-  fi
+  if svc_running_pid >/dev/null; then svc_already_up && echo "opensearch already running at $URL"; exit $?; fi
   have_build || { echo "opensearch: jars or classes missing, run $0 fetch" >&2; exit 1; }
-  for p in "$PORT" "$TPORT"; do
-    port_busy "$p" && { echo "opensearch: port $p already in use by another process" >&2; exit 1; }
-  done
+  svc_ports_free "$PORT" "$TPORT" || exit 1
   mkdir -p "$RUN/config"; cp "$HERE/log4j2.properties" "$RUN/config/"
   # setsid: the node must not die with the shell (or make) that started it
   # shellcheck disable=SC2086
   setsid nohup java $JVM_OPTS -cp "$CLS:$LIB/*" EmbeddedOpenSearch "$RUN" "$PORT" "$TPORT" \
       > "$RUN/opensearch.out" 2>&1 < /dev/null &
   echo $! > "$PIDF"
-  SECONDS=0
-  while [ "$SECONDS" -lt 180 ]; do
-    healthy && { echo "opensearch up at $URL"; exit 0; }
-    # kill -0, not running_pid: until the child has exec'd java its
-    # cmdline is still this script's, and a loaded machine shows that window
-    kill -0 "$(cat "$PIDF")" 2>/dev/null || { echo "opensearch: node exited" >&2; tail -n 60 "$RUN/opensearch.out" >&2; exit 1; }
-    sleep 0.5
-  done
-  echo "opensearch: not ready after 180 s" >&2; tail -n 60 "$RUN/opensearch.out" >&2; exit 1 ;;
-stop)
-  pid=$(running_pid) || { rm -f "$PIDF"; exit 0; }
-  kill "$pid" 2>/dev/null || true
-  SECONDS=0
-  while [ "$SECONDS" -lt 30 ]; do kill -0 "$pid" 2>/dev/null || { rm -f "$PIDF"; exit 0; }; sleep 0.5; done
-  echo "opensearch: no exit after 30 s, killing" >&2
-  kill -9 "$pid" 2>/dev/null || true; rm -f "$PIDF" ;;
-status)
-  pid=$(running_pid) || { echo "opensearch: not running"; exit 1; }
-  healthy || { echo "opensearch: pid $pid not healthy at $URL"; exit 1; }
-  echo "opensearch: running, pid $pid, $URL" ;;
-wipe)
-  running_pid >/dev/null && { echo "opensearch: running, stop it first" >&2; exit 1; }
-  rm -rf "$RUN" ;;
+  svc_wait_up 180 "$RUN/opensearch.out" || exit 1
+  echo "opensearch up at $URL" ;;
+stop|status|wipe) "svc_$1" ;;   # services/lib.sh
 *) echo "usage: $0 fetch|start|stop|status|wipe" >&2; exit 2 ;;
 esac
