@@ -625,7 +625,8 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
             ev->host = c->host;
             break;
         case C_STR:
-            event_add_str(ev, col->key, t, l);
+            if (!strcmp(col->key, "gpu.pci.bus_id")) event_add_bus_id(ev, t, l);   /* not an address: left out */
+            else event_add_str(ev, col->key, t, l);
             break;
         case C_MASK: {
             uint64_t mask;

@@ -454,16 +454,22 @@ static void uuid_put(struct kmsg *k, const char *bus, size_t bn, const char *uui
     slot->uuid[un] = '\0';
 }
 
-/* Adds name, severity, class and action of a catalog entry (or "unknown"). */
-static void add_catalog(struct event *ev, const struct xid_info *xi, enum xid_sev sev)
+/* Adds name, severity, class and action of a catalog entry (or "unknown")
+ * under gpu.xid.* (GPU Xid) or gpu.sxid.* (NVSwitch SXid, sx = 1). */
+static void add_catalog(struct event *ev, const struct xid_info *xi, enum xid_sev sev, int sx)
 {
-    event_add_str(ev, "gpu.xid.name", xi ? xi->name : "unknown", strlen(xi ? xi->name : "unknown"));
+    static const char *const keys[2][4] = {
+        { "gpu.xid.name", "gpu.xid.severity", "gpu.xid.class", "gpu.xid.action" },
+        { "gpu.sxid.name", "gpu.sxid.severity", "gpu.sxid.class", "gpu.sxid.action" },
+    };
+    const char *const *k = keys[sx ? 1 : 0];
+    event_add_str(ev, k[0], xi ? xi->name : "unknown", strlen(xi ? xi->name : "unknown"));
     const char *sn = xid_sev_name(sev);
-    event_add_str(ev, "gpu.xid.severity", sn, strlen(sn));
+    event_add_str(ev, k[1], sn, strlen(sn));
     event_add_int(ev, "event.severity", (int64_t)sev);
     if (xi) {
-        event_add_str(ev, "gpu.xid.class", xi->cls, strlen(xi->cls));
-        event_add_str(ev, "gpu.xid.action", xi->action, strlen(xi->action));
+        event_add_str(ev, k[2], xi->cls, strlen(xi->cls));
+        event_add_str(ev, k[3], xi->action, strlen(xi->action));
     }
 }
 
@@ -514,8 +520,8 @@ static int kmsg_xid(struct parser *p, struct kmsg *k, const struct line_src *src
     struct event *ev = parser_begin(p, src, "event", "gpu.xid", line, len, 1);
     set_time(ev, px, k);
     event_add_int(ev, "gpu.xid.code", code);
-    add_catalog(ev, xi, sev);
-    event_add_str(ev, "gpu.pci.bus_id", GRP(1), GLEN(1));
+    add_catalog(ev, xi, sev, 0);
+    event_add_bus_id(ev, GRP(1), GLEN(1));
     const char *uuid = uuid_get(k, GRP(1), GLEN(1));
     if (uuid) event_add_str(ev, "gpu.uuid", uuid, strlen(uuid));
     int64_t pid;
@@ -561,8 +567,8 @@ static int kmsg_sxid(struct parser *p, struct kmsg *k, const struct line_src *sr
     struct event *ev = parser_begin(p, src, "event", "gpu.sxid", line, len, 1);
     set_time(ev, px, k);
     event_add_int(ev, "gpu.sxid.code", code);
-    add_catalog(ev, xi, sev);
-    event_add_str(ev, "gpu.pci.bus_id", GRP(1), GLEN(1));
+    add_catalog(ev, xi, sev, 1);
+    event_add_bus_id(ev, GRP(1), GLEN(1));
     if (mlen) event_add_str(ev, "message", msg, mlen);
     parser_emit(p);
     return GL_OK;
@@ -577,9 +583,9 @@ static void emit_fallen(struct parser *p, struct kmsg *k, const struct line_src 
     struct event *ev = parser_begin(p, src, "event", "gpu.xid", raw, rawlen, 1);
     if (has_ts) ev->ts_ms = ts;
     event_add_int(ev, "gpu.xid.code", 79);
-    add_catalog(ev, xi, XID_SEV_CRITICAL);
+    add_catalog(ev, xi, XID_SEV_CRITICAL, 0);
     if (buslen) {
-        event_add_str(ev, "gpu.pci.bus_id", bus, buslen);
+        event_add_bus_id(ev, bus, buslen);
         const char *uuid = uuid_get(k, bus, buslen);
         if (uuid) event_add_str(ev, "gpu.uuid", uuid, strlen(uuid));
         bus_norm(bus, buslen, k->last79_bus);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const struct parser_ops *const parser_formats[] = {
     &parser_auto, &parser_dmon, &parser_dmon_csv, &parser_query_csv, &parser_csv,
@@ -123,6 +124,55 @@ int event_add_auto(struct event *ev, const char *key, const char *s, size_t n, i
     if (gl_parse_double(s, n, &d)) { event_add_num(ev, key, d); return 1; }
     if (allow_str) { event_add_str(ev, key, s, n); return 1; }
     return 0;
+}
+
+/* Hex number of 1..maxd digits at s[*i], stopping at stop or the end. */
+static int hex_part(const char *s, size_t n, size_t *i, size_t maxd, unsigned long *v)
+{
+    size_t d = 0;
+    *v = 0;
+    while (*i < n && isxdigit((unsigned char)s[*i])) {
+        if (++d > maxd) return 0;
+        int c = tolower((unsigned char)s[*i]);
+        *v = *v * 16 + (unsigned long)(c <= '9' ? c - '0' : c - 'a' + 10);
+        (*i)++;
+    }
+    return d > 0;
+}
+
+size_t bus_id_canon(const char *s, size_t n, char out[BUS_ID_LEN])
+{
+    out[0] = '\0';
+    while (n && isspace((unsigned char)*s)) { s++; n--; }
+    while (n && isspace((unsigned char)s[n - 1])) n--;
+    if (n >= 4 && !strncasecmp(s, "PCI:", 4)) { s += 4; n -= 4; }
+    unsigned long part[3], func = 0;
+    size_t i = 0, np = 0;
+    for (;;) {
+        if (np == 3 || !hex_part(s, n, &i, np == 0 ? 8 : 2, &part[np])) return 0;
+        np++;
+        if (i < n && s[i] == ':') { i++; continue; }
+        break;
+    }
+    if (np < 2) return 0;
+    if (i < n && s[i] == '.') {
+        i++;
+        if (!hex_part(s, n, &i, 1, &func) || func > 7) return 0;
+    }
+    if (i != n) return 0;
+    unsigned long dom = np == 3 ? part[0] : 0, bus = part[np - 2], dev = part[np - 1];
+    if (bus > 0xff || dev > 0x1f) return 0;
+    int k = snprintf(out, BUS_ID_LEN, "%04lx:%02lx:%02lx.%lx", dom, bus, dev, func);
+    return k > 0 && k < BUS_ID_LEN ? (size_t)k : 0;
+}
+
+int event_add_bus_id(struct event *ev, const char *s, size_t n)
+{
+    char b[BUS_ID_LEN];
+    size_t k = bus_id_canon(s, n, b);
+    if (!k) return 0;
+    event_add_str(ev, "gpu.pci.bus_id", b, k);
+    return 1;
 }
 
 char *name_sanitize(const char *prefix, const char *s, size_t n)

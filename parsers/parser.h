@@ -105,6 +105,17 @@ int value_is_missing(const char *s, size_t n);
 /* Adds a value parsed from text: integer if it is one, else a double, else
  * (if allow_str) a string. Returns 1 if added. */
 int event_add_auto(struct event *ev, const char *key, const char *s, size_t n, int allow_str);
+
+/* One spelling per PCI address: "0000:3b:00", "PCI:0000:3B:00.0",
+ * "00000000:3B:00.0" and "3b:00.0" all become "0000:3b:00.0" (lowercase
+ * dddd:bb:dd.f, domain 0 and function 0 when absent, an 8-digit domain
+ * shortened when it fits in 4). Writes it NUL-terminated into out and
+ * returns its length, or 0 (out = "") when s is not a PCI address. Pure. */
+#define BUS_ID_LEN 24
+size_t bus_id_canon(const char *s, size_t n, char out[BUS_ID_LEN]);
+/* Adds gpu.pci.bus_id in that spelling; returns 0 (and adds nothing) when
+ * s is not a PCI address. */
+int event_add_bus_id(struct event *ev, const char *s, size_t n);
 /* Lower-cases and turns runs of non-alphanumerics into '_' (for metric names).
  * Returns a new string. */
 char *name_sanitize(const char *prefix, const char *s, size_t n);

@@ -484,7 +484,8 @@ static int q_row(struct parser *p, struct qcsv *q, const struct line_src *src,
                 return parser_error(p, "column %zu: bad timestamp '%.*s' (want YYYY/MM/DD HH:MM:SS.mmm)", i + 1, sl, t);
             break;
         case Q_STR:
-            event_add_str(ev, c->key, t, l);
+            if (!strcmp(c->key, "gpu.pci.bus_id")) event_add_bus_id(ev, t, l);   /* not an address: left out */
+            else event_add_str(ev, c->key, t, l);
             break;
         case Q_MASK:
             if (!throttle_parse_mask(t, l, &mask))

@@ -31,7 +31,7 @@ TEST(akash_244_value_by_value)
     CHECK_EQ_STR(S(e, "gpu.xid.class"), "application");
     CHECK(HAS(e, "gpu.xid.action"));
     CHECK(HAS(e, "gpu.xid.name"));
-    CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:00:05");
+    CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:00:05.0");
     CHECK_EQ_STR(S(e, "gpu.uuid"), "GPU-efbdfde9-5798-a6e7-4c46-12518fa15375");
     CHECK_EQ_INT(I(e, "process.pid"), 1045242);
     CHECK_EQ_STR(S(e, "process.name"), "pt_main_thread");
@@ -50,7 +50,7 @@ TEST(akash_244_value_by_value)
     CHECK_EQ_STR(S(e, "gpu.xid.severity"), "warning");
     CHECK_EQ_INT(I(e, "event.severity"), 2);
     CHECK_EQ_STR(TS(e), "2024-08-05T03:54:13.000Z");
-    CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:00:07");
+    CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:00:07.0");
     CHECK_EQ_STR(S(e, "gpu.uuid"), "GPU-3b6ec030-5adc-1847-e155-79f635584b4e");
     CHECK_EQ_INT(I(e, "process.pid"), 2512125);
     CHECK_EQ_STR(S(e, "process.name"), "python3.10");
@@ -61,7 +61,7 @@ TEST(akash_244_value_by_value)
     e = at(&c, 3);
     CHECK_EQ_INT(I(e, "gpu.xid.code"), 94);
     CHECK_EQ_STR(S(e, "gpu.xid.class"), "ecc");
-    CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:00:08");
+    CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:00:08.0");
     CHECK_EQ_STR(S(e, "gpu.uuid"), "GPU-c24840ec-8de1-83d5-b126-08000173ae32");
     CHECK(!HAS(e, "process.pid"));
     CHECK(!HAS(e, "process.name"));
@@ -81,7 +81,7 @@ TEST(gpud_readme_xid79_and_sxid20034)
     CHECK_EQ_STR(S(e, "gpu.xid.severity"), "critical");
     CHECK_EQ_INT(I(e, "event.severity"), 3);
     CHECK_EQ_STR(S(e, "gpu.xid.class"), "bus");
-    CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:91:00");
+    CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:91:00.0");
     CHECK_EQ_STR(S(e, "gpu.uuid"), "GPU-b6c3b2be-c55b-d076-fa0e-d464e4c7e08b");
     CHECK_EQ_STR(S(e, "message"), "GPU has fallen off the bus.");
     CHECK_EQ_INT(e->ts_ms, read_time);     /* boot-relative prefix: read time */
@@ -92,9 +92,10 @@ TEST(gpud_readme_xid79_and_sxid20034)
         CHECK_EQ_STR(e->kind, "event");
         CHECK_EQ_INT(I(e, "gpu.sxid.code"), 20034);
         CHECK(!HAS(e, "gpu.xid.code"));
-        CHECK_EQ_STR(S(e, "gpu.xid.severity"), "critical");
+        CHECK(!HAS(e, "gpu.xid.severity"));   /* switch errors have their own fields */
+        CHECK_EQ_STR(S(e, "gpu.sxid.severity"), "critical");
         CHECK_EQ_INT(I(e, "event.severity"), 3);
-        CHECK_EQ_STR(S(e, "gpu.xid.class"), "nvlink");
+        CHECK_EQ_STR(S(e, "gpu.sxid.class"), "nvlink");
         CHECK(HAS(e, "event.original"));
         const char *m = S(e, "message");
         if (m && !strncmp(m, "Fatal, Link", 11)) fatal++;
@@ -119,7 +120,7 @@ TEST(nvtrust_sxid22013_info)
     for (int i = 0; i < c.n; i++) {
         const struct event *e = at(&c, i);
         CHECK_EQ_INT(I(e, "gpu.sxid.code"), 22013);
-        CHECK_EQ_STR(S(e, "gpu.xid.severity"), "info");   /* Non-fatal does not raise it */
+        CHECK_EQ_STR(S(e, "gpu.sxid.severity"), "info");   /* Non-fatal does not raise it */
         CHECK_EQ_INT(I(e, "event.severity"), 1);
         CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:04:00.0");
     }
@@ -135,7 +136,7 @@ TEST(sxid12028_iso_decode_prefix)
     const struct event *e = at(&c, 0);
     CHECK_EQ_STR(TS(e), "2025-01-25T10:34:54.859Z");
     CHECK_EQ_INT(I(e, "gpu.sxid.code"), 12028);
-    CHECK_EQ_STR(S(e, "gpu.xid.severity"), "critical");
+    CHECK_EQ_STR(S(e, "gpu.sxid.severity"), "critical");
     CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:84:00.0");
     const char *m = S(e, "message");
     CHECK(m && !strncmp(m, "Data {0x000001c0, ", 18));
@@ -170,7 +171,7 @@ TEST(every_corpus_file)
         for (int j = 0; j < c.n; j++) {
             const struct event *e = at(&c, j);
             CHECK(HAS(e, "event.original"));
-            CHECK(HAS(e, "gpu.xid.severity"));
+            CHECK(I(e, "gpu.xid.code") != NOINT ? HAS(e, "gpu.xid.severity") : HAS(e, "gpu.sxid.severity"));
             CHECK(I(e, "gpu.xid.code") != NOINT || I(e, "gpu.sxid.code") != NOINT);
         }
         coll_free(&c);
@@ -329,7 +330,7 @@ TEST(prefix_styles_utc)
         CHECK_EQ_STR(TS(e), cases[i].ts);
         CHECK_EQ_INT(I(e, "gpu.xid.code"), 48);
         CHECK_EQ_STR(S(e, "gpu.xid.severity"), "critical");
-        CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:3b:00");
+        CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:3b:00.0");
         CHECK_EQ_STR(S(e, "event.original"), cases[i].line);
         coll_free(&c);
     }
@@ -401,7 +402,7 @@ TEST(nvlink5_fatal_nonfatal)
     CHECK_EQ_STR(S(e, "gpu.xid.severity"), "warning");
     CHECK_EQ_INT(I(e, "event.severity"), 2);
     CHECK_EQ_STR(S(e, "gpu.xid.class"), "nvlink");
-    CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0018:01:00");
+    CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0018:01:00.0");
     CHECK(!HAS(e, "process.pid"));
     const char *m = S(e, "message");
     CHECK(m && !strncmp(m, "RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2", 46));
@@ -435,7 +436,7 @@ TEST(unknown_code_and_bare_bus)
     CHECK_EQ_STR(S(e, "process.name"), "my app");
     CHECK_EQ_STR(S(e, "message"), "something new");
     e = at(&c, 1);
-    CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:03:00");
+    CHECK_EQ_STR(S(e, "gpu.pci.bus_id"), "0000:03:00.0");
     CHECK_EQ_INT(I(e, "gpu.xid.code"), 14);
     CHECK_EQ_STR(S(e, "gpu.xid.severity"), "info");
     e = at(&c, 2);
@@ -555,8 +556,34 @@ TEST(catalog_invariants)
     CHECK(known > 120);
 }
 
+/* every spelling nvidia-smi and the kernel use becomes dddd:bb:dd.f */
+TEST(bus_id_one_spelling)
+{
+    static const char *const cases[][2] = {
+        { "0000:3b:00", "0000:3b:00.0" },          /* Xid */
+        { "PCI:0000:3B:00", "0000:3b:00.0" },
+        { "00000000:3B:00.0", "0000:3b:00.0" },    /* query CSV */
+        { "0000:b3:00.0", "0000:b3:00.0" },        /* fallen off the bus */
+        { "18:00.0", "0000:18:00.0" },             /* no domain */
+        { " 0018:01:00.1 ", "0018:01:00.1" },
+        { "10000:01:00.0", "10000:01:00.0" },      /* 32-bit domains stay whole */
+    };
+    char out[BUS_ID_LEN];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CHECK(bus_id_canon(cases[i][0], strlen(cases[i][0]), out) > 0);
+        CHECK_EQ_STR(out, cases[i][1]);
+    }
+    static const char *const bad[] = { "", "N/A", "3b", "0000:3b:00.8", "0000:3b:20.0", "0000:100:00.0",
+                                       "000000000:3b:00.0", "0000:3b:00.0x", "a:b:c:d", "GPU-1234" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (bus_id_canon(bad[i], strlen(bad[i]), out) != 0) printf("  accepted '%s' as '%s'\n", bad[i], out);
+        CHECK(bus_id_canon(bad[i], strlen(bad[i]), out) == 0 && !out[0]);
+    }
+}
+
 int main(void)
 {
+    RUN(bus_id_one_spelling);
     gl_tz_set("UTC");
     read_time = iso("2025-06-01T00:00:00Z");
     RUN(akash_244_value_by_value);

@@ -164,8 +164,8 @@ def files():
     out = {"data-views.ndjson": [dv["metrics"], dv["xid"], dv["anomaly"]]}
 
     hosts = metric("gpulog-fleet-hosts", "Hosts reporting", "metrics", "cardinality", "host.name")
-    xids = metric("gpulog-fleet-xid-critical", "Critical Xid events", "xid", "count",
-                  query='gpu.xid.severity : "critical"')
+    xids = metric("gpulog-fleet-xid-critical", "Critical Xid/SXid events", "xid", "count",
+                  query='gpu.xid.severity : "critical" or gpu.sxid.severity : "critical"')
     alerts = metric("gpulog-fleet-alerts", "Anomaly episodes opened", "anomaly", "count",
                     query='event.type : "start"')
     hot = table("gpulog-fleet-hottest", "Hottest GPUs", "metrics",
@@ -180,7 +180,7 @@ def files():
                         [("count", None), ("max", "event.risk_score")], [("host.name", 50), ("rule.name", 10)])
     xid_list = search("gpulog-search-xid", "gpulog: Xid events", "xid",
                       ["host.name", "gpu.pci.bus_id", "gpu.xid.code", "gpu.xid.name", "gpu.xid.severity",
-                       "gpu.xid.action", "message"])
+                       "gpu.xid.action", "gpu.sxid.code", "gpu.sxid.name", "gpu.sxid.severity", "message"])
     fleet = dashboard("gpulog-dashboard-fleet", "gpulog: fleet overview",
                       "Every host and GPU: reporting hosts, hottest GPUs, Xid events and anomaly alerts.",
                       [(hosts, 16, 8), (xids, 16, 8), (alerts, 16, 8), (hot, 24, 15), (xid_time, 24, 15),
