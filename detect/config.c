@@ -110,12 +110,13 @@ static int compile_rule(struct profile *p, json_t *r, char *err, size_t errlen)
     const struct det_ops *ops = dname ? det_find(dname) : NULL;
     if (!ops) { snprintf(err, errlen, "rule %s: unknown detector \"%s\"", id, dname ? dname : ""); return GL_ERROR; }
     const char *metric = json_string_value(json_object_get(r, "metric"));
+    int named = ops->scope == DS_SERIES || ops->needs_metric;   /* judges a metric the rule names */
     if (!metric) {
-        if (ops->scope == DS_SERIES || ops == &det_peer) {
+        if (named) {
             snprintf(err, errlen, "rule %s: needs a \"metric\"", id);
             return GL_ERROR;
         }
-        metric = ops == &det_xid ? "gpu.xid.code" : ops == &det_missing ? "sample_age_s" : ops->name;
+        metric = ops->default_metric ? ops->default_metric : ops->name;
     }
     struct rule_cfg rc;
     memset(&rc, 0, sizeof rc);
@@ -148,7 +149,6 @@ static int compile_rule(struct profile *p, json_t *r, char *err, size_t errlen)
     }
     int is_star = !strcmp(metric, "*");
     if (is_star && ops->scope != DS_SERIES) { snprintf(err, errlen, "rule %s: \"*\" only for single-metric detectors", id); return GL_ERROR; }
-    int named = ops->scope == DS_SERIES || ops == &det_peer;
     rc.slot = is_star || !named ? -1 : profile_slot(&p->slots, metric, ops->scope == DS_SERIES);
     if (named && !is_star && rc.slot < 0) { snprintf(err, errlen, "too many metrics (max %d)", ENG_MAX_SLOTS); return GL_ERROR; }
     if (is_star) p->star = 1;

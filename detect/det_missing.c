@@ -31,5 +31,5 @@ static int miss_update(const struct rule_cfg *rc, void *st, const struct det_ctx
 }
 
 const struct det_ops det_missing = {
-    .name = "missing_data", .scope = DS_HOST, .params = params, .update = miss_update,
+    .name = "missing_data", .scope = DS_HOST, .default_metric = "sample_age_s", .params = params, .update = miss_update,
 };

@@ -77,5 +77,5 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
 }
 
 const struct det_ops det_peer = {
-    .name = "peer", .scope = DS_HOST, .params = params, .configure = peer_configure, .update = peer_update,
+    .name = "peer", .scope = DS_HOST, .needs_metric = 1, .params = params, .configure = peer_configure, .update = peer_update,
 };

@@ -67,5 +67,5 @@ static int xid_update(const struct rule_cfg *rc, void *stp, const struct det_ctx
 }
 
 const struct det_ops det_xid = {
-    .name = "xid", .scope = DS_EVENT, .state_size = sizeof(struct xid_st), .params = params, .update = xid_update,
+    .name = "xid", .scope = DS_EVENT, .default_metric = "gpu.xid.code", .state_size = sizeof(struct xid_st), .params = params, .update = xid_update,
 };

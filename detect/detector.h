@@ -44,6 +44,12 @@ int profile_slot(struct profile_slots *ps, const char *name, int need_win);
 struct det_ops {
     const char *name;
     enum det_scope scope;
+    /* traits the configuration reads instead of special cases: a rule of
+     * this detector must name a metric (needs_metric, true for every
+     * DS_SERIES detector whatever this says), and the metric it judges when
+     * the rule names none (default_metric; NULL = the detector's name) */
+    int needs_metric;
+    const char *default_metric;
     size_t state_size;
     const struct det_param *params;          /* NULL-name terminated */
     /* Resolves extra metric slots (multi-metric rules); may be NULL. */
