@@ -23,6 +23,17 @@ int cmd_detect(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_setup(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+/* `run` and the commands that are run with another face (report): the
+ * name in messages, the help, and whether only the HTML report is written
+ * (-o names it; no NDJSON, no live view). */
+struct run_mode {
+    const char *name;
+    void (*help)(void);
+    int report_only;
+};
+int run_main(const struct run_mode *m, int argc, char **argv);
 
 /* 1 if -h or --help appears among the options (before a "--"): commands
  * answer it before loading any configuration. */

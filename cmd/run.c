@@ -7,6 +7,7 @@
 #include "../sinks/es_cli.h"
 #include "../detect/engine.h"
 #include "../detect/live.h"
+#include "../detect/report.h"
 #include "../core/config.h"
 #include "../core/metrics.h"
 
@@ -47,6 +48,7 @@ static void run_help(void)
         "  -o, --output FILE   write the NDJSON records to FILE (also with the live view)\n"
         "      --exec CMD      run CMD (no shell) and read its standard output\n"
         "      --live          force the live view; --no-live forces NDJSON on stdout\n"
+        "      --report FILE   also write the HTML report of the input to FILE (gpulog report)\n"
         "  -q, --quiet         do not print rejected input lines\n"
         "      --metrics-addr HOST:PORT  serve /metrics, /healthz and /readyz\n"
         "      --shutdown-timeout S  after SIGTERM/SIGINT, time to write what was\n"
@@ -64,6 +66,7 @@ static void run_help(void)
 
 struct run_opts {
     const char *output;
+    const char *report;                 /* --report FILE (gpulog report: -o) */
     int ndjson_stdout;
     struct es_cli es;                   /* --es URL and its options */
 };
@@ -73,6 +76,7 @@ struct run_ctx {
     struct sink *sinks[4];
     size_t nsinks;
     struct live *live;
+    struct report *report;
     struct buf json, key;
     uint64_t written, settled, failed_writes;
     struct profile *prof;
@@ -124,6 +128,7 @@ static void run_emit_record(void *ctx, const struct event *rec)
         else r->written++;
     }
     if (r->live) live_record(r->live, rec);
+    if (r->report) report_record(r->report, rec);
     size_t tl;
     const char *ty = event_get_str(rec, "event.type", &tl);
     if (ty && tl == 5 && !memcmp(ty, "start", 5)) metrics_inc(M_ANOMALIES);
@@ -133,6 +138,7 @@ static void run_emit_event(void *ctx, const struct event *ev)
 {
     struct run_ctx *r = ctx;
     engine_feed(r->eng, ev);
+    if (r->report) report_event(r->report, ev);
     if (r->live) live_tick(r->live, r->eng);
 }
 
@@ -210,9 +216,27 @@ static int run_read(struct run_ctx *r, struct parser *p, int fd, const struct fe
 /* Seeds the ES options from the configuration (elasticsearch.*); the --es
  * flags parsed afterwards override them. */
 
+/* Writes r's report to path ("-": stdout) after the input ended; the
+ * caller keeps r. Returns GL_OK or GL_ERROR (reported on stderr). */
+static int run_write_report(const struct run_mode *m, struct run_ctx *r, const char *path, const struct report_info *ri)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    int rc = f ? report_write(r->report, ri, f) : GL_ERROR;
+    if (f && f != stdout && fclose(f) != 0) rc = GL_ERROR;
+    if (rc != GL_OK) fprintf(stderr, "gpulog %s: %s: %s\n", m->name, path, strerror(errno));
+    else if (f != stdout) fprintf(stderr, "gpulog %s: report written to %s\n", m->name, path);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
-    enum { O_CONFIG = 0x100, O_METRICS, O_SHUTDOWN };
+    static const struct run_mode plain = { "run", run_help, 0 };
+    return run_main(&plain, argc, argv);
+}
+
+int run_main(const struct run_mode *m, int argc, char **argv)
+{
+    enum { O_CONFIG = 0x100, O_METRICS, O_SHUTDOWN, O_REPORT };
     static const struct option opts[] = {
         { "config", required_argument, NULL, O_CONFIG },
         { "format", required_argument, NULL, 'f' },
@@ -225,6 +249,7 @@ int cmd_run(int argc, char **argv)
         { "exec", required_argument, NULL, 'x' },
         { "live", no_argument, NULL, 'L' },
         { "no-live", no_argument, NULL, 'N' },
+        { "report", required_argument, NULL, O_REPORT },
         { "quiet", no_argument, NULL, 'q' },
         { "metrics-addr", required_argument, NULL, O_METRICS },
         { "shutdown-timeout", required_argument, NULL, O_SHUTDOWN },
@@ -232,7 +257,7 @@ int cmd_run(int argc, char **argv)
         ES_CLI_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    if (cli_wants_help(argc, argv)) { run_help(); return EXIT_OK; }
+    if (cli_wants_help(argc, argv)) { m->help(); return EXIT_OK; }
     char err[GL_ERRLEN * 4];
     struct gpulog_config cfg;
     if (config_init_command(&cfg, "run", argc, argv) != GL_OK) return EXIT_USAGE;
@@ -247,7 +272,7 @@ int cmd_run(int argc, char **argv)
     buf_init(&r.json);
     buf_init(&r.key);
     if (es_cli_from_config(&ro.es, &cfg, err, sizeof err) != GL_OK) {
-        exit_rc = cli_usage_error("run", "%s", err);
+        exit_rc = cli_usage_error(m->name, "%s", err);
         goto out;
     }
     optind = 1;
@@ -264,66 +289,69 @@ int cmd_run(int argc, char **argv)
         case O_METRICS: key = "metrics_addr"; break;
         case O_SHUTDOWN: key = "shutdown_timeout"; break;
         case 'C': columns = optarg; break;
-        case 'o': ro.output = optarg; break;
+        case 'o': *(m->report_only ? &ro.report : &ro.output) = optarg; break;
+        case O_REPORT: ro.report = optarg; break;
         case 'x': exec_cmd = optarg; break;
         case 'L': live_mode = 1; break;
         case 'N': live_mode = 0; break;
         case 'q': quiet = 1; break;
-        case ':': exit_rc = cli_usage_error("run", "option %s needs a value", argv[optind - 1]); goto out;
+        case ':': exit_rc = cli_usage_error(m->name, "option %s needs a value", argv[optind - 1]); goto out;
         default: {
             int er = es_cli_opt(&ro.es, c, optarg, err, sizeof err);
             if (er > 0) break;
-            if (er < 0) exit_rc = cli_usage_error("run", "%s", err);
-            else exit_rc = cli_usage_error("run", "unknown option %s", argv[optind - 1]);
+            if (er < 0) exit_rc = cli_usage_error(m->name, "%s", err);
+            else exit_rc = cli_usage_error(m->name, "unknown option %s", argv[optind - 1]);
             goto out;
         }
         }
         if (key && config_set(&cfg, key, optarg, err, sizeof err) != GL_OK) {
-            exit_rc = cli_usage_error("run", "%s", err);
+            exit_rc = cli_usage_error(m->name, "%s", err);
             goto out;
         }
     }
-    if (es_cli_finish(&ro.es, err, sizeof err) != GL_OK) { exit_rc = cli_usage_error("run", "%s", err); goto out; }
+    if (es_cli_finish(&ro.es, err, sizeof err) != GL_OK) { exit_rc = cli_usage_error(m->name, "%s", err); goto out; }
     if (!ro.es.conf.password && *cfg.es.password && ro.es.conf.user) ro.es.conf.password = cfg.es.password;
     if (!ro.es.conf.api_key && *cfg.es.api_key) ro.es.conf.api_key = cfg.es.api_key;
-    if (argc - optind > 1) { exit_rc = cli_usage_error("run", "at most one input file"); goto out; }
-    if (exec_cmd && argc - optind == 1) { exit_rc = cli_usage_error("run", "give a FILE or --exec, not both"); goto out; }
+    if (argc - optind > 1) { exit_rc = cli_usage_error(m->name, "at most one input file"); goto out; }
+    if (exec_cmd && argc - optind == 1) { exit_rc = cli_usage_error(m->name, "give a FILE or --exec, not both"); goto out; }
     const char *cfg_file = NULL;   /* the input named by the config file's sources */
     if (!exec_cmd && argc - optind == 0 && cfg.sources.n) {
         /* no input on the command line: the config's one source, if it is one run can read */
         const struct config_source *cs = &cfg.sources.v[0];
         if (cfg.sources.n > 1) {
-            exit_rc = cli_usage_error("run", "run reads one input, the config file lists %zu sources: give FILE or --exec",
+            exit_rc = cli_usage_error(m->name, "run reads one input, the config file lists %zu sources: give FILE or --exec",
                                       cfg.sources.n);
             goto out;
         }
         if (!strcmp(cs->type, "exec")) exec_cmd = cs->command;
         else if (!strcmp(cs->type, "file")) cfg_file = cs->path;
         else if (strcmp(cs->type, "stdin")) {
-            exit_rc = cli_usage_error("run", "run cannot read a %s source (config file): use collect, or give FILE or --exec",
+            exit_rc = cli_usage_error(m->name, "run cannot read a %s source (config file): use collect, or give FILE or --exec",
                                       cs->type);
             goto out;
         }
         if (*cs->format && strcmp(cs->format, "auto") && !strcmp(format, "auto")) format = cs->format;
     }
     const struct parser_ops *ops = parser_find(format);
-    if (!ops) { exit_rc = cli_usage_error("run", "unknown format '%s'", format); goto out; }
-    if (config_apply_process(&cfg, err, sizeof err) != GL_OK) { exit_rc = cli_usage_error("run", "%s", err); goto out; }
+    if (!ops) { exit_rc = cli_usage_error(m->name, "unknown format '%s'", format); goto out; }
+    if (config_apply_process(&cfg, err, sizeof err) != GL_OK) { exit_rc = cli_usage_error(m->name, "%s", err); goto out; }
     r.detectors = *cfg.detect.config ? cfg.detect.config : NULL;
     r.profile_name = cfg.detect.profile;
     prof = profile_load(r.detectors, r.profile_name, err, sizeof err);
-    if (!prof) { exit_rc = cli_usage_error("run", "%s", err); goto out; }
+    if (!prof) { exit_rc = cli_usage_error(m->name, "%s", err); goto out; }
     r.prof = prof;
-    if (live_mode < 0) live_mode = isatty(1) ? 1 : 0;
-    ro.ndjson_stdout = !live_mode;
+    if (live_mode < 0) live_mode = isatty(1) && !m->report_only ? 1 : 0;
+    ro.ndjson_stdout = !live_mode && !m->report_only;
+    if (m->report_only && !ro.report) ro.report = "report.html";
     if (metrics_serve(cfg.metrics_addr, err, sizeof err) != GL_OK) {
         fprintf(stderr, "gpulog run: metrics: %s\n", err);
         exit_rc = EXIT_IOERR;
         goto out;
     }
-    if (run_build_sinks(&ro, &r, err, sizeof err) < 0) { exit_rc = cli_usage_error("run", "%s", err); goto out; }
+    if (run_build_sinks(&ro, &r, err, sizeof err) < 0) { exit_rc = cli_usage_error(m->name, "%s", err); goto out; }
     if (live_mode) r.live = live_new(stdout);
     r.eng = engine_new(prof, run_emit_record, &r);
+    if (ro.report) r.report = report_new(prof);
 
     const char *file = optind < argc ? argv[optind] : cfg_file ? cfg_file : "-";
     int fd = 0, is_stdin = !exec_cmd && !strcmp(file, "-");
@@ -337,7 +365,7 @@ int cmd_run(int argc, char **argv)
         cargv = argv_split(exec_cmd);
         if (!cargv || !cargv[0]) {
             argv_free(cargv);
-            exit_rc = cli_usage_error("run", "cannot split --exec command");
+            exit_rc = cli_usage_error(m->name, "cannot split --exec command");
             goto out;
         }
         child = exec_spawn(cargv, &fd, err, sizeof err);
@@ -350,7 +378,7 @@ int cmd_run(int argc, char **argv)
     } else if (!is_stdin) {
         fd = open(file, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            fprintf(stderr, "gpulog run: %s: %s\n", file, strerror(errno));
+            fprintf(stderr, "gpulog %s: %s: %s\n", m->name, file, strerror(errno));
             exit_rc = EXIT_IOERR;
             goto out;
         }
@@ -387,11 +415,13 @@ int cmd_run(int argc, char **argv)
     }
     const struct engine_stats *es = engine_get_stats(r.eng);
     if (r.live) live_summary(r.live, r.eng);
+    struct report_info ri = { fo.name, r.detectors ? r.detectors : r.profile_name, st.lines, st.rejected };
+    if (r.report && run_write_report(m, &r, ro.report, &ri) != GL_OK) rc = GL_ERROR;
     fprintf(stderr,
-            "gpulog run: %s: %llu lines, %llu events, %llu rejected; %llu samples, %llu GPUs, %llu series, "
+            "gpulog %s: %s: %llu lines, %llu events, %llu rejected; %llu samples, %llu GPUs, %llu series, "
             "%llu out-of-order dropped, %llu duplicates, %llu gaps; anomalies: %llu started, %llu changed, "
             "%llu ended, %llu still open%s\n",
-            fo.name, (unsigned long long)st.lines, (unsigned long long)st.events,
+            m->name, fo.name, (unsigned long long)st.lines, (unsigned long long)st.events,
             (unsigned long long)st.rejected, (unsigned long long)es->samples, (unsigned long long)es->gpus,
             (unsigned long long)es->series, (unsigned long long)es->out_of_order,
             (unsigned long long)es->duplicates, (unsigned long long)es->gaps, (unsigned long long)es->starts,
@@ -415,6 +445,7 @@ out:
     for (size_t i = 0; i < r.nsinks; i++) sink_free(r.sinks[i]);
     engine_free(r.eng);
     live_free(r.live);
+    report_free(r.report);
     profile_free(r.prof ? r.prof : prof);
     buf_free(&r.json);
     buf_free(&r.key);
