@@ -457,11 +457,10 @@ static void scan_patterns(struct collector *c)
 
 /* ---------------------------------------------------------------- reading */
 
-static void report_rejected(struct collector *c, struct source *s, int64_t off, const char *why)
+static void report_rejected(struct collector *c, struct source *s, int64_t off, enum reject_reason r, const char *why)
 {
     s->rejected++;
-    metrics_inc_label(M_LINES_REJECTED, strstr(why, "too long") || strstr(why, "longer than") ? "too_long"
-                                                                                              : feed_reject_reason(why));
+    metrics_inc_label(M_LINES_REJECTED, reject_reason_name(r));
     if (c->reports++ < 100)
         fprintf(stderr, "%s@%" PRId64 ": %s\n", s->name, off, why);
 }
@@ -503,7 +502,7 @@ static int source_read(struct collector *c, struct source *s, int budget)
         if (r == RL_TOOLONG) {
             char why[96];
             snprintf(why, sizeof why, "line longer than %zu bytes, skipped", c->max_line);
-            report_rejected(c, s, l.off, why);
+            report_rejected(c, s, l.off, RJ_TOO_LONG, why);
             track_settle(&s->tr, seq);
             continue;
         }
@@ -534,7 +533,7 @@ static int source_read(struct collector *c, struct source *s, int budget)
         } else {
             s->hdr_open = 0;
         }
-        if (pr == GL_ERROR) report_rejected(c, s, l.off, s->parser->err);
+        if (pr == GL_ERROR) report_rejected(c, s, l.off, (enum reject_reason)s->parser->err_reason, s->parser->err);
         else if (pr == GL_OK && s->kind == SRC_EXEC && l.ms > s->last_useful_ms) s->last_useful_ms = l.ms;
         track_settle(&s->tr, seq);
     }
@@ -605,7 +604,7 @@ static void producer_read(struct collector *c, struct source *s)
             break;
         }
         s->last_out_ms = now;
-        if (st == LR_TOOLONG) { report_rejected(c, s, off, "line too long, skipped"); continue; }
+        if (st == LR_TOOLONG) { report_rejected(c, s, off, RJ_TOO_LONG, "line too long, skipped"); continue; }
         spool_append(s->sp, now, line, len);
     }
 }

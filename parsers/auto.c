@@ -141,9 +141,9 @@ static int auto_feed(struct parser *p, void *st, const struct line_src *src,
     if (contains(s, n, "Not supported on the device") || contains(s, n, "Failed to process command line") ||
         contains(s, n, "NVIDIA-SMI has failed") || contains(s, n, "Error setting watches") ||
         contains(s, n, "No devices were found") || contains(s, n, "couldn't communicate with the NVIDIA driver"))
-        return parser_error(p, "the tool reported an error instead of data: %.*s", (int)(n > 120 ? 120 : n), s);
+        return parser_error(p, RJ_TOOL_ERROR, "the tool reported an error instead of data: %.*s", (int)(n > 120 ? 120 : n), s);
     if (s[0] == '#') return GL_DECLINED;   /* a comment we do not know */
-    return parser_error(p, "no header seen yet, cannot tell the format (use --format, and --columns for header-less CSV)");
+    return parser_error(p, RJ_NO_HEADER, "no header seen yet, cannot tell the format (use --format, and --columns for header-less CSV)");
 }
 
 static void auto_flush(struct parser *p, void *st)

@@ -370,8 +370,8 @@ static int csv_learn(struct parser *p, struct csvp *c, const char *s, size_t n)
 {
     if (c->have_header && c->hdr && c->hdr_len == n && !memcmp(c->hdr, s, n)) return GL_DECLINED;
     int k = csv_split(c, s, n);
-    if (k < 0) return parser_error(p, "header has an unterminated quote");
-    if (k > CSV_MAX_COLS) return parser_error(p, "header has more than %d columns", CSV_MAX_COLS);
+    if (k < 0) return parser_error(p, RJ_NO_HEADER, "header has an unterminated quote");
+    if (k > CSV_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "header has more than %d columns", CSV_MAX_COLS);
     cols_clear(c);
     if (k > c->capcols) {
         c->cols = xrealloc(c->cols, (size_t)k * sizeof *c->cols);
@@ -387,7 +387,7 @@ static int csv_learn(struct parser *p, struct csvp *c, const char *s, size_t n)
         if (!name_like(t, l)) {
             c->ncols = i;
             cols_clear(c);
-            return parser_error(p, "header column %d is not a name: '%.*s'", i + 1, (int)(l > 40 ? 40 : l), t);
+            return parser_error(p, RJ_NO_HEADER, "header column %d is not a name: '%.*s'", i + 1, (int)(l > 40 ? 40 : l), t);
         }
         size_t hl, ul;
         const char *u;
@@ -589,17 +589,17 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
         switch (col->kind) {
         case C_TIME:
             if (csv_parse_time(t, l, &ev->ts_ms) != GL_OK)
-                return parser_error(p, "column %d: cannot read the time '%.*s' (want ISO 8601, "
+                return parser_error(p, RJ_BAD_TIME, "column %d: cannot read the time '%.*s' (want ISO 8601, "
                                        "YYYY/MM/DD HH:MM:SS or epoch seconds/ms)", i + 1, sl, t);
             break;
         case C_DATE:
             if (!parse_date(t, l, &y, &mo, &d))
-                return parser_error(p, "column %d: bad date '%.*s' (want YYYY-MM-DD)", i + 1, sl, t);
+                return parser_error(p, RJ_BAD_TIME, "column %d: bad date '%.*s' (want YYYY-MM-DD)", i + 1, sl, t);
             have_date = 1;
             break;
         case C_TOD:
             if (!parse_tod(t, l, &h, &mi, &se, &ms))
-                return parser_error(p, "column %d: bad time of day '%.*s' (want HH:MM:SS)", i + 1, sl, t);
+                return parser_error(p, RJ_BAD_TIME, "column %d: bad time of day '%.*s' (want HH:MM:SS)", i + 1, sl, t);
             have_tod = 1;
             break;
         case C_GPU: {
@@ -612,7 +612,7 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
             }
             if (gl_parse_i64(g, gl, &iv) && iv >= 0) event_add_int(ev, "gpu.index", iv);
             else if (l > 4 && (!memcmp(t, "GPU-", 4) || !memcmp(t, "MIG-", 4))) event_add_str(ev, "gpu.uuid", t, l);
-            else return parser_error(p, "column %d: not a GPU index or UUID: '%.*s'", i + 1, sl, t);
+            else return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a GPU index or UUID: '%.*s'", i + 1, sl, t);
             break;
         }
         case C_HOST:
@@ -631,18 +631,18 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
         case C_MASK: {
             uint64_t mask;
             if (!throttle_parse_mask(t, l, &mask))
-                return parser_error(p, "column %d: not a bitmask: '%.*s'", i + 1, sl, t);
+                return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a bitmask: '%.*s'", i + 1, sl, t);
             throttle_add_fields(ev, mask);
             break;
         }
         case C_NUM: {
             if (!number_unit(t, l, &num, &nl, &u, &ul))
-                return parser_error(p, "column %d: not a number: '%.*s'", i + 1, sl, t);
+                return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a number: '%.*s'", i + 1, sl, t);
             double f = col->hscale > 0 ? col->hscale : 1;
             if (ul) {
                 enum dim dm;
                 if (!unit_lookup(u, ul, &dm, &f) || (col->dim != D_NONE && dm != col->dim))
-                    return parser_error(p, "column %d: unit '%.*s' does not fit %s", i + 1, (int)ul, u, col->key);
+                    return parser_error(p, RJ_BAD_UNIT, "column %d: unit '%.*s' does not fit %s", i + 1, (int)ul, u, col->key);
             }
             add_scaled(ev, col->key, num, nl, f);
             break;
@@ -657,9 +657,9 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
     }
     if (have_date) {
         if (gl_local_to_epoch_ms(y, mo, d, have_tod ? h : 0, mi, se, ms, &ev->ts_ms) != GL_OK)
-            return parser_error(p, "bad date/time %04d-%02d-%02d %02d:%02d:%02d", y, mo, d, h, mi, se);
+            return parser_error(p, RJ_BAD_TIME, "bad date/time %04d-%02d-%02d %02d:%02d:%02d", y, mo, d, h, mi, se);
     } else if (have_tod) {
-        return parser_error(p, "a time of day without a date cannot be placed: add a date column");
+        return parser_error(p, RJ_BAD_TIME, "a time of day without a date cannot be placed: add a date column");
     }
     parser_emit(p);
     return GL_OK;
@@ -689,11 +689,11 @@ static int csv_feed(struct parser *p, void *st, const struct line_src *src,
     if (score > 0 || (!c->have_header && nf >= 1) || (c->hdr && c->hdr_len == n && !memcmp(c->hdr, s, n)))
         return csv_learn(p, c, s, n);
     if (!c->have_header)
-        return parser_error(p, "CSV row before a header line (the first line must name the columns)");
+        return parser_error(p, RJ_NO_HEADER, "CSV row before a header line (the first line must name the columns)");
     int k = csv_split(c, s, n);
-    if (k < 0) return parser_error(p, "unterminated quote");
+    if (k < 0) return parser_error(p, RJ_OTHER, "unterminated quote");
     if (k != c->ncols)
-        return parser_error(p, "expected %d field%s as in the header, got %d", c->ncols, c->ncols == 1 ? "" : "s", k);
+        return parser_error(p, RJ_FIELD_COUNT, "expected %d field%s as in the header, got %d", c->ncols, c->ncols == 1 ? "" : "s", k);
     return csv_row(p, c, src, line, len, k);
 }
 

@@ -114,8 +114,8 @@ static int dcgmi_header(struct parser *p, struct dcgmi *d, const char *s, size_t
     const char *tok[DCGMI_MAX_COLS + 1];
     size_t tl[DCGMI_MAX_COLS + 1];
     int k = dcgmi_split(s + skip, n - skip, tok, tl, DCGMI_MAX_COLS);
-    if (k > DCGMI_MAX_COLS) return parser_error(p, "dcgmi header has more than %d fields", DCGMI_MAX_COLS);
-    if (k == 0) return parser_error(p, "dcgmi header without field names");
+    if (k > DCGMI_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "dcgmi header has more than %d fields", DCGMI_MAX_COLS);
+    if (k == 0) return parser_error(p, RJ_NO_HEADER, "dcgmi header without field names");
     dcgmi_cols_clear(d);
     for (int i = 0; i < k; i++) {
         struct dcgmi_col *c = &d->cols[i];
@@ -184,12 +184,12 @@ static int dcgmi_feed(struct parser *p, void *st, const struct line_src *src,
     }
     int64_t id;
     if (ent < 0 || !gl_parse_i64(tok[1], tl[1], &id) || id < 0)
-        return parser_error(p, "dcgmi: %.*s", (int)(n > 200 ? 200 : n), s);
-    if (!d->have_header) return parser_error(p, "dcgmi row before any '#Entity' header line");
+        return parser_error(p, RJ_OTHER, "dcgmi: %.*s", (int)(n > 200 ? 200 : n), s);
+    if (!d->have_header) return parser_error(p, RJ_NO_HEADER, "dcgmi row before any '#Entity' header line");
     if (k - 2 != d->ncols) {
         /* string values may hold blanks: cut at the header's columns */
         if (k - 2 < d->ncols || !dcgmi_cut(d, s, n, tl[0] + 1 + tl[1], tok, tl))
-            return parser_error(p, "dcgmi row has %d values, the header names %d fields", k - 2, d->ncols);
+            return parser_error(p, RJ_FIELD_COUNT, "dcgmi row has %d values, the header names %d fields", k - 2, d->ncols);
     }
 
     struct event *ev = parser_begin(p, src, "metric", "gpu.dcgmi", line, len, 0);

@@ -148,7 +148,7 @@ static int dmon_header(struct parser *p, struct dmon *d, const char *line, size_
     size_t n = len - 1;
     int csv = d->csv || memchr(s, ',', n) != NULL;
     int k = split(s, n, csv, tok, tl, DMON_MAX_COLS);
-    if (k > DMON_MAX_COLS) return parser_error(p, "header has more than %d columns", DMON_MAX_COLS);
+    if (k > DMON_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "header has more than %d columns", DMON_MAX_COLS);
     int has_gpu = 0, has_idx = 0;
     for (int i = 0; i < k; i++) {
         if (tok_eq(tok[i], tl[i], "gpu")) has_gpu = 1;
@@ -214,17 +214,17 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
     if (s[0] == '#') return dmon_header(p, d, s, n);
     if (!d->have_header && !set_columns_from_option(p, d)) {
         if (d->csv)
-            return parser_error(p, "dmon CSV row without a header line: pass --columns with the dmon column names (for example --columns gpu,pwr,gtemp,mtemp,sm,mem,enc,dec,jpg,ofa,mclk,pclk)");
-        return parser_error(p, "dmon row before any '#' header line");
+            return parser_error(p, RJ_NO_HEADER, "dmon CSV row without a header line: pass --columns with the dmon column names (for example --columns gpu,pwr,gtemp,mtemp,sm,mem,enc,dec,jpg,ofa,mclk,pclk)");
+        return parser_error(p, RJ_NO_HEADER, "dmon row before any '#' header line");
     }
     const char *tok[DMON_MAX_COLS + 1];
     size_t tl[DMON_MAX_COLS + 1];
     int k = split(s, n, d->csv, tok, tl, DMON_MAX_COLS);
     if (k != d->ncols) {
         if (k == 1 || (s[0] < '0' || s[0] > '9'))
-            return parser_error(p, "not a dmon row (%d field%s, header has %d): %.*s",
+            return parser_error(p, RJ_FIELD_COUNT, "not a dmon row (%d field%s, header has %d): %.*s",
                                 k, k == 1 ? "" : "s", d->ncols, (int)(n > 60 ? 60 : n), s);
-        return parser_error(p, "expected %d fields as in the header, got %d", d->ncols, k);
+        return parser_error(p, RJ_FIELD_COUNT, "expected %d fields as in the header, got %d", d->ncols, k);
     }
     struct event *ev = parser_begin(p, src, "metric", "gpu.dmon", line, len, 0);
     int have_gpu = 0;
@@ -245,28 +245,28 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
             } else {
                 double dv;
                 if (!gl_parse_double(t, l, &dv))
-                    return parser_error(p, "column %d: not a number: '%.*s'", i + 1, (int)(l > 40 ? 40 : l), t);
+                    return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a number: '%.*s'", i + 1, (int)(l > 40 ? 40 : l), t);
                 event_add_num(ev, c->key, dv);
             }
             break;
         case COL_BOOL:
             if (parse_int_fast(t, l, &v)) event_add_bool(ev, c->key, v != 0);
             else if (!value_is_missing(t, l))
-                return parser_error(p, "column %d: not a flag: '%.*s'", i + 1, (int)(l > 40 ? 40 : l), t);
+                return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a flag: '%.*s'", i + 1, (int)(l > 40 ? 40 : l), t);
             break;
         case COL_DATE:
             if (l != 8 || !parse_int_fast(t, l, &v))
-                return parser_error(p, "bad date '%.*s' (want YYYYMMDD)", (int)(l > 40 ? 40 : l), t);
+                return parser_error(p, RJ_BAD_TIME, "bad date '%.*s' (want YYYYMMDD)", (int)(l > 40 ? 40 : l), t);
             date = (int)v;
             y = date / 10000; mo = date / 100 % 100; dd = date % 100;
             break;
         case COL_TIME:
             if (l != 8 || t[2] != ':' || t[5] != ':' || !parse_int_fast(t, 2, &v))
-                return parser_error(p, "bad time '%.*s' (want HH:MM:SS)", (int)(l > 40 ? 40 : l), t);
+                return parser_error(p, RJ_BAD_TIME, "bad time '%.*s' (want HH:MM:SS)", (int)(l > 40 ? 40 : l), t);
             hh = (int)v;
-            if (!parse_int_fast(t + 3, 2, &v)) return parser_error(p, "bad time '%.*s'", (int)l, t);
+            if (!parse_int_fast(t + 3, 2, &v)) return parser_error(p, RJ_BAD_TIME, "bad time '%.*s'", (int)l, t);
             mi = (int)v;
-            if (!parse_int_fast(t + 6, 2, &v)) return parser_error(p, "bad time '%.*s'", (int)l, t);
+            if (!parse_int_fast(t + 6, 2, &v)) return parser_error(p, RJ_BAD_TIME, "bad time '%.*s'", (int)l, t);
             ss = (int)v;
             break;
         case COL_AUTO:
@@ -277,15 +277,15 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
             break;
         }
     }
-    if (!have_gpu) return parser_error(p, "row has no gpu index");
+    if (!have_gpu) return parser_error(p, RJ_FIELD_COUNT, "row has no gpu index");
     if (hh >= 0) {
         int r = date >= 0 ? gl_local_to_epoch_ms(y, mo, dd, hh, mi, ss, 0, &ev->ts_ms)
                           : gl_time_of_day_near(hh, mi, ss, src->now_ms, &ev->ts_ms);
         if (r != GL_OK)
-            return parser_error(p, "bad date/time %08d %02d:%02d:%02d", date, hh, mi, ss);
+            return parser_error(p, RJ_BAD_TIME, "bad date/time %08d %02d:%02d:%02d", date, hh, mi, ss);
     } else if (date >= 0) {
         if (gl_local_to_epoch_ms(y, mo, dd, 0, 0, 0, 0, &ev->ts_ms) != GL_OK)
-            return parser_error(p, "bad date %08d", date);
+            return parser_error(p, RJ_BAD_TIME, "bad date %08d", date);
     }
     parser_emit(p);
     return GL_OK;

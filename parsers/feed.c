@@ -45,7 +45,7 @@ void feed_line(struct parser *p, struct feed_cursor *c, const struct feed_opts *
     if (s == LR_TOOLONG) {
         st->toolong++;
         st->rejected++;
-        if (o->metrics) metrics_inc_label(M_LINES_REJECTED, "too_long");
+        if (o->metrics) metrics_inc_label(M_LINES_REJECTED, reject_reason_name(RJ_TOO_LONG));
         if (report) {
             char why[128];
             snprintf(why, sizeof why, "line longer than %zu bytes, skipped", lr->max_line);
@@ -61,7 +61,7 @@ void feed_line(struct parser *p, struct feed_cursor *c, const struct feed_opts *
     int r = parser_feed(p, &c->src, line, len);
     if (r == GL_ERROR) {
         st->rejected++;
-        if (o->metrics) metrics_inc_label(M_LINES_REJECTED, feed_reject_reason(p->err));
+        if (o->metrics) metrics_inc_label(M_LINES_REJECTED, reject_reason_name((enum reject_reason)p->err_reason));
         if (report) {
             feed_report(o->name, lr->lineno, p->err);
             c->reported++;
@@ -105,14 +105,3 @@ int feed_fd(struct parser *p, int fd, const struct feed_opts *o, struct feed_sta
     return rc;
 }
 
-const char *feed_reject_reason(const char *err)
-{
-    if (!err) return "other";
-    if (!strncmp(err, "expected ", 9) || strstr(err, " row has ") || strstr(err, " fields")) return "field_count";
-    if (strstr(err, ": not a ") || strstr(err, "want Active")) return "not_a_number";
-    if (strstr(err, "header")) return "no_header";
-    if (strstr(err, "time") || strstr(err, "date")) return "bad_time";
-    if (strstr(err, "unit")) return "bad_unit";
-    if (strstr(err, "tool reported")) return "tool_error";
-    return "other";
-}

@@ -44,10 +44,6 @@ void feed_line(struct parser *p, struct feed_cursor *c, const struct feed_opts *
 /* End of input: flushes the parser, counting what it emits into st. */
 void feed_end(struct parser *p, struct feed_stats *st);
 
-/* A short fixed category for a parser's rejection reason (p->err), for the
- * reason label of gpulog_lines_rejected_total: field_count, not_a_number,
- * bad_time, no_header, bad_unit, tool_error or other. Static strings. */
-const char *feed_reject_reason(const char *err);
 
 /* GPULOG_READ_TIME (ISO 8601) as epoch ms, 0 when unset: pins the read time
  * of inputs without timestamps (golden tests, replays). */

@@ -500,12 +500,12 @@ static int kmsg_xid(struct parser *p, struct kmsg *k, const struct line_src *src
                     const char *line, size_t len, const struct kprefix *px,
                     const char *body, size_t blen)
 {
-    if (!kmsg_re_xid) return parser_error(p, "kmsg: Xid pattern unavailable");
+    if (!kmsg_re_xid) return parser_error(p, RJ_OTHER, "kmsg: Xid pattern unavailable");
     int rc = pcre2_match(kmsg_re_xid, (PCRE2_SPTR)body, blen, 0, 0, k->md, NULL);
-    if (rc < 0) return parser_error(p, "kmsg: unrecognised Xid line: %.*s", (int)(blen > 80 ? 80 : blen), body);
+    if (rc < 0) return parser_error(p, RJ_OTHER, "kmsg: unrecognised Xid line: %.*s", (int)(blen > 80 ? 80 : blen), body);
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(k->md);
     int64_t code;
-    if (!gl_parse_i64(GRP(2), GLEN(2), &code)) return parser_error(p, "kmsg: bad Xid code");
+    if (!gl_parse_i64(GRP(2), GLEN(2), &code)) return parser_error(p, RJ_OTHER, "kmsg: bad Xid code");
     const char *msg = GRP(5);
     size_t mlen = GLEN(5);
     str_trim(&msg, &mlen);
@@ -547,12 +547,12 @@ static int kmsg_sxid(struct parser *p, struct kmsg *k, const struct line_src *sr
                      const char *line, size_t len, const struct kprefix *px,
                      const char *body, size_t blen)
 {
-    if (!kmsg_re_sxid) return parser_error(p, "kmsg: SXid pattern unavailable");
+    if (!kmsg_re_sxid) return parser_error(p, RJ_OTHER, "kmsg: SXid pattern unavailable");
     int rc = pcre2_match(kmsg_re_sxid, (PCRE2_SPTR)body, blen, 0, 0, k->md, NULL);
     if (rc < 0) return GL_DECLINED;       /* "SXid" in some other text */
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(k->md);
     int64_t code;
-    if (!gl_parse_i64(GRP(2), GLEN(2), &code)) return parser_error(p, "kmsg: bad SXid code");
+    if (!gl_parse_i64(GRP(2), GLEN(2), &code)) return parser_error(p, RJ_OTHER, "kmsg: bad SXid code");
     const char *msg = GRP(3);
     size_t mlen = GLEN(3);
     str_trim(&msg, &mlen);

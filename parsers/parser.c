@@ -50,6 +50,7 @@ int parser_feed(struct parser *p, const struct line_src *src, const char *line, 
 {
     p->stats.lines++;
     p->err[0] = '\0';
+    p->err_reason = RJ_OTHER;
     int rc = p->ops->feed(p, p->st, src, line, len);
     if (rc == GL_DECLINED) p->stats.declined++;
     else if (rc == GL_ERROR) p->stats.rejected++;
@@ -88,8 +89,19 @@ void parser_emit(struct parser *p)
     if (p->emit) p->emit(p->emit_ctx, &p->ev);
 }
 
-int parser_error(struct parser *p, const char *fmt, ...)
+const char *reject_reason_name(enum reject_reason r)
 {
+    static const char *const names[RJ__COUNT] = {
+        [RJ_OTHER] = "other", [RJ_FIELD_COUNT] = "field_count", [RJ_NOT_A_NUMBER] = "not_a_number",
+        [RJ_NO_HEADER] = "no_header", [RJ_BAD_TIME] = "bad_time", [RJ_BAD_UNIT] = "bad_unit",
+        [RJ_TOOL_ERROR] = "tool_error", [RJ_TOO_LONG] = "too_long",
+    };
+    return (unsigned)r < RJ__COUNT && names[r] ? names[r] : "other";
+}
+
+int parser_error(struct parser *p, enum reject_reason r, const char *fmt, ...)
+{
+    p->err_reason = (int)r;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(p->err, sizeof p->err, fmt, ap);

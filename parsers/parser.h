@@ -63,6 +63,7 @@ struct parser {
     emit_fn emit;
     void *emit_ctx;
     char err[GL_ERRLEN];       /* reason of the last GL_ERROR */
+    int err_reason;            /* its enum reject_reason */
     struct parser_stats stats;
     const char *opt_columns;   /* --columns for header-less CSV (borrowed) */
 };
@@ -93,8 +94,16 @@ struct event *parser_begin(struct parser *p, const struct line_src *src,
                            const char *line, size_t len, int always_original);
 /* Emits p->ev and counts it. */
 void parser_emit(struct parser *p);
-/* Sets p->err and returns GL_ERROR. */
-int parser_error(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Why a line was rejected: the label of gpulog_lines_rejected_total. */
+enum reject_reason {
+    RJ_OTHER, RJ_FIELD_COUNT, RJ_NOT_A_NUMBER, RJ_NO_HEADER, RJ_BAD_TIME, RJ_BAD_UNIT, RJ_TOOL_ERROR, RJ_TOO_LONG,
+    RJ__COUNT
+};
+/* "field_count", "not_a_number", ... (static strings). */
+const char *reject_reason_name(enum reject_reason r);
+/* Sets p->err (the text, with the location) and p->err_reason, and returns
+ * GL_ERROR. */
+int parser_error(struct parser *p, enum reject_reason r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Utilities shared by formats. */
 /* Trims ASCII spaces/tabs at both ends. */

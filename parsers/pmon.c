@@ -105,7 +105,7 @@ static int pmon_header(struct parser *p, struct pmon *m, const char *s, size_t n
         if (tok_is(tok[i], tl[i], "pid")) has_pid = 1;
     }
     if (!has_gpu || !has_pid) return GL_DECLINED;       /* units line, comment */
-    if (k > PMON_MAX_COLS) return parser_error(p, "pmon header has more than %d columns", PMON_MAX_COLS);
+    if (k > PMON_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "pmon header has more than %d columns", PMON_MAX_COLS);
     pmon_cols_clear(m);
     for (int i = 0; i < k; i++) {
         struct pmon_col *c = &m->cols[i];
@@ -149,7 +149,7 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
     if (n == 0) return GL_DECLINED;
     if (s[0] == '#') return pmon_header(p, m, s, n);
     if (!m->have_header)
-        return parser_error(p, "not a pmon row (no '#' header line seen): %.*s", (int)(n > 60 ? 60 : n), s);
+        return parser_error(p, RJ_NO_HEADER, "not a pmon row (no '#' header line seen): %.*s", (int)(n > 60 ? 60 : n), s);
 
     const char *tok[PMON_MAX_COLS + 1];
     size_t tl[PMON_MAX_COLS + 1];
@@ -159,8 +159,8 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
     int k = pmon_split(s, n, tok, tl, want, &cmd, &cmdlen);
     if (k != want || (!m->cmd_last && cmdlen)) {
         if (s[0] < '0' || s[0] > '9')
-            return parser_error(p, "not a pmon row: %.*s", (int)(n > 60 ? 60 : n), s);
-        return parser_error(p, "expected %d fields as in the pmon header, got %d", m->ncols,
+            return parser_error(p, RJ_OTHER, "not a pmon row: %.*s", (int)(n > 60 ? 60 : n), s);
+        return parser_error(p, RJ_FIELD_COUNT, "expected %d fields as in the pmon header, got %d", m->ncols,
                             k + (cmdlen ? 1 : 0));
     }
     if (m->cmd_last) {
@@ -189,7 +189,7 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
             if (!parse_int_fast(t, l, &v)) {
                 double dv;
                 if (c->kind != PC_INT || !gl_parse_double(t, l, &dv))
-                    return parser_error(p, "column %d: not a number: '%.*s'", i + 1, SHOW(l), t);
+                    return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a number: '%.*s'", i + 1, SHOW(l), t);
                 event_add_num(ev, c->key, dv);
                 break;
             }
@@ -203,17 +203,17 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
             break;
         case PC_DATE:
             if (l != 8 || !parse_int_fast(t, l, &v))
-                return parser_error(p, "bad date '%.*s' (want YYYYMMDD)", SHOW(l), t);
+                return parser_error(p, RJ_BAD_TIME, "bad date '%.*s' (want YYYYMMDD)", SHOW(l), t);
             date = (int)v;
             y = date / 10000; mo = date / 100 % 100; dd = date % 100;
             break;
         case PC_TIME:
             if (l != 8 || t[2] != ':' || t[5] != ':' || !parse_int_fast(t, 2, &v))
-                return parser_error(p, "bad time '%.*s' (want HH:MM:SS)", SHOW(l), t);
+                return parser_error(p, RJ_BAD_TIME, "bad time '%.*s' (want HH:MM:SS)", SHOW(l), t);
             hh = (int)v;
-            if (!parse_int_fast(t + 3, 2, &v)) return parser_error(p, "bad time '%.*s'", SHOW(l), t);
+            if (!parse_int_fast(t + 3, 2, &v)) return parser_error(p, RJ_BAD_TIME, "bad time '%.*s'", SHOW(l), t);
             mi = (int)v;
-            if (!parse_int_fast(t + 6, 2, &v)) return parser_error(p, "bad time '%.*s'", SHOW(l), t);
+            if (!parse_int_fast(t + 6, 2, &v)) return parser_error(p, RJ_BAD_TIME, "bad time '%.*s'", SHOW(l), t);
             ss = (int)v;
             break;
         case PC_AUTO:
@@ -223,18 +223,18 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
             break;
         }
     }
-    if (!have_gpu) return parser_error(p, "pmon row has no gpu index");
-    if (!have_pid) return parser_error(p, "pmon row has no pid");
+    if (!have_gpu) return parser_error(p, RJ_FIELD_COUNT, "pmon row has no gpu index");
+    if (!have_pid) return parser_error(p, RJ_FIELD_COUNT, "pmon row has no pid");
     if (hh >= 0) {
         if (date < 0) {
             if (gl_time_of_day_near(hh, mi, ss, src->now_ms, &ev->ts_ms) != GL_OK)
-                return parser_error(p, "bad time %02d:%02d:%02d", hh, mi, ss);
+                return parser_error(p, RJ_BAD_TIME, "bad time %02d:%02d:%02d", hh, mi, ss);
         } else if (gl_local_to_epoch_ms(y, mo, dd, hh, mi, ss, 0, &ev->ts_ms) != GL_OK) {
-            return parser_error(p, "bad date/time %08d %02d:%02d:%02d", date, hh, mi, ss);
+            return parser_error(p, RJ_BAD_TIME, "bad date/time %08d %02d:%02d:%02d", date, hh, mi, ss);
         }
     } else if (date >= 0) {
         if (gl_local_to_epoch_ms(y, mo, dd, 0, 0, 0, 0, &ev->ts_ms) != GL_OK)
-            return parser_error(p, "bad date %08d", date);
+            return parser_error(p, RJ_BAD_TIME, "bad date %08d", date);
     }
     parser_emit(p);
     return GL_OK;

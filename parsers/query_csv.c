@@ -361,7 +361,7 @@ static int q_learn(struct parser *p, struct qcsv *q, const char *s, size_t n)
     if (q->have_header && q->hdr && q->hdr_len == n && !memcmp(q->hdr, s, n))
         return GL_DECLINED;                 /* the same header again (looped output) */
     size_t k = q_split(q, s, n, has_comma_space(s, n));
-    if (k > Q_MAX_COLS) return parser_error(p, "header has more than %d columns", Q_MAX_COLS);
+    if (k > Q_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "header has more than %d columns", Q_MAX_COLS);
     q_cols_clear(q);
     if ((int)k > q->capcols) {
         q->cols = xrealloc(q->cols, k * sizeof *q->cols);
@@ -379,7 +379,7 @@ static int q_learn(struct parser *p, struct qcsv *q, const char *s, size_t n)
         if (cl == 0) {
             q->ncols = (int)i;
             q_cols_clear(q);
-            return parser_error(p, "header column %zu: empty or too long name", i + 1);
+            return parser_error(p, RJ_NO_HEADER, "header column %zu: empty or too long name", i + 1);
         }
         if (unit && ul < sizeof c->unit) { memcpy(c->unit, unit, ul); c->unit[ul] = '\0'; }
         c->kind = Q_AUTO;
@@ -481,7 +481,7 @@ static int q_row(struct parser *p, struct qcsv *q, const struct line_src *src,
         switch (c->kind) {
         case Q_TS:
             if (q_parse_ts(t, l, &ev->ts_ms) != GL_OK)
-                return parser_error(p, "column %zu: bad timestamp '%.*s' (want YYYY/MM/DD HH:MM:SS.mmm)", i + 1, sl, t);
+                return parser_error(p, RJ_BAD_TIME, "column %zu: bad timestamp '%.*s' (want YYYY/MM/DD HH:MM:SS.mmm)", i + 1, sl, t);
             break;
         case Q_STR:
             if (!strcmp(c->key, "gpu.pci.bus_id")) event_add_bus_id(ev, t, l);   /* not an address: left out */
@@ -489,19 +489,19 @@ static int q_row(struct parser *p, struct qcsv *q, const struct line_src *src,
             break;
         case Q_MASK:
             if (!throttle_parse_mask(t, l, &mask))
-                return parser_error(p, "column %zu: not a bitmask: '%.*s'", i + 1, sl, t);
+                return parser_error(p, RJ_NOT_A_NUMBER, "column %zu: not a bitmask: '%.*s'", i + 1, sl, t);
             throttle_add_fields(ev, mask);
             break;
         case Q_REASON:
             if (name_eq(t, l, "Active")) event_add_bool(ev, c->key, 1);
             else if (name_eq(t, l, "Not Active")) event_add_bool(ev, c->key, 0);
-            else return parser_error(p, "column %zu: want Active or Not Active, got '%.*s'", i + 1, sl, t);
+            else return parser_error(p, RJ_NOT_A_NUMBER, "column %zu: want Active or Not Active, got '%.*s'", i + 1, sl, t);
             break;
         case Q_NUM: {
             int r = q_number_text(c, t, l, &num, &nl, &iv, &dv, &isint);
             if (r < 0)
-                return parser_error(p, "column %zu: unit of '%.*s' differs from the header's [%s]", i + 1, sl, t, c->unit);
-            if (r == 0) return parser_error(p, "column %zu: not a number: '%.*s'", i + 1, sl, t);
+                return parser_error(p, RJ_BAD_UNIT, "column %zu: unit of '%.*s' differs from the header's [%s]", i + 1, sl, t, c->unit);
+            if (r == 0) return parser_error(p, RJ_NOT_A_NUMBER, "column %zu: not a number: '%.*s'", i + 1, sl, t);
             if (isint) event_add_int(ev, c->key, iv);
             else event_add_num(ev, c->key, dv);
             break;
@@ -537,7 +537,7 @@ static int query_csv_feed(struct parser *p, void *st, const struct line_src *src
     if (q_header_score(s, n) >= 50) return q_learn(p, q, s, n);
     if (!q->have_header) {
         if (!p->opt_columns || !*p->opt_columns)
-            return parser_error(p, "query CSV row without a header line (noheader): pass --columns with the "
+            return parser_error(p, RJ_NO_HEADER, "query CSV row without a header line (noheader): pass --columns with the "
                                    "queried names, e.g. --columns utilization.gpu or --columns pid,used_memory");
         int rc = q_learn(p, q, p->opt_columns, strlen(p->opt_columns));
         if (rc == GL_ERROR) return rc;
@@ -551,7 +551,7 @@ static int query_csv_feed(struct parser *p, void *st, const struct line_src *src
         else q_split(q, s, n, 1);
     }
     if (k != want)
-        return parser_error(p, "expected %zu field%s as in the header, got %zu", want, want == 1 ? "" : "s", k);
+        return parser_error(p, RJ_FIELD_COUNT, "expected %zu field%s as in the header, got %zu", want, want == 1 ? "" : "s", k);
     return q_row(p, q, src, line, len, k);
 }
 
