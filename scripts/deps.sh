@@ -2,7 +2,8 @@
 # Installs the Debian packages gpulog needs when they are missing (as root),
 # or prints the exact install line (as another user). Safe to repeat.
 set -euo pipefail
-PKGS="build-essential pkg-config librdkafka-dev libpcre2-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libmicrohttpd-dev zlib1g-dev clang libclang-rt-14-dev kcat python3 python3-jsonschema python3-yaml curl unzip maven default-jdk-headless"
+# lintian, man-db, systemd (systemd-analyze), adduser: tests/t_install.sh and make deb
+PKGS="build-essential pkg-config librdkafka-dev libpcre2-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libmicrohttpd-dev zlib1g-dev clang libclang-rt-14-dev kcat python3 python3-jsonschema python3-yaml curl unzip maven default-jdk-headless lintian man-db systemd adduser"
 missing=()
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
