@@ -1,0 +1,104 @@
+/* lbuf.c - splits a regular file into lines with pread, without consuming a
+ * trailing partial line (the writer may still be writing it) unless asked
+ * to (see source.h). */
+#include "source.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void lbuf_init(struct lbuf *b, int64_t pos, size_t max_line)
+{
+    memset(b, 0, sizeof *b);
+    b->max_line = max_line ? max_line : 1024 * 1024;
+    b->cap = 65536;
+    b->buf = xmalloc(b->cap);
+    b->pos = pos;
+}
+
+void lbuf_free(struct lbuf *b)
+{
+    free(b->buf);
+    b->buf = NULL;
+}
+
+void lbuf_reset(struct lbuf *b, int64_t pos)
+{
+    b->start = b->end = 0;
+    b->skipping = 0;
+    b->pos = pos;
+}
+
+int lbuf_next(struct lbuf *b, int fd, int final, struct rline *l)
+{
+    for (;;) {
+        char *s = b->buf + b->start;
+        size_t avail = b->end - b->start;
+        char *nl = avail ? memchr(s, '\n', avail) : NULL;
+        if (nl) {
+            size_t n = (size_t)(nl - s);
+            l->off = b->pos;
+            l->end = b->pos + (int64_t)n + 1;
+            b->pos = l->end;
+            b->start += n + 1;
+            if (b->skipping) {
+                b->skipping = 0;
+                l->p = s; l->len = 0;
+                return RL_TOOLONG;
+            }
+            if (n > b->max_line) { l->p = s; l->len = n; return RL_TOOLONG; }
+            if (n && s[n - 1] == '\r') n--;
+            l->p = s;
+            l->len = n;
+            l->ms = 0;
+            return RL_LINE;
+        }
+        if (avail > b->max_line && !b->skipping) {
+            /* over-long line: drop what we have, skip to its newline */
+            b->skipping = 1;
+            b->pos += (int64_t)avail;
+            b->start = b->end = 0;
+            continue;
+        }
+        if (b->skipping && avail) {
+            b->pos += (int64_t)avail;
+            b->start = b->end = 0;
+            avail = 0;
+        }
+        /* need more bytes */
+        if (b->start > 0) {
+            memmove(b->buf, b->buf + b->start, avail);
+            b->start = 0;
+            b->end = avail;
+        }
+        if (b->end == b->cap) {
+            size_t ncap = b->cap * 2;
+            if (ncap > b->max_line + 2) ncap = b->max_line + 2;
+            if (ncap <= b->cap) ncap = b->cap + 4096;
+            b->buf = xrealloc(b->buf, ncap);
+            b->cap = ncap;
+        }
+        ssize_t n;
+        do n = pread(fd, b->buf + b->end, b->cap - b->end, b->pos + (int64_t)b->end);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) return RL_IOERR;
+        if (n > 0) { b->end += (size_t)n; continue; }
+        /* end of file for now */
+        avail = b->end - b->start;
+        if (final && avail && !b->skipping) {
+            size_t len = avail;
+            l->off = b->pos;
+            l->end = b->pos + (int64_t)avail;
+            b->pos = l->end;
+            b->start = b->end = 0;
+            if (len && s[len - 1] == '\r') len--;
+            l->p = b->buf;
+            l->len = len;
+            l->ms = 0;
+            return RL_LINE;
+        }
+        return RL_AGAIN;
+    }
+}
+
