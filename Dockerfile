@@ -11,7 +11,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential pkg-config \
       librdkafka-dev libpcre2-dev libjansson-dev libcurl4-openssl-dev \
-      libyaml-dev libmicrohttpd-dev \
+      libyaml-dev libmicrohttpd-dev zlib1g-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -19,11 +19,14 @@ RUN make -j"$(nproc)" BUILD=build WERROR=1 build/gpulog \
  && strip build/gpulog \
  && build/gpulog --version
 
-# ---- runtime stage: only the shared libraries gpulog links against
+# ---- runtime stage: only the shared libraries gpulog needs: exactly the
+# packages dpkg-shlibdeps finds for the binary and for the libraries it
+# dlopen()s (the Depends of `make deb`; tests/t_install.sh checks the two
+# lists agree), plus CA certificates (TLS to Kafka/Elasticsearch) and tzdata (tz).
 FROM debian:12-slim AS runtime
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      librdkafka1 libpcre2-8-0 libjansson4 libcurl4 libyaml-0-2 libmicrohttpd12 \
+      libc6 libcurl4 libjansson4 libmicrohttpd12 libpcre2-8-0 librdkafka1 libyaml-0-2 zlib1g \
       ca-certificates tzdata \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 gpulog \

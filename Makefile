@@ -6,6 +6,8 @@
 #   make bench      benchmarks with figures    make fuzz   run the libFuzzer targets
 #   make eval       detector quality table     make services-up / services-down
 #   WERROR=1        turn warnings into errors (CI does)
+#   make install / uninstall   PREFIX=/usr/local DESTDIR= BINDIR MANDIR SYSCONFDIR ...
+#   make man        man pages in $(BUILD)/man     make deb   Debian package in $(BUILD)/
 
 PKG_CONFIG ?= pkg-config
 PKGS       := rdkafka libpcre2-8 jansson libcurl yaml-0.1 libmicrohttpd zlib
@@ -31,7 +33,7 @@ ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
 CFLAGS  ?= $(OPT)
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
 LDLIBS  := $(PKG_LIBS) -lm -lpthread
 
 # the layers: core at the bottom; parsers, ingest, detect, sinks side by side
@@ -53,7 +55,8 @@ BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 # bench programs the integration tests drive (tests/t_es_sink.py uses es_push)
 TEST_TOOLS := $(BUILD)/bench/es_push
 
-.PHONY: all deps run test check test-unit bench fuzz eval clean services-up services-down golden
+.PHONY: all deps run test check test-unit bench fuzz eval clean services-up services-down golden \
+        man install uninstall deb
 all: $(BIN)
 
 $(BUILD)/%.o: %.c
@@ -65,7 +68,7 @@ $(LIB): $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BIN): $(CMD_OBJ) $(LIB)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c tests/test.h tests/parse_harness.h $(LIB)
 	@mkdir -p $(dir $@)
@@ -115,6 +118,57 @@ services-up:
 
 services-down:
 	@scripts/services.sh down
+
+# Installation. The man pages are made from the binary's --help texts and
+# `gpulog config docs` (tools/genman.py); the units get ExecStart and the
+# config path of this installation. An existing gpulog.yaml is kept, and
+# uninstall removes it only when it is still the example.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+UNITS      := gpulog-collect.service gpulog-detect.service
+MAN_STAMP  := $(BUILD)/man/.stamp
+SHARE_FILES := schemas/event.schema.json $(wildcard schemas/es/*.json) $(wildcard schemas/kibana/*.ndjson)
+
+man: $(MAN_STAMP)
+$(MAN_STAMP): $(BIN) tools/genman.py
+	@rm -rf $(BUILD)/man && mkdir -p $(BUILD)/man
+	python3 tools/genman.py $(BIN) $(BUILD)/man
+	@touch $@
+
+install: $(BIN) $(MAN_STAMP)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	  $(DESTDIR)$(SYSCONFDIR)/gpulog $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) \
+	  $(DESTDIR)$(DATADIR)/gpulog/schemas/es $(DESTDIR)$(DATADIR)/gpulog/schemas/kibana
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/gpulog
+	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(BUILD)/man/*.5 $(DESTDIR)$(MANDIR)/man5/
+	test -e $(DESTDIR)$(SYSCONFDIR)/gpulog/gpulog.yaml || \
+	  install -m 0644 deploy/gpulog.yaml $(DESTDIR)$(SYSCONFDIR)/gpulog/gpulog.yaml
+	for u in $(UNITS); do \
+	  sed -e 's|/usr/bin/gpulog|$(BINDIR)/gpulog|g' -e 's|/etc/gpulog|$(SYSCONFDIR)/gpulog|g' \
+	    deploy/systemd/$$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+	done
+	install -m 0644 deploy/completion/gpulog.bash $(DESTDIR)$(BASHCOMPDIR)/gpulog
+	for f in $(SHARE_FILES); do install -m 0644 $$f $(DESTDIR)$(DATADIR)/gpulog/$$f || exit 1; done
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gpulog $(DESTDIR)$(MANDIR)/man1/gpulog.1 $(DESTDIR)$(MANDIR)/man1/gpulog-*.1 \
+	  $(DESTDIR)$(MANDIR)/man5/gpulog.yaml.5 $(DESTDIR)$(BASHCOMPDIR)/gpulog \
+	  $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS))
+	rm -rf $(DESTDIR)$(DATADIR)/gpulog
+	! cmp -s deploy/gpulog.yaml $(DESTDIR)$(SYSCONFDIR)/gpulog/gpulog.yaml || \
+	  rm -f $(DESTDIR)$(SYSCONFDIR)/gpulog/gpulog.yaml
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/gpulog 2>/dev/null
+
+# A Debian package (gpulog_VERSION_ARCH.deb in $(BUILD)/) with dpkg's own
+# tools, from a hardened release build of its own: scripts/mkdeb.sh.
+deb:
+	@BUILD=$(BUILD) scripts/mkdeb.sh
 
 clean:
 	rm -rf build build-asan build-fuzz
