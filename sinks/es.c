@@ -109,8 +109,9 @@ static int deadletter_write(struct es_sink *e, const struct es_item *it, int sta
 {
     struct buf b;
     buf_init(&b);
-    es_deadletter_record(&b, gl_now_ms(), status, reason, e->index[it->stream],
-                         item_id(it), item_doc(it), it->len);
+    struct deadletter d = { .now_ms = gl_now_ms(), .output = "elasticsearch", .status = status, .reason = reason,
+                            .index = e->index[it->stream], .id = item_id(it), .json = item_doc(it), .len = it->len };
+    sink_deadletter_record(&b, &d);
     int fd = e->dl_fd >= 0 ? e->dl_fd : 2;
     size_t off = 0;
     int ret = GL_OK;

@@ -151,34 +151,3 @@ int64_t es_backoff_ms(int attempt, int64_t base_ms, int64_t max_ms, uint64_t *rn
     return d - half + (half > 0 ? (int64_t)(x % (uint64_t)(half + 1)) : 0);
 }
 
-void es_deadletter_record(struct buf *out, int64_t now_ms, int status, const char *reason,
-                          const char *index, const char *id, const char *json, size_t len)
-{
-    char ts[25];
-    gl_fmt_ts(now_ms, ts);
-    buf_puts(out, "{\"@timestamp\":\"");
-    buf_puts(out, ts);
-    buf_puts(out, "\",\"deadletter.status\":");
-    buf_put_i64(out, status);
-    buf_puts(out, ",\"deadletter.reason\":");
-    buf_put_json_str(out, reason ? reason : "", reason ? strlen(reason) : 0);
-    buf_puts(out, ",\"deadletter.index\":");
-    buf_put_json_str(out, index ? index : "", index ? strlen(index) : 0);
-    if (id && *id) {
-        buf_puts(out, ",\"event.id\":");
-        buf_put_json_str(out, id, strlen(id));
-    }
-    buf_puts(out, ",\"document\":");
-    json_t *doc = json_loadb(json, len, 0, NULL);
-    if (json_is_object(doc)) {
-        /* the original bytes, minus raw line breaks (whitespace in JSON) */
-        size_t start = out->len;
-        buf_append(out, json, len);
-        for (size_t i = start; i < out->len; i++)
-            if (out->p[i] == '\n' || out->p[i] == '\r') out->p[i] = ' ';
-    } else {
-        buf_put_json_str(out, json, len);
-    }
-    json_decref(doc);
-    buf_puts(out, "}\n");
-}

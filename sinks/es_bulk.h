@@ -67,12 +67,5 @@ void es_bulk_result_free(struct es_bulk_result *res);
  * from rnd, a caller-held xorshift state. */
 int64_t es_backoff_ms(int attempt, int64_t base_ms, int64_t max_ms, uint64_t *rnd);
 
-/* Appends one dead-letter record (one JSON line with '\n') to out:
- * {"@timestamp":..,"deadletter.status":..,"deadletter.reason":..,
- *  "deadletter.index":..,"event.id":..,"document":<the original>}.
- * The original is embedded as an object when it is a valid JSON object,
- * else as a string, so the record is always valid JSON. */
-void es_deadletter_record(struct buf *out, int64_t now_ms, int status, const char *reason,
-                          const char *index, const char *id, const char *json, size_t len);
 
 #endif

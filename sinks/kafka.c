@@ -46,21 +46,13 @@ struct kafka_sink {
 };
 
 static void dead_letter(struct kafka_sink *k, const char *topic, const void *key, size_t keylen,
-                        const void *val, size_t len, const char *reason)
+                        const void *val, size_t len, int err, const char *reason)
 {
     struct buf b;
     buf_init(&b);
-    char ts[25];
-    gl_fmt_ts(gl_now_ms(), ts);
-    buf_printf(&b, "{\"@timestamp\":\"%s\",\"error\":", ts);
-    buf_put_json_str(&b, reason, strlen(reason));
-    buf_puts(&b, ",\"topic\":");
-    buf_put_json_str(&b, topic, strlen(topic));
-    buf_puts(&b, ",\"key\":");
-    buf_put_json_str(&b, key ? key : "", key ? keylen : 0);
-    buf_puts(&b, ",\"value\":");
-    buf_put_json_str(&b, val ? val : "", val ? len : 0);
-    buf_puts(&b, "}\n");
+    struct deadletter d = { .now_ms = gl_now_ms(), .output = "kafka", .status = err, .reason = reason, .topic = topic,
+                            .key = key ? key : "", .keylen = key ? keylen : 0, .json = val, .len = val ? len : 0 };
+    sink_deadletter_record(&b, &d);
     int ok = 0;
     if (k->deadletter_path) {
         int fd = open(k->deadletter_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -102,7 +94,7 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
         return;
     }
     const char *topic = m->rkt ? rd_kafka_topic_name(m->rkt) : "?";
-    dead_letter(k, topic, m->key, m->key_len, m->payload, m->len, rd_kafka_err2str(m->err));
+    dead_letter(k, topic, m->key, m->key_len, m->payload, m->len, (int)m->err, rd_kafka_err2str(m->err));
     if (k->s->settle) k->s->settle(k->s->settle_ctx, m->_private, SINK_DEADLETTER);
 }
 
@@ -141,7 +133,7 @@ static int kafka_write(void *st, const struct sink_doc *d)
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) return GL_AGAIN;
     if (err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE ||
         err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC || err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
-        dead_letter(k, rd_kafka_topic_name(rkt), d->key, d->keylen, d->json, d->len, rd_kafka_err2str(err));
+        dead_letter(k, rd_kafka_topic_name(rkt), d->key, d->keylen, d->json, d->len, (int)err, rd_kafka_err2str(err));
         if (k->s->settle) k->s->settle(k->s->settle_ctx, d->token, SINK_DEADLETTER);
         return GL_OK;
     }

@@ -1,6 +1,8 @@
 /* sink.c - generic sink helpers and the NDJSON file sink. */
 #include "sink.h"
 
+#include <jansson.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -33,6 +35,52 @@ void sink_doc_of(struct sink_doc *d, const struct event *ev, enum sink_stream st
     d->json = json->p;
     d->len = json->len;
     d->token = token;
+}
+
+void sink_deadletter_record(struct buf *out, const struct deadletter *d)
+{
+    char ts[25];
+    gl_fmt_ts(d->now_ms, ts);
+    buf_puts(out, "{\"@timestamp\":\"");
+    buf_puts(out, ts);
+    buf_puts(out, "\",\"deadletter.output\":");
+    buf_put_json_str(out, d->output ? d->output : "", d->output ? strlen(d->output) : 0);
+    buf_puts(out, ",\"deadletter.status\":");
+    buf_put_i64(out, d->status);
+    buf_puts(out, ",\"deadletter.reason\":");
+    buf_put_json_str(out, d->reason ? d->reason : "", d->reason ? strlen(d->reason) : 0);
+    if (d->topic) {
+        buf_puts(out, ",\"deadletter.topic\":");
+        buf_put_json_str(out, d->topic, strlen(d->topic));
+    }
+    if (d->index) {
+        buf_puts(out, ",\"deadletter.index\":");
+        buf_put_json_str(out, d->index, strlen(d->index));
+    }
+    if (d->key) {
+        buf_puts(out, ",\"deadletter.key\":");
+        buf_put_json_str(out, d->key, d->keylen);
+    }
+    const char *json = d->json ? d->json : "";
+    json_t *doc = json_loadb(json, d->len, 0, NULL);
+    const char *id = d->id;
+    if (!id && json_is_object(doc)) id = json_string_value(json_object_get(doc, "event.id"));
+    if (id && *id) {
+        buf_puts(out, ",\"event.id\":");
+        buf_put_json_str(out, id, strlen(id));
+    }
+    buf_puts(out, ",\"document\":");
+    if (json_is_object(doc)) {
+        /* the original bytes, minus raw line breaks (whitespace in JSON) */
+        size_t start = out->len;
+        buf_append(out, json, d->len);
+        for (size_t i = start; i < out->len; i++)
+            if (out->p[i] == '\n' || out->p[i] == '\r') out->p[i] = ' ';
+    } else {
+        buf_put_json_str(out, json, d->len);
+    }
+    json_decref(doc);
+    buf_puts(out, "}\n");
 }
 
 long sink_drain(struct sink *s, int timeout_ms)

@@ -35,6 +35,27 @@ struct sink_doc;
 void sink_doc_of(struct sink_doc *d, const struct event *ev, enum sink_stream stream, const char *default_host,
                  void *token, struct buf *json, struct buf *key);
 
+/* What a dead-letter record says about one document refused for good. */
+struct deadletter {
+    int64_t now_ms;
+    const char *output;        /* "kafka" or "elasticsearch" */
+    int status;                /* HTTP status, or librdkafka's error code */
+    const char *reason;
+    const char *topic;         /* Kafka: the topic (NULL otherwise) */
+    const char *index;         /* Elasticsearch: the index or data stream (NULL otherwise) */
+    const char *key;           /* Kafka: the message key (may be NULL) */
+    size_t keylen;
+    const char *id;            /* event.id when known; NULL = taken from the document */
+    const char *json;          /* the document as it was sent */
+    size_t len;
+};
+/* Appends the one dead-letter record format of every sink (one JSON line
+ * with '\n') to out: {"@timestamp", "deadletter.output", "deadletter.status",
+ * "deadletter.reason", "deadletter.topic" | "deadletter.index",
+ * "deadletter.key" (Kafka), "event.id", "document": the original, as an
+ * object when it is a JSON object, else as a string}. Borrows d. */
+void sink_deadletter_record(struct buf *out, const struct deadletter *d);
+
 struct sink_doc {
     enum sink_stream stream;
     const char *key;  size_t keylen;     /* Kafka message key: host.name (sink_doc_of) */

@@ -3,6 +3,7 @@
  * closed port (nothing settled, nothing lost). No server needed. */
 #include "../sinks/es_bulk.h"
 #include "../sinks/es_cli.h"
+#include "../sinks/sink.h"
 #include "test.h"
 
 #include <arpa/inet.h>
@@ -146,20 +147,31 @@ TEST(deadletter_record)
     struct buf b;
     buf_init(&b);
     const char *doc = "{\"event.id\":\"ab\",\"gpu.power.usage\":\"hot\"}";
-    es_deadletter_record(&b, 0, 400, "mapper_parsing_exception: \"x\"", "logs-gpu.xid-default", "ab", doc, strlen(doc));
+    struct deadletter d = { .output = "elasticsearch", .status = 400, .reason = "mapper_parsing_exception: \"x\"",
+                            .index = "logs-gpu.xid-default", .json = doc, .len = strlen(doc) };
+    sink_deadletter_record(&b, &d);
     CHECK(b.len && b.p[b.len - 1] == '\n');
     json_t *j = json_loadb(b.p, b.len, 0, NULL);
     CHECK(json_is_object(j));
     CHECK_EQ_INT(json_integer_value(json_object_get(j, "deadletter.status")), 400);
     CHECK_EQ_STR(json_string_value(json_object_get(j, "deadletter.reason")), "mapper_parsing_exception: \"x\"");
     CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(j, "document"), "gpu.power.usage")), "hot");
-    CHECK_EQ_STR(json_string_value(json_object_get(j, "event.id")), "ab");
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "event.id")), "ab");   /* taken from the document */
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "deadletter.index")), "logs-gpu.xid-default");
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "deadletter.output")), "elasticsearch");
+    CHECK(!json_object_get(j, "deadletter.topic"));
     json_decref(j);
     /* a document that is not JSON is kept as a string */
     buf_reset(&b);
-    es_deadletter_record(&b, 0, 400, "bad", "i", NULL, "{broken\n", 8);
+    struct deadletter k = { .output = "kafka", .status = 10, .reason = "Broker: Message size too large",
+                            .topic = "gpu.metrics", .key = "n1", .keylen = 2, .json = "{broken\n", .len = 8 };
+    sink_deadletter_record(&b, &k);
     j = json_loadb(b.p, b.len, 0, NULL);
     CHECK_EQ_STR(json_string_value(json_object_get(j, "document")), "{broken\n");
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "deadletter.topic")), "gpu.metrics");
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "deadletter.key")), "n1");
+    CHECK_EQ_INT(json_integer_value(json_object_get(j, "deadletter.status")), 10);
+    CHECK(!json_object_get(j, "event.id"));
     json_decref(j);
     buf_free(&b);
 }
