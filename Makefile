@@ -2,6 +2,7 @@
 #   make            build build/gpulog
 #   make run        build and run the main job on the bundled sample
 #   make test       install missing packages, build, start services, run every test
+#   make check      the fast lane: every test that needs no service (no install)
 #   make SANITIZE=1 test   the same with -fsanitize=address,undefined (build-asan/)
 #   make bench      benchmarks with figures    make fuzz   run the libFuzzer targets
 #   make eval       detector quality table     make services-up / services-down
@@ -94,10 +95,13 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(TEST_BINS) $(REPLAY_BINS) $(TEST_TOOLS)
 	@BUILD=$(BUILD) scripts/test.sh
-check: test
 
-test-unit: $(BIN) $(TEST_BINS) $(REPLAY_BINS) $(TEST_TOOLS)
-	@BUILD=$(BUILD) GPULOG_NO_SERVICES=1 scripts/test.sh
+# The fast lane: the unit tests, the fuzz corpus replays and every script test
+# without a "# needs:" line (scripts/test.sh), 3 at a time; no package install,
+# no service.
+check: $(BIN) $(TEST_BINS) $(REPLAY_BINS)
+	@BUILD=$(BUILD) GPULOG_NO_SERVICES=1 GPULOG_TEST_JOBS=$${GPULOG_TEST_JOBS:-3} scripts/test.sh
+test-unit: check
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS)

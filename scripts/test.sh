@@ -3,8 +3,12 @@
 #  - every build/tests/test_* binary (unit tests, one per module)
 #  - every build/tests/replay_* binary over tests/fuzz/corpus/<name>/ (fuzz corpus replay)
 #  - every tests/t_*.sh and tests/t_*.py script (golden, schema, integration)
-# Integration scripts need the real Kafka/OpenSearch started by scripts/services.sh;
-# this script starts them (unless GPULOG_NO_SERVICES=1) and stops what it started.
+# A script that needs a service says so in a comment line among its first 20
+# lines, "# needs: kafka opensearch" (the real Kafka/OpenSearch started by
+# scripts/services.sh); this script starts them and stops what it started.
+# GPULOG_NO_SERVICES=1 (make check, the fast lane) starts nothing and runs
+# only the scripts without a "# needs:" line; it names the ones it left out.
+# GPULOG_TEST_JOBS=N runs up to N of the service-free tests at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -39,21 +43,52 @@ fi
 # shellcheck disable=SC1091
 [ -f services/env.sh ] && . services/env.sh
 
-log=$GPULOG_TEST_TMP/log
+# Tests that need no service are independent of each other (own scratch
+# folders, free ports): they run GPULOG_TEST_JOBS at a time (make check sets
+# 3: most of their time is waiting; default 1), and are counted in order.
+# The ones with "# needs:" run one at a time after them (some stop the broker).
+logs=$GPULOG_TEST_TMP/logs; mkdir -p "$logs"
+jobs_max=${GPULOG_TEST_JOBS:-1}
+queued=()
+run_one() {   # NAME COMMAND...: the output to $logs/NAME.log, the status to $logs/NAME.rc
+  local name=$1; shift
+  "$@" > "$logs/$name.log" 2>&1; echo $? > "$logs/$name.rc"
+}
+queue() {     # NAME COMMAND...: runs it in the background, at most $jobs_max at a time
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+  queued+=("$1"); run_one "$@" &
+}
+count_queued() {
+  local name
+  wait
+  for name in ${queued[@]+"${queued[@]}"}; do count "$name" "$logs/$name.log" "$(cat "$logs/$name.rc")"; done
+  queued=()
+}
+runner_of() { case "$1" in *.py) echo /usr/bin/python3 ;; *) echo bash ;; esac; }
+
 for t in "$BUILD"/tests/test_*; do
   [ -x "$t" ] || continue
-  (cd "$PWD" && timeout 600 "$t") > "$log" 2>&1; count "$(basename "$t")" "$log" $?
+  queue "$(basename "$t")" timeout 600 "$t"
 done
 for r in "$BUILD"/tests/replay_*; do
   [ -x "$r" ] || continue
   name=${r##*/replay_}
-  timeout 600 "$r" tests/fuzz/corpus/"$name" > "$log" 2>&1; count "replay_$name" "$log" $?
+  queue "replay_$name" timeout 600 "$r" tests/fuzz/corpus/"$name"
 done
+not_run=(); with_services=()
 for s in tests/t_*.sh tests/t_*.py; do
   [ -f "$s" ] || continue
-  case "$s" in *.py) runner=/usr/bin/python3 ;; *) runner=bash ;; esac
-  timeout 1200 "$runner" "$s" > "$log" 2>&1; count "$(basename "$s")" "$log" $?
+  needs=$(sed -n '1,20s/^# needs: *//p' "$s" | head -n 1)
+  if [ -z "$needs" ]; then queue "$(basename "$s")" timeout 1200 "$(runner_of "$s")" "$s"
+  elif [ "${GPULOG_NO_SERVICES:-0}" = 1 ]; then not_run+=("$(basename "$s") ($needs)")
+  else with_services+=("$s"); fi
 done
+count_queued
+for s in ${with_services[@]+"${with_services[@]}"}; do
+  run_one "$(basename "$s")" timeout 1200 "$(runner_of "$s")" "$s"
+  count "$(basename "$s")" "$logs/$(basename "$s").log" "$(cat "$logs/$(basename "$s").rc")"
+done
+if [ ${#not_run[@]} -gt 0 ]; then echo "== not run without services (make test runs them): ${not_run[*]}"; fi
 if [ ${#failed_names[@]} -gt 0 ]; then echo "failed: ${failed_names[*]}"; fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: kafka
 # t_collect.sh - `gpulog collect` against the REAL Kafka broker ($KAFKA_BROKERS,
 # started by scripts/services.sh; this test FAILS when it is unset or down).
 #   ndjson      --once without --brokers equals `gpulog parse` byte for byte
@@ -15,34 +16,17 @@
 #               lost, the spool backlog grew and drained, RSS stayed bounded
 # Ends with "N passed, N failed".
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-G=${GPULOG:-$PWD/$BUILD/gpulog}
+. "$(dirname "$0")/lib.sh"
+G=$GPULOG
 # shellcheck disable=SC1091
 [ -z "${KAFKA_BROKERS:-}" ] && [ -f services/env.sh ] && . services/env.sh
 KSTOP=${COLLECT_KAFKA_STOP:-scripts/services.sh stop-kafka}
 KSTART=${COLLECT_KAFKA_START:-scripts/services.sh start-kafka}
-pass=0; fail=0
-ok()  { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
-report() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ]; }
 
-if [ -z "${KAFKA_BROKERS:-}" ]; then
-  bad setup "KAFKA_BROKERS is unset: start the broker with scripts/services.sh up"; report; exit 1
-fi
+[ -n "${KAFKA_BROKERS:-}" ] || fail setup "KAFKA_BROKERS is unset: start the broker with scripts/services.sh up"
 B=$KAFKA_BROKERS
-if ! timeout 15 kcat -b "$B" -L -m 5 2>/dev/null | grep -q "broker "; then
-  bad setup "no Kafka broker answers at $B"; report; exit 1
-fi
-tmp=$(mktemp -d "${GPULOG_TEST_TMP:-${TMPDIR:-/tmp}}/t_collect.XXXXXX")
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  # children of the test's commands (all live under $tmp)
-  for p in $(pgrep -f "$tmp/" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+timeout 15 kcat -b "$B" -L -m 5 2>/dev/null | grep -q "broker " || fail setup "no Kafka broker answers at $B"
+test_tmp t_collect
 RUN=$$$(date +%s)
 export GPULOG_READ_TIME=2025-03-01T00:00:00Z
 
@@ -225,7 +209,7 @@ print('    1   100    50' + ' ' * 1200); print('    2   100    50')" > "$fdl"
    --topic "$topic" -X message.max.bytes=1000 --stats-interval 0 2>"$tmp/c7.err"; rc=$?
 dl=$(wc -l < "$tmp/st7/deadletter.ndjson" 2>/dev/null || echo 0)
 off=$(sed -n 's/^offset=//p' "$tmp"/st7/ckpt-file-* 2>/dev/null | head -n 1)
-if [ "$rc" = 1 ] && [ "$dl" = 1 ] && grep -q '"key":"n1"' "$tmp/st7/deadletter.ndjson" && [ "${off:-0}" = "$(stat -c %s "$fdl")" ] &&
+if [ "$rc" = 1 ] && [ "$dl" = 1 ] && grep -q '"deadletter.key":"n1"' "$tmp/st7/deadletter.ndjson" && [ "${off:-0}" = "$(stat -c %s "$fdl")" ] &&
    [ "$(consume "$topic" | wc -l)" = 2 ]; then
   ok "deadletter_permanent_error ($dl dead-lettered)"
 else bad deadletter_permanent_error "rc=$rc deadletters=$dl offset=${off:-none} $(tail -n 2 "$tmp/c7.err")"; fi

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: kafka
 # `gpulog detect` against the real broker ($KAFKA_BROKERS from
 # scripts/services.sh; FAILS when unset or unreachable): a generated trace's
 # events are produced keyed by host/gpu to a fresh 3-partition topic; two
@@ -8,21 +9,10 @@
 # the committed offsets), the union of the outputs covers every injected
 # fault, and every episode a single reference consumer finds (same ids).
 set -uo pipefail
-cd "$(dirname "$0")/.."
-GPULOG=${GPULOG:-$PWD/${BUILD:-build}/gpulog}
-PY=/usr/bin/python3
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t-detect.XXXXXX")
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-passed=0; failed=0
-check() {
-  if [ "$2" = 0 ]; then passed=$((passed + 1)); echo "ok   $1"
-  else failed=$((failed + 1)); echo "FAIL $1${3:+: $3}"; fi
-}
-finish() { echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
+. "$(dirname "$0")/lib.sh"
+test_tmp t-detect
 
-if [ -z "${KAFKA_BROKERS:-}" ]; then check "KAFKA_BROKERS is set (start scripts/services.sh up)" 1; finish; fi
+[ -n "${KAFKA_BROKERS:-}" ] || fail "KAFKA_BROKERS is set (start scripts/services.sh up)"
 B=$KAFKA_BROKERS
 kcat -b "$B" -L -m 5 > /dev/null 2>&1; check "broker $B reachable" $?
 [ "$failed" = 0 ] || finish

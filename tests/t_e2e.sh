@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: kafka opensearch
 # t_e2e.sh - end to end against the REAL Kafka and OpenSearch of
 # scripts/services.sh (fails when either is unset or unreachable):
 #   a dmon trace with injected faults (tools/gentrace.py, labels kept) and a
@@ -12,49 +13,43 @@
 #   still the same counts.
 # Ends with "N passed, N failed".
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-G=${GPULOG:-$PWD/$BUILD/gpulog}
-pass=0; fail=0
-ok() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok   $2"; else fail=$((fail + 1)); echo "FAIL $2"; fi; }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ]; exit $?; }
+. "$(dirname "$0")/lib.sh"
+G=$GPULOG
 [ -z "${OPENSEARCH_URL:-}${KAFKA_BROKERS:-}" ] && [ -f services/env.sh ] && . services/env.sh
 URL=${OPENSEARCH_URL:-}; BROKERS=${KAFKA_BROKERS:-}
-curl -fsS -m 5 "$URL/" >/dev/null 2>&1; ok $? "OpenSearch answers at '${URL}'"
-kcat -b "$BROKERS" -L -m 5 >/dev/null 2>&1; ok $? "Kafka answers at '${BROKERS}'"
-[ "$fail" = 0 ] || finish
-[ -x "$G" ] && [ -f tools/gentrace.py ]; ok $? "gpulog and tools/gentrace.py are there"
-[ "$fail" = 0 ] || finish
+curl -fsS -m 5 "$URL/" >/dev/null 2>&1; check "OpenSearch answers at '${URL}'" $?
+kcat -b "$BROKERS" -L -m 5 >/dev/null 2>&1; check "Kafka answers at '${BROKERS}'" $?
+[ "$failed" = 0 ] || finish
+[ -x "$G" ] && [ -f tools/gentrace.py ]; check "gpulog and tools/gentrace.py are there" $?
+[ "$failed" = 0 ] || finish
 
-T=$(mktemp -d "${GPULOG_TEST_TMP:-${TMPDIR:-/tmp}}/t_e2e.XXXXXX")
+test_tmp t_e2e
 ID=$$$RANDOM
 NS=e2e$ID MT=gpu.metrics.e2e$ID ET=gpu.events.e2e$ID
-cleanup() {
+on_exit() {   # lib.sh's exit trap calls this first
   for s in metrics-gpu.dmon logs-gpu.xid logs-gpu.anomaly; do
     curl -s -o /dev/null -XDELETE "$URL/_data_stream/$s-$NS"
   done
-  rm -rf "$T"
 }
-trap cleanup EXIT
 
-python3 tools/gentrace.py --seed 5 --hours 0.5 --gpus 2 --host e2e-node -o "$T/dmon.log" -l "$T/labels.json" >/dev/null 2>&1
+python3 tools/gentrace.py --seed 5 --hours 0.5 --gpus 2 --host e2e-node -o "$tmp/dmon.log" -l "$tmp/labels.json" >/dev/null 2>&1
 for i in $(seq 10 29); do   # a kernel log with Xid lines (dmesg -T)
   printf '[Wed Nov 26 09:%02d:%02d 2025] NVRM: Xid (PCI:0000:18:00): %s, pid=%d, name=python3, %s\n' \
     $((30 + i / 10)) "$i" "$( [ $((i % 2)) = 0 ] && echo 13 || echo 48)" $((4000 + i)) \
     "$( [ $((i % 2)) = 0 ] && echo 'Graphics SM Warp Exception' || echo 'An uncorrectable double bit error')"
-done > "$T/kern.log"
-nmetrics=$("$G" parse --host e2e-node "$T/dmon.log" 2>/dev/null | wc -l)
-nxid=$("$G" parse --host e2e-node "$T/kern.log" 2>/dev/null | wc -l)
-[ "$nmetrics" -gt 1000 ] && [ "$nxid" -gt 0 ]; ok $? "inputs: $nmetrics dmon events, $nxid Xid events"
+done > "$tmp/kern.log"
+nmetrics=$("$G" parse --host e2e-node "$tmp/dmon.log" 2>/dev/null | wc -l)
+nxid=$("$G" parse --host e2e-node "$tmp/kern.log" 2>/dev/null | wc -l)
+[ "$nmetrics" -gt 1000 ] && [ "$nxid" -gt 0 ]; check "inputs: $nmetrics dmon events, $nxid Xid events" $?
 
-"$G" setup --es "$URL" --namespace "$NS" > "$T/setup.out" 2>&1; ok $? "gpulog setup (namespace $NS)"
-"$G" collect --once --brokers "$BROKERS" --host e2e-node --state-dir "$T/state" -t "$MT" --events-topic "$ET" \
-  --file "$T/dmon.log" --file "$T/kern.log" > "$T/collect.out" 2>&1
-ok $? "gpulog collect --once into topics $MT, $ET"
+"$G" setup --es "$URL" --namespace "$NS" > "$tmp/setup.out" 2>&1; check "gpulog setup (namespace $NS)" $?
+"$G" collect --once --brokers "$BROKERS" --host e2e-node --state-dir "$tmp/state" -t "$MT" --events-topic "$ET" \
+  --file "$tmp/dmon.log" --file "$tmp/kern.log" > "$tmp/collect.out" 2>&1
+check "gpulog collect --once into topics $MT, $ET" $?
 
 detect() {   # $1 group $2 records file
   timeout 300 "$G" detect --once --brokers "$BROKERS" --group "$1" --topics "$MT,$ET" \
-    --es "$URL" --es-namespace "$NS" --index-metrics --es-batch-age-ms 200 --output "$2" > "$T/detect.$1.out" 2>&1
+    --es "$URL" --es-namespace "$NS" --index-metrics --es-batch-age-ms 200 --output "$2" > "$tmp/detect.$1.out" 2>&1
 }
 count() {
   curl -s -o /dev/null -XPOST "$URL/$1-$NS/_refresh"
@@ -63,21 +58,21 @@ count() {
 # a detect that cannot reach the cluster and is killed: it must not have
 # committed offsets of events that never reached OpenSearch
 "$G" detect --brokers "$BROKERS" --group "g1$ID" --topics "$MT,$ET" --es http://127.0.0.1:1 \
-  --es-namespace "$NS" --index-metrics --output /dev/null > "$T/detect.crash.out" 2>&1 &
+  --es-namespace "$NS" --index-metrics --output /dev/null > "$tmp/detect.crash.out" 2>&1 &
 dpid=$!
 sleep 8
 kill -9 "$dpid" 2>/dev/null; wait "$dpid" 2>/dev/null
-grep -q "bulk request failed" "$T/detect.crash.out"; ok $? "a detect whose bulk requests fail (no cluster) was killed after 8 s"
-detect "g1$ID" "$T/records1.ndjson"; ok $? "gpulog detect --once --es, same group (g1$ID), cluster reachable"
-consumed=$(sed -n 's/.*consumed \([0-9]*\) messages.*/\1/p' "$T/detect.g1$ID.out")
-[ "$consumed" = "$((nmetrics + nxid))" ]; ok $? "it consumed all $consumed messages again: nothing was committed for them"
-nrec=$(wc -l < "$T/records1.ndjson")
+grep -q "bulk request failed" "$tmp/detect.crash.out"; check "a detect whose bulk requests fail (no cluster) was killed after 8 s" $?
+detect "g1$ID" "$tmp/records1.ndjson"; check "gpulog detect --once --es, same group (g1$ID), cluster reachable" $?
+consumed=$(sed -n 's/.*consumed \([0-9]*\) messages.*/\1/p' "$tmp/detect.g1$ID.out")
+[ "$consumed" = "$((nmetrics + nxid))" ]; check "it consumed all $consumed messages again: nothing was committed for them" $?
+nrec=$(wc -l < "$tmp/records1.ndjson")
 m=$(count metrics-gpu.dmon); x=$(count logs-gpu.xid); a=$(count logs-gpu.anomaly)
-[ "$m" = "$nmetrics" ]; ok $? "metrics-gpu.dmon-$NS holds every dmon event ($m of $nmetrics)"
-[ "$x" = "$nxid" ]; ok $? "logs-gpu.xid-$NS holds every Xid event ($x of $nxid)"
-[ "$nrec" -gt 0 ] && [ "$a" = "$nrec" ]; ok $? "logs-gpu.anomaly-$NS holds every anomaly record ($a of $nrec)"
+[ "$m" = "$nmetrics" ]; check "metrics-gpu.dmon-$NS holds every dmon event ($m of $nmetrics)" $?
+[ "$x" = "$nxid" ]; check "logs-gpu.xid-$NS holds every Xid event ($x of $nxid)" $?
+[ "$nrec" -gt 0 ] && [ "$a" = "$nrec" ]; check "logs-gpu.anomaly-$NS holds every anomaly record ($a of $nrec)" $?
 
-python3 - "$URL/logs-gpu.anomaly-$NS" "$T/labels.json" "$T/records1.ndjson" <<'EOF'
+python3 - "$URL/logs-gpu.anomaly-$NS" "$tmp/labels.json" "$tmp/records1.ndjson" <<'EOF'
 import json, sys, urllib.request
 url, labels, records = sys.argv[1:]
 recs = [json.loads(l) for l in open(records)]
@@ -99,72 +94,72 @@ for lab in json.load(open(labels))["labels"]:
 print("\n".join("     found " + f for f in found))
 sys.exit(0 if found else 1)
 EOF
-ok $? "_search finds the anomaly of an injected fault by GPU, metric and time"
+check "_search finds the anomaly of an injected fault by GPU, metric and time" $?
 
-detect "g2$ID" "$T/records2.ndjson"; ok $? "a second consumer group reads the same topics again"
+detect "g2$ID" "$tmp/records2.ndjson"; check "a second consumer group reads the same topics again" $?
 m2=$(count metrics-gpu.dmon); x2=$(count logs-gpu.xid); a2=$(count logs-gpu.anomaly)
 ids() { python3 -c 'import json,sys; print("\n".join(sorted(json.loads(l)["event.id"] for l in open(sys.argv[1]))))' "$1"; }
-[ "$m2" = "$m" ] && [ "$x2" = "$x" ] && [ "$a2" = "$a" ] && [ "$(ids "$T/records1.ndjson")" = "$(ids "$T/records2.ndjson")" ]
-ok $? "still $m / $x / $a documents after the replay (409 = already stored; same record ids)"
-grep -q "stored=0 duplicates=$((m + x + a))" "$T/detect.g2$ID.out"
-ok $? "the replay was answered 409 for every document ($(grep -o 'stored=[0-9]* duplicates=[0-9]*' "$T/detect.g2$ID.out"))"
+[ "$m2" = "$m" ] && [ "$x2" = "$x" ] && [ "$a2" = "$a" ] && [ "$(ids "$tmp/records1.ndjson")" = "$(ids "$tmp/records2.ndjson")" ]
+check "still $m / $x / $a documents after the replay (409 = already stored; same record ids)" $?
+grep -q "stored=0 duplicates=$((m + x + a))" "$tmp/detect.g2$ID.out"
+check "the replay was answered 409 for every document ($(grep -o 'stored=[0-9]* duplicates=[0-9]*' "$tmp/detect.g2$ID.out"))" $?
 
 # an outage of the cluster longer than max.poll.interval.ms (8 s here): with
 # its outputs full, detect pauses its partitions and keeps polling the group,
 # so it keeps them (no eviction, no revoke, nothing consumed twice) and
 # delivers everything once the cluster is back
-python3 tests/tools/flaky_proxy.py --upstream "$URL" --port-file "$T/proxy.port" > "$T/proxy.out" 2>&1 &
+python3 tests/tools/flaky_proxy.py --upstream "$URL" --port-file "$tmp/proxy.port" > "$tmp/proxy.out" 2>&1 &
 ppid=$!
-for _ in $(seq 50); do [ -s "$T/proxy.port" ] && break; sleep 0.1; done
-PURL=http://127.0.0.1:$(cat "$T/proxy.port" 2>/dev/null)
-curl -s -o /dev/null -XPOST "$PURL/__proxy/down?seconds=20"; ok $? "loopback proxy in front of OpenSearch, down for 20 s"
+wait_for 50 test -s "$tmp/proxy.port"
+PURL=http://127.0.0.1:$(cat "$tmp/proxy.port" 2>/dev/null)
+curl -s -o /dev/null -XPOST "$PURL/__proxy/down?seconds=20"; check "loopback proxy in front of OpenSearch, down for 20 s" $?
 t0=$(date +%s)
 timeout 180 "$G" detect --once --brokers "$BROKERS" --group "g3$ID" --topics "$MT,$ET" --es "$PURL" --es-namespace "$NS" \
-  --index-metrics --es-batch-age-ms 200 --es-batch-bytes 16k --es-max-pending-bytes 32k --output "$T/records3.ndjson" \
-  -X max.poll.interval.ms=8000 -X session.timeout.ms=6000 -X heartbeat.interval.ms=500 > "$T/detect.g3.out" 2>&1
+  --index-metrics --es-batch-age-ms 200 --es-batch-bytes 16k --es-max-pending-bytes 32k --output "$tmp/records3.ndjson" \
+  -X max.poll.interval.ms=8000 -X session.timeout.ms=6000 -X heartbeat.interval.ms=500 > "$tmp/detect.g3.out" 2>&1
 rc=$?; took=$(( $(date +%s) - t0 ))
 kill "$ppid" 2>/dev/null; wait "$ppid" 2>/dev/null
-consumed=$(sed -n 's/.*consumed \([0-9]*\) messages.*/\1/p' "$T/detect.g3.out")
-[ "$rc" = 0 ] && [ "$took" -ge 20 ]; ok $? "detect --once through a 20 s outage exits 0 (rc=$rc after ${took} s)"
-grep -q "partitions paused" "$T/detect.g3.out"; ok $? "it paused its partitions while the outputs were full"
+consumed=$(sed -n 's/.*consumed \([0-9]*\) messages.*/\1/p' "$tmp/detect.g3.out")
+[ "$rc" = 0 ] && [ "$took" -ge 20 ]; check "detect --once through a 20 s outage exits 0 (rc=$rc after ${took} s)" $?
+grep -q "partitions paused" "$tmp/detect.g3.out"; check "it paused its partitions while the outputs were full" $?
 # evicted members rejoin and are assigned again (the revokes at the final close are normal)
 nparts=$(kcat -b "$BROKERS" -L -t "$MT" 2>/dev/null | grep -c "partition [0-9]*, leader")
 nparts=$((nparts + $(kcat -b "$BROKERS" -L -t "$ET" 2>/dev/null | grep -c "partition [0-9]*, leader")))
-evict=$(grep -iE "rebalance error|max(imum)? poll interval" "$T/detect.g3.out")
-nassigned=$(grep -c "gpulog detect: assigned " "$T/detect.g3.out")
+evict=$(grep -iE "rebalance error|max(imum)? poll interval" "$tmp/detect.g3.out")
+nassigned=$(grep -c "gpulog detect: assigned " "$tmp/detect.g3.out")
 [ -z "$evict" ] && [ "$nassigned" = "$nparts" ]
-ok $? "no eviction from the group: each of the $nparts partitions assigned once ($nassigned assignments)"
+check "no eviction from the group: each of the $nparts partitions assigned once ($nassigned assignments)" $?
 [ -z "$evict" ] || sed 's/^/     /' <<<"$evict" | head -8
-[ "$consumed" = "$((nmetrics + nxid))" ]; ok $? "every message consumed exactly once ($consumed of $((nmetrics + nxid)))"
+[ "$consumed" = "$((nmetrics + nxid))" ]; check "every message consumed exactly once ($consumed of $((nmetrics + nxid)))" $?
 m3=$(count metrics-gpu.dmon); x3=$(count logs-gpu.xid); a3=$(count logs-gpu.anomaly)
-[ "$m3" = "$m" ] && [ "$x3" = "$x" ] && [ "$a3" = "$a" ] && [ "$(ids "$T/records1.ndjson")" = "$(ids "$T/records3.ndjson")" ]
-ok $? "after the outage still $m3 / $x3 / $a3 documents, the same records"
-grep -q "duplicates=$((m + x + a))" "$T/detect.g3.out"
-ok $? "every document reached the cluster after the outage ($(grep -o 'stored=[0-9]* duplicates=[0-9]*' "$T/detect.g3.out"))"
+[ "$m3" = "$m" ] && [ "$x3" = "$x" ] && [ "$a3" = "$a" ] && [ "$(ids "$tmp/records1.ndjson")" = "$(ids "$tmp/records3.ndjson")" ]
+check "after the outage still $m3 / $x3 / $a3 documents, the same records" $?
+grep -q "duplicates=$((m + x + a))" "$tmp/detect.g3.out"
+check "every document reached the cluster after the outage ($(grep -o 'stored=[0-9]* duplicates=[0-9]*' "$tmp/detect.g3.out"))" $?
 
 # evicted anyway: a member frozen (SIGSTOP) past session.timeout.ms loses its
 # partitions; when it wakes up it is revoked and assigned again, and --once
 # must go on until everything is read (it used to stop at the revoke)
-python3 tests/tools/flaky_proxy.py --upstream "$URL" --port-file "$T/proxy2.port" > "$T/proxy2.out" 2>&1 &
+python3 tests/tools/flaky_proxy.py --upstream "$URL" --port-file "$tmp/proxy2.port" > "$tmp/proxy2.out" 2>&1 &
 ppid=$!
-for _ in $(seq 50); do [ -s "$T/proxy2.port" ] && break; sleep 0.1; done
-PURL=http://127.0.0.1:$(cat "$T/proxy2.port" 2>/dev/null)
+wait_for 50 test -s "$tmp/proxy2.port"
+PURL=http://127.0.0.1:$(cat "$tmp/proxy2.port" 2>/dev/null)
 curl -s -o /dev/null -XPOST "$PURL/__proxy/down?seconds=25"
 timeout 180 "$G" detect --once --brokers "$BROKERS" --group "g4$ID" --topics "$MT,$ET" --es "$PURL" --es-namespace "$NS" \
-  --index-metrics --es-batch-age-ms 200 --es-batch-bytes 16k --es-max-pending-bytes 32k --output "$T/records4.ndjson" \
-  -X session.timeout.ms=6000 -X heartbeat.interval.ms=500 > "$T/detect.g4.out" 2>&1 &
+  --index-metrics --es-batch-age-ms 200 --es-batch-bytes 16k --es-max-pending-bytes 32k --output "$tmp/records4.ndjson" \
+  -X session.timeout.ms=6000 -X heartbeat.interval.ms=500 > "$tmp/detect.g4.out" 2>&1 &
 dpid=$!
-for _ in $(seq 100); do grep -q "partitions paused" "$T/detect.g4.out" && break; sleep 0.1; done
+wait_for 100 grep -q "partitions paused" "$tmp/detect.g4.out"
 gpid=$(pgrep -P "$dpid" | head -n 1)   # gpulog itself, under timeout(1)
 kill -STOP "$gpid"; sleep 10; kill -CONT "$gpid"
 wait "$dpid"; rc=$?
 kill "$ppid" 2>/dev/null; wait "$ppid" 2>/dev/null
-consumed=$(sed -n 's/.*consumed \([0-9]*\) messages.*/\1/p' "$T/detect.g4.out")
-nrevoked=$(grep -c "gpulog detect: revoked " "$T/detect.g4.out")
+consumed=$(sed -n 's/.*consumed \([0-9]*\) messages.*/\1/p' "$tmp/detect.g4.out")
+nrevoked=$(grep -c "gpulog detect: revoked " "$tmp/detect.g4.out")
 [ "$rc" = 0 ] && [ "$nrevoked" -gt "$nparts" ]
-ok $? "a member frozen past its session timeout is revoked and assigned again (rc=$rc, $nrevoked revokes for $nparts partitions)"
+check "a member frozen past its session timeout is revoked and assigned again (rc=$rc, $nrevoked revokes for $nparts partitions)" $?
 [ "$consumed" -ge "$((nmetrics + nxid))" ]
-ok $? "--once reads on after the revoke: all $((nmetrics + nxid)) messages ($consumed consumed, replays included)"
-[ "$(ids "$T/records1.ndjson")" = "$(ids "$T/records4.ndjson" | sort -u)" ]
-ok $? "and finds the same anomaly records"
+check "--once reads on after the revoke: all $((nmetrics + nxid)) messages ($consumed consumed, replays included)" $?
+[ "$(ids "$tmp/records1.ndjson")" = "$(ids "$tmp/records4.ndjson" | sort -u)" ]
+check "and finds the same anomaly records" $?
 finish

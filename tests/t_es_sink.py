@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# needs: opensearch
 """t_es_sink.py - the ES sink and `gpulog setup` against the REAL OpenSearch
 node of scripts/services.sh ($OPENSEARCH_URL; the test fails when it is unset
 or unreachable).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: kafka
 # t_rotation_chain.sh - `gpulog collect` follows a file through SEVERAL rotations
 # while it is behind or stopped, against the REAL Kafka broker ($KAFKA_BROKERS,
 # started by scripts/services.sh; this test FAILS when it is unset or down).
@@ -16,33 +17,17 @@
 #               deleted: exit status 1 and the byte range in the event
 # Ends with "N passed, N failed".
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-G=${GPULOG:-$PWD/$BUILD/gpulog}
+. "$(dirname "$0")/lib.sh"
+G=$GPULOG
 # shellcheck disable=SC1091
 [ -z "${KAFKA_BROKERS:-}" ] && [ -f services/env.sh ] && . services/env.sh
 KSTOP=${COLLECT_KAFKA_STOP:-scripts/services.sh stop-kafka}
 KSTART=${COLLECT_KAFKA_START:-scripts/services.sh start-kafka}
-pass=0; fail=0
-ok()  { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
-report() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ]; }
 
-if [ -z "${KAFKA_BROKERS:-}" ]; then
-  bad setup "KAFKA_BROKERS is unset: start the broker with scripts/services.sh up"; report; exit 1
-fi
+[ -n "${KAFKA_BROKERS:-}" ] || fail setup "KAFKA_BROKERS is unset: start the broker with scripts/services.sh up"
 B=$KAFKA_BROKERS
-if ! timeout 15 kcat -b "$B" -L -m 5 2>/dev/null | grep -q "broker "; then
-  bad setup "no Kafka broker answers at $B"; report; exit 1
-fi
-tmp=$(mktemp -d "${GPULOG_TEST_TMP:-${TMPDIR:-/tmp}}/t_rotchain.XXXXXX")
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  for p in $(pgrep -f "$tmp/" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+timeout 15 kcat -b "$B" -L -m 5 2>/dev/null | grep -q "broker " || fail setup "no Kafka broker answers at $B"
+test_tmp t_rotchain
 RUN=$$$(date +%s)
 export GPULOG_READ_TIME=2025-03-01T00:00:00Z
 
@@ -129,7 +114,6 @@ if phantom: errs.append("%d rows delivered that should be lost or were never wri
 if multi: errs.append("%d lines delivered with different event ids" % len(multi))
 if errs: print("; ".join(errs)); sys.exit(1)
 PY
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # ------------------------------------------------------------------ outage
 topic=t-rotchain-out-$RUN

@@ -1,49 +1,45 @@
 #!/usr/bin/env bash
+# needs: kafka opensearch
 # Integration check of the real services started by scripts/services.sh: Kafka
 # (produce/consume 100 messages with kcat, idempotent producer, consumer group) and
 # OpenSearch (index, _bulk, _count, _mapping, _search, data stream via an index
 # template). Fails (never skips) when a service is not running.
 # Env: KAFKA_BROKERS, OPENSEARCH_URL (from services/env.sh; defaults are the usual ports).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 # shellcheck disable=SC1091
 [ -z "${KAFKA_BROKERS:-}" ] && [ -f services/env.sh ] && . services/env.sh
 B=${KAFKA_BROKERS:-127.0.0.1:19092}
 U=${OPENSEARCH_URL:-http://127.0.0.1:19200}
-passed=0; failed=0
-ok()   { passed=$((passed + 1)); echo "ok $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "want '$3', got '$2'"; fi; }
 TAG="t$$-$(date +%s%N)"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_services.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+test_tmp t_services
 
 # ---- Kafka
-if timeout 15 kcat -b "$B" -L -m 5 2>"$TMP/kerr" | grep -q "broker .* at"; then
+if timeout 15 kcat -b "$B" -L -m 5 2>"$tmp/kerr" | grep -q "broker .* at"; then
   ok "kafka metadata from $B"
 else
-  fail "kafka metadata from $B" "$(head -c 300 "$TMP/kerr")"
+  bad "kafka metadata from $B" "$(head -c 300 "$tmp/kerr")"
 fi
 
 T="gpulog-svc-$TAG"
-seq 1 100 | sed 's/^/message-/' > "$TMP/msgs"
+seq 1 100 | sed 's/^/message-/' > "$tmp/msgs"
 if timeout 60 kcat -b "$B" -P -t "$T" -X enable.idempotence=true -X acks=all -z gzip \
-     < "$TMP/msgs" 2>"$TMP/perr"; then
+     < "$tmp/msgs" 2>"$tmp/perr"; then
   ok "kafka produce 100 (idempotent, gzip)"
 else
-  fail "kafka produce 100 (idempotent, gzip)" "$(head -c 300 "$TMP/perr")"
+  bad "kafka produce 100 (idempotent, gzip)" "$(head -c 300 "$tmp/perr")"
 fi
 parts=$(timeout 15 kcat -b "$B" -L -t "$T" 2>/dev/null | grep -c '^ *partition ')
-check "kafka auto-created topic partitions" "$parts" "${KAFKA_PARTITIONS:-3}"
-timeout 60 kcat -b "$B" -C -t "$T" -o beginning -e -q > "$TMP/got" 2>"$TMP/cerr"
-check "kafka consume count" "$(wc -l < "$TMP/got")" 100
-check "kafka consumed content" "$(sort "$TMP/got" | md5sum)" "$(sort "$TMP/msgs" | md5sum)"
+check_eq "kafka auto-created topic partitions" "$parts" "${KAFKA_PARTITIONS:-3}"
+timeout 60 kcat -b "$B" -C -t "$T" -o beginning -e -q > "$tmp/got" 2>"$tmp/cerr"
+check_eq "kafka consume count" "$(wc -l < "$tmp/got")" 100
+check_eq "kafka consumed content" "$(sort "$tmp/got" | md5sum)" "$(sort "$tmp/msgs" | md5sum)"
 # consumer group: first read gets all 100, a second read of the same group gets nothing new
 G="grp-$TAG"
 n1=$(timeout 60 kcat -b "$B" -G "$G" "$T" -X auto.offset.reset=earliest -e -q 2>/dev/null | wc -l)
-check "kafka group consume count" "$n1" 100
+check_eq "kafka group consume count" "$n1" 100
 n2=$(timeout 60 kcat -b "$B" -G "$G" "$T" -X auto.offset.reset=earliest -e -q 2>/dev/null | wc -l)
-check "kafka group offsets committed (first/second read)" "$n1/$n2" "100/0"
+check_eq "kafka group offsets committed (first/second read)" "$n1/$n2" "100/0"
 
 # ---- OpenSearch
 req() {  # method path [body]: prints the body, returns non-zero on HTTP errors
@@ -59,46 +55,45 @@ for k in sys.argv[1].split("."):
     d=d[int(k)] if isinstance(d,list) else d[k]
 print(json.dumps(d) if isinstance(d,(dict,list,bool)) else d)' "$1" 2>/dev/null; }
 
-st=$(req GET "/_cluster/health?wait_for_status=yellow&timeout=10s" 2>"$TMP/oerr" | jget status)
+st=$(req GET "/_cluster/health?wait_for_status=yellow&timeout=10s" 2>"$tmp/oerr" | jget status)
 case "$st" in yellow|green) ok "opensearch health $st at $U" ;;
-  *) fail "opensearch health at $U" "$(head -c 300 "$TMP/oerr")" ;; esac
+  *) bad "opensearch health at $U" "$(head -c 300 "$tmp/oerr")" ;; esac
 
 I="gpulog-svc-$TAG"
 r=$(req PUT "/$I" '{"settings":{"number_of_replicas":0},"mappings":{"properties":{"@timestamp":{"type":"date"},"gpu.index":{"type":"integer"},"host.name":{"type":"keyword"}}}}' | jget acknowledged)
-check "opensearch create index" "$r" true
-: > "$TMP/bulk"
+check_eq "opensearch create index" "$r" true
+: > "$tmp/bulk"
 for i in $(seq 0 9); do
   printf '{"index":{"_id":"d%s"}}\n{"@timestamp":"2025-11-07T03:15:0%s.000Z","gpu.index":%s,"host.name":"n%s"}\n' \
-    "$i" "$i" "$i" "$((i % 2))" >> "$TMP/bulk"
+    "$i" "$i" "$i" "$((i % 2))" >> "$tmp/bulk"
 done
 r=$(curl -sS -m 30 -f -X POST "$U/$I/_bulk?refresh=true" -H 'Content-Type: application/x-ndjson' \
-      --data-binary "@$TMP/bulk" | jget errors)
-check "opensearch _bulk 10 without errors" "$r" false
-check "opensearch _count" "$(req GET "/$I/_count" | jget count)" 10
-check "opensearch _search term" "$(req POST "/$I/_search" '{"query":{"term":{"host.name":"n1"}}}' | jget hits.total.value)" 5
+      --data-binary "@$tmp/bulk" | jget errors)
+check_eq "opensearch _bulk 10 without errors" "$r" false
+check_eq "opensearch _count" "$(req GET "/$I/_count" | jget count)" 10
+check_eq "opensearch _search term" "$(req POST "/$I/_search" '{"query":{"term":{"host.name":"n1"}}}' | jget hits.total.value)" 5
 mt=$(req GET "/$I/_mapping" | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]]["mappings"]["properties"]["gpu"]["properties"]["index"]["type"])' "$I" 2>/dev/null)
-check "opensearch _mapping has gpu.index integer" "$mt" integer
+check_eq "opensearch _mapping has gpu.index integer" "$mt" integer
 
 # data stream through a composable index template
 DS="gpulog-svc-ds-$TAG"
 r=$(req PUT "/_index_template/$DS" "{\"index_patterns\":[\"$DS*\"],\"data_stream\":{},\"priority\":500,\"template\":{\"settings\":{\"number_of_replicas\":0},\"mappings\":{\"properties\":{\"host.name\":{\"type\":\"keyword\"}}}}}" | jget acknowledged)
-check "opensearch index template with data_stream" "$r" true
-: > "$TMP/dsbulk"
+check_eq "opensearch index template with data_stream" "$r" true
+: > "$tmp/dsbulk"
 for i in 1 2 3; do
-  printf '{"create":{}}\n{"@timestamp":"2025-11-07T03:15:0%s.000Z","host.name":"n1","gpu.index":%s}\n' "$i" "$i" >> "$TMP/dsbulk"
+  printf '{"create":{}}\n{"@timestamp":"2025-11-07T03:15:0%s.000Z","host.name":"n1","gpu.index":%s}\n' "$i" "$i" >> "$tmp/dsbulk"
 done
 r=$(curl -sS -m 30 -f -X POST "$U/$DS/_bulk?refresh=true" -H 'Content-Type: application/x-ndjson' \
-      --data-binary "@$TMP/dsbulk" | jget errors)
-check "opensearch data stream _bulk create" "$r" false
-check "opensearch data stream exists" "$(req GET "/_data_stream/$DS" | jget data_streams.0.name)" "$DS"
-check "opensearch data stream _count" "$(req GET "/$DS/_count" | jget count)" 3
-check "opensearch data stream rollover" "$(req POST "/$DS/_rollover" | jget rolled_over)" true
-check "opensearch data stream generation" "$(req GET "/_data_stream/$DS" | jget data_streams.0.generation)" 2
+      --data-binary "@$tmp/dsbulk" | jget errors)
+check_eq "opensearch data stream _bulk create" "$r" false
+check_eq "opensearch data stream exists" "$(req GET "/_data_stream/$DS" | jget data_streams.0.name)" "$DS"
+check_eq "opensearch data stream _count" "$(req GET "/$DS/_count" | jget count)" 3
+check_eq "opensearch data stream rollover" "$(req POST "/$DS/_rollover" | jget rolled_over)" true
+check_eq "opensearch data stream generation" "$(req GET "/_data_stream/$DS" | jget data_streams.0.generation)" 2
 
 # clean up what this test made (failures here do not matter)
 req DELETE "/$I" >/dev/null 2>&1
 req DELETE "/_data_stream/$DS" >/dev/null 2>&1
 req DELETE "/_index_template/$DS" >/dev/null 2>&1
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+report
