@@ -4,29 +4,12 @@
  * detector state bytes per series. Targets: >= 2 million updates/s, < 2 KB
  * per series. usage: detect_bench [hosts] [seconds] */
 #include "../detect/engine.h"
+#include "dmon_sample.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static const char *const keys[] = {
-    "gpu.power.usage", "gpu.temperature.gpu", "gpu.temperature.memory", "gpu.utilization.gpu.pct",
-    "gpu.utilization.memory_copy.pct", "gpu.utilization.encoder.pct", "gpu.utilization.decoder.pct",
-    "gpu.utilization.jpeg.pct", "gpu.utilization.ofa.pct", "gpu.clock.mem_frequency",
-    "gpu.clock.streaming_multiprocessor_frequency", "gpu.throttling.power.pct", "gpu.throttling.thermal.active",
-    "gpu.memory.framebuffer.used_size", "gpu.memory.bar1.used_size", "gpu.memory.protected.used_size",
-    "gpu.ecc.single_bit.count", "gpu.ecc.double_bit.count", "gpu.pcie.replay", "gpu.pcie.rx.throughput",
-    "gpu.pcie.tx.throughput",
-};
-#define NK (sizeof keys / sizeof keys[0])
-
-static uint64_t rs = 88172645463325252ULL;
-static double urand(void)
-{
-    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
-    return (rs >> 11) * (1.0 / 9007199254740992.0);
-}
 
 static uint64_t nrec;
 static void count(void *ctx, const struct event *r) { (void)ctx; (void)r; nrec++; }
@@ -49,21 +32,7 @@ int main(int argc, char **argv)
             for (int g = 0; g < 8; g++, k++) {
                 struct event *e = &ev[k];
                 event_init(e);
-                e->kind = "metric";
-                e->dataset = "gpu.dmon";
-                e->host = names[h];
-                e->offset = -1;
-                e->ts_ms = t0 + s * 1000LL;
-                int busy = ((s / 300) + h + (g / 4)) % 3 != 0;
-                double pw = busy ? 550 + 30 * urand() : 70 + 4 * urand();
-                double *tp = &temp[(h * 8 + g) % (8 * 1024)];
-                if (*tp == 0) *tp = 35;
-                *tp += (30 + pw * 0.068 - *tp) / 25;
-                event_add_int(e, "gpu.index", g);
-                double v[NK] = { pw, *tp, *tp + 4, busy ? 97 + 3 * urand() : 0, busy ? 40 : 0, 0, 0, 0, 0, 2619,
-                                 busy ? 1980 : 345, 0, 0, busy ? 60000 : 300, 5, 0, 12, 0, 40,
-                                 busy ? 120 + 10 * urand() : 1, busy ? 90 : 1 };
-                for (size_t i = 0; i < NK; i++) event_add_int(e, keys[i], (int64_t)v[i]);
+                dmon_sample(e, names[h], h, g, s, t0, &temp[(h * 8 + g) % (8 * 1024)]);
             }
     char err[256];
     struct profile *p = profile_load(NULL, "gpu", err, sizeof err);

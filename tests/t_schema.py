@@ -12,9 +12,10 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 
 import jsonschema
+
+from lib import check, finish
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.chdir(ROOT)
@@ -25,19 +26,6 @@ with open("schemas/event.schema.json") as f:
     SCHEMA = json.load(f)
 jsonschema.Draft202012Validator.check_schema(SCHEMA)
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
-
-passed = 0
-failed = 0
-
-
-def result(ok, name, why=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   " + name)
-    else:
-        failed += 1
-        print("FAIL " + name + (": " + why if why else ""))
 
 
 def first_error(doc):
@@ -59,7 +47,7 @@ def inputs():
             for f in sorted(os.listdir(full)):
                 out.append((os.path.join(full, f), os.path.join("tests/golden", d, f + ".args")))
     else:
-        result(False, "corpus", CORPUS + " not found")
+        check(False, "corpus", CORPUS + " not found")
     for base, _, files in sorted(os.walk("tests/fixtures")):
         for f in sorted(files):
             if f.endswith(".args"):
@@ -83,10 +71,10 @@ for path, argsf in inputs():
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
     except Exception as ex:  # noqa: BLE001 - any failure to run is a failed check
-        result(False, path, "could not run gpulog: %s" % ex)
+        check(False, path, "could not run gpulog: %s" % ex)
         continue
     if p.returncode != 0:
-        result(False, path, "exit %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[-300:]))
+        check(False, path, "exit %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[-300:]))
         continue
     bad = None
     n = 0
@@ -102,7 +90,7 @@ for path, argsf in inputs():
             bad = "event %d: %s" % (i, err)
             break
     total_events += n
-    result(bad is None, "%s (%d events)" % (path, n), bad or "")
+    check(bad is None, "%s (%d events)" % (path, n), bad or "")
 
 # Self-checks: the schema must be able to fail.
 GOOD = {
@@ -119,8 +107,8 @@ ALERT = {
     "anomaly.field": "gpu.power.usage", "anomaly.observed": 420, "anomaly.expected.low": 280.0,
     "anomaly.expected.high": 330.0, "anomaly.zscore": 6.1,
 }
-result(first_error(GOOD) is None, "self-check: a minimal dmon event validates", str(first_error(GOOD)))
-result(first_error(ALERT) is None, "self-check: an alert validates", str(first_error(ALERT)))
+check(first_error(GOOD) is None, "self-check: a minimal dmon event validates", str(first_error(GOOD)))
+check(first_error(ALERT) is None, "self-check: an alert validates", str(first_error(ALERT)))
 MUTATIONS = [
     ("misspelt key", {"gpu.powr.usage": 1}),
     ("null value", {"gpu.power.usage": None}),
@@ -141,12 +129,11 @@ for name, change in MUTATIONS:
     else:
         doc = dict(GOOD)
         doc.update(change)
-    result(first_error(doc) is not None, "self-check: rejects " + name, "schema accepted it")
+    check(first_error(doc) is not None, "self-check: rejects " + name, "schema accepted it")
 for req in SCHEMA["required"]:
     doc = dict(GOOD)
     del doc[req]
-    result(first_error(doc) is not None, "self-check: requires " + req, "schema accepted it")
+    check(first_error(doc) is not None, "self-check: requires " + req, "schema accepted it")
 
 print("%d events validated" % total_events)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

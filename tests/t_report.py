@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""`gpulog report` in a real browser: Debian's chromium, headless, opens the
+report of the demo trace (data/demo), of an empty input and of a log whose
+host name is a <script> element. For each page: no console errors (the
+page's one state line aside), a screenshot that is not blank (pixel
+statistics with Pillow), and on the demo every GPU's panel drawn (chart-blue
+and non-background pixels inside its rectangle) plus the heat strip
+coloured. The hostile page must show the host as text and hold only its own
+three <script> elements. Also: `run --report` writes the same page next to
+its NDJSON. (Page size on a day of 1 s samples: tests/test_report.c, bench/.)
+REPORT_SCREENSHOT=FILE keeps the demo's screenshot (docs/report-demo.png is
+one, cropped to its top 1500 pixels).
+Ends with "N passed, N failed".
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from PIL import Image
+
+import lib
+from lib import check
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.chdir(ROOT)
+GPULOG = os.environ.get("GPULOG") or os.path.join(ROOT, os.environ.get("BUILD", "build"), "gpulog")
+TMP = tempfile.mkdtemp(prefix="t-report.", dir=os.environ.get("GPULOG_TEST_TMP") or None)
+EVIL = "</script><script>alert(1)</script>"
+
+
+def finish():
+    shutil.rmtree(TMP, ignore_errors=True)
+    lib.finish()
+
+
+def report(args, out, stdin=None):
+    p = subprocess.run([GPULOG, "report", "-o", out] + args, input=stdin, capture_output=True, timeout=120)
+    return p.returncode, p.stderr.decode(errors="replace")
+
+
+def browse(html, png, height):
+    """Opens html in headless chromium, screenshots it; returns (state, errors)."""
+    p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--no-first-run", "--disable-dev-shm-usage", "--user-data-dir=" + os.path.join(TMP, "profile"),
+                        "--window-size=1280,%d" % height, "--screenshot=" + png,
+                        "--enable-logging=stderr", "--v=0", "file://" + os.path.abspath(html)],
+                       capture_output=True, timeout=120)
+    state, errors = None, []
+    for line in p.stderr.decode(errors="replace").splitlines():
+        m = re.search(r':CONSOLE[^\]]*\] "(.*)", source: ', line)
+        if not m:
+            continue
+        msg = m.group(1)
+        if msg.startswith("gpulog report: ") and state is None:
+            try:
+                state = json.loads(msg[len("gpulog report: "):])
+                continue
+            except ValueError:
+                pass
+        errors.append(msg)
+    if p.returncode != 0:
+        errors.append("chromium exit %d" % p.returncode)
+    return state, errors
+
+
+def is_bg(px):
+    r, g, b = px
+    return r > 240 and g > 240 and b > 240
+
+
+def ink(img, box=None):
+    """Fraction of non-background pixels and count of chart-blue ones in box."""
+    im = img.crop(box) if box else img
+    cols = im.getcolors(maxcolors=1 << 20) or []
+    total = im.width * im.height
+    fg = sum(n for n, c in cols if not is_bg(c))
+    blue = sum(n for n, c in cols if c[2] > 120 and c[2] > c[0] + 50)
+    return fg / max(1, total), blue, len(cols)
+
+
+# the pages
+demo, empty, evil = (os.path.join(TMP, n + ".html") for n in ("demo", "empty", "evil"))
+t0 = time.time()
+rc, err = report(["--tz", "UTC", "--host", "dgx-07", "data/demo/dgx-07.dmon.txt"], demo)
+check(rc == 0, "report of the demo exits 0", err)
+check("report written to " + demo in err, "report says where it wrote the page", err)
+rc, err = report([os.devnull], empty)
+check(rc == 0, "report of an empty input exits 0", err)
+head = open("data/demo/dgx-07.dmon.txt", "rb").read().split(b"\n")[:200]
+rc, err = report(["--tz", "UTC", "--host", EVIL, "-"], evil, stdin=b"\n".join(head) + b"\n")
+check(rc == 0, "report of a hostile host name exits 0", err)
+if not all(os.path.exists(f) for f in (demo, empty, evil)):
+    finish()
+size = os.path.getsize(demo)
+check(10000 < size < 3 * 1024 * 1024, "demo page is one file under 3 MB", size)
+page = open(demo, encoding="utf-8").read()
+check(not re.search(r'(src|href)\s*=\s*["\']?(https?:)?//', page) and "@import" not in page and "url(" not in page,
+      "no network: nothing fetched from elsewhere")
+check(page.find("gpu.hang") < page.find("gpu.peer.clock") > 0, "incidents listed most severe first")
+
+# run --report: the same page next to the NDJSON records
+rr = os.path.join(TMP, "run.html")
+p = subprocess.run([GPULOG, "run", "--tz", "UTC", "--host", "dgx-07", "--report", rr, "data/demo/dgx-07.dmon.txt"],
+                   capture_output=True, timeout=120)
+check(p.returncode == 0 and p.stdout.count(b"\n") > 10 and os.path.exists(rr),
+      "run --report writes NDJSON and the page", p.stderr[-500:])
+if os.path.exists(rr):
+    strip = lambda s: re.sub(r"Source</dt><dd>[^<]*", "", s)
+    check(strip(open(rr).read()) == strip(page), "run --report writes the same page as report")
+
+# the browser
+tb = time.time()
+pngs = {}
+for name, html in (("demo", demo), ("empty", empty), ("evil", evil)):
+    png = os.path.join(TMP, name + ".png")
+    state, errors = browse(html, png, 2600 if name == "demo" else 900)
+    pngs[name] = (png, state)
+    check(not errors, name + ": no console errors", errors)
+    check(state is not None, name + ": the script ran and reported")
+    ok = os.path.exists(png)
+    check(ok, name + ": screenshot taken")
+    if not ok:
+        continue
+    img = Image.open(png).convert("RGB")
+    fg, blue, ncol = ink(img)
+    check(fg > 0.01 and ncol > 20, name + ": screenshot not blank", "ink %.4f, %d colours" % (fg, ncol))
+browser_s = time.time() - tb
+
+png, st = pngs["demo"]
+if st and os.path.exists(png):
+    img = Image.open(png).convert("RGB")
+    check(st["rendered"] == 8 and len(st["panels"]) == 8, "demo: 8 GPU panels", st)
+    for pn in st["panels"]:
+        x, y, w, h = pn["rect"]
+        if not check(y + h <= img.height and w > 300, "demo: %s inside the screenshot" % pn["name"], pn):
+            continue
+        fg, blue, _ = ink(img, (x, y, x + w, y + h))
+        check(pn["drawn"] >= 5 and fg > 0.08 and blue > 2000, "demo: %s charts drawn" % pn["name"],
+              "drawn %d, ink %.3f, blue px %d" % (pn["drawn"], fg, blue))
+    if check(st["heat"] is not None, "demo: heat strip present", st):
+        x, y, w, h = st["heat"]
+        hs = img.crop((x + 130, y, x + w, y + h)).getcolors(maxcolors=1 << 20) or []
+        coloured = sum(n for n, c in hs if not is_bg(c))
+        check(len(hs) > 30 and coloured > 0.7 * (w - 130) * h, "demo: heat strip coloured",
+              "%d colours, %d coloured px" % (len(hs), coloured))
+    keep = os.environ.get("REPORT_SCREENSHOT")
+    if keep:
+        img.crop((0, 0, img.width, min(img.height, 1500))).save(keep, optimize=True)
+png, st = pngs["empty"]
+if st:
+    check(st["rendered"] == 0 and st["panels"] == [], "empty: no GPU panels, a page all the same", st)
+png, st = pngs["evil"]
+if st:
+    check(st["node"] == EVIL, "hostile host shown as text", st.get("node"))
+    check(st["scripts"] == 3, "hostile host adds no script", st.get("scripts"))
+
+print("browser: %.1f s for 3 pages; whole test so far %.1f s" % (browser_s, time.time() - t0))
+finish()
