@@ -3,9 +3,10 @@
 #  - every build/tests/test_* binary (unit tests, one per module)
 #  - every build/tests/replay_* binary over tests/fuzz/corpus/<name>/ (fuzz corpus replay)
 #  - every tests/t_*.sh and tests/t_*.py script (golden, schema, integration)
-# A script that needs a service says so in a comment line among its first 20
-# lines, "# needs: kafka opensearch" (the real Kafka/OpenSearch started by
-# scripts/services.sh); this script starts them and stops what it started.
+# A script that needs a service or an install says so in a comment line among
+# its first 20 lines: "# needs: kafka opensearch" (the real Kafka/OpenSearch of
+# scripts/services.sh, which this script starts and stops if it started them),
+# "# needs: root apt".
 # GPULOG_NO_SERVICES=1 (make check, the fast lane) starts nothing and runs
 # only the scripts without a "# needs:" line; it names the ones it left out.
 # GPULOG_TEST_JOBS=N runs up to N of the service-free tests at a time.
@@ -88,7 +89,7 @@ for s in ${with_services[@]+"${with_services[@]}"}; do
   run_one "$(basename "$s")" timeout 1200 "$(runner_of "$s")" "$s"
   count "$(basename "$s")" "$logs/$(basename "$s").log" "$(cat "$logs/$(basename "$s").rc")"
 done
-if [ ${#not_run[@]} -gt 0 ]; then echo "== not run without services (make test runs them): ${not_run[*]}"; fi
+if [ ${#not_run[@]} -gt 0 ]; then echo "== not run in the fast lane (make test runs them): ${not_run[*]}"; fi
 if [ ${#failed_names[@]} -gt 0 ]; then echo "failed: ${failed_names[*]}"; fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
