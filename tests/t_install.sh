@@ -131,7 +131,8 @@ left=$(find "$root" ! -type d | tr '\n' ' ')
 check "install + uninstall leave no file ${left:+($left)}" test -z "$left"
 
 # ---- 5. the Dockerfile against the package and the manifests
-if GPULOG_SHLIBS="$shlibs" GPULOG_VERSION="${version%-*}" python3 - > "$tmp/docker" 2>&1 <<'EOF'
+cmds=$("$obj/gpulog" --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p' | tr '\n' ' ')
+if GPULOG_SHLIBS="$shlibs" GPULOG_VERSION="${version%-*}" GPULOG_CMDS="$cmds" python3 - > "$tmp/docker" 2>&1 <<'EOF'
 import os, re, sys, yaml
 fails = []
 def check(name, cond):
@@ -163,7 +164,7 @@ env = dict(re.findall(r"^ENV (\w+)=(\S+)", stage["runtime"], re.M))
 port = re.search(r"^EXPOSE (\d+)", stage["runtime"], re.M).group(1)
 check("docker build -t gpulog:%s in the Dockerfile" % os.environ["GPULOG_VERSION"],
       "docker build -t gpulog:%s ." % os.environ["GPULOG_VERSION"] in df)
-cmds = {"parse", "collect", "detect", "run", "setup", "config"}
+cmds = set(os.environ["GPULOG_CMDS"].split())
 cm = None
 docs = []
 for f in sorted(os.listdir("deploy/kubernetes")):
