@@ -31,15 +31,18 @@ static void setup_help(void)
         "usage: gpulog setup --es URL [--kibana URL] [--namespace NS] [--schemas-dir DIR]\n"
         "                    [auth options]\n"
         "\n"
-        "Installs into Elasticsearch or OpenSearch (detected with GET /) what\n"
+        "Installs into Elasticsearch or OpenSearch (detected with GET /, else with\n"
+        "GET /_nodes/_local: Elasticsearch 9 answers 405 on GET /) what\n"
         "gpulog's ES sink writes into, and says for each object whether it was\n"
         "created, updated or unchanged (a second run changes nothing):\n"
         "  - lifecycle policies gpulog-logs (90 days) and gpulog-metrics (30 days):\n"
-        "    ILM on Elasticsearch, ISM on OpenSearch when the plugin is installed\n"
+        "    ILM on Elasticsearch, else its data stream lifecycle (data_retention\n"
+        "    in the index templates); ISM on OpenSearch when the plugin is installed\n"
         "    (otherwise retention is not managed, and setup says so)\n"
         "  - component templates gpulog-settings, gpulog-mappings and index templates\n"
         "    for the data streams logs-gpu.xid-*, logs-gpu.anomaly-*, metrics-gpu.dmon-*\n"
-        "  - the data streams of namespace NS (default: default)\n"
+        "  - the data streams of namespace NS (default: default); where the cluster\n"
+        "    has no data stream API, setup says so and the first write creates them\n"
         "  - with --kibana URL: the saved objects of schemas/kibana/*.ndjson (data\n"
         "    views and dashboards), imported with overwrite=true\n"
         "\n"
@@ -55,7 +58,8 @@ static void setup_help(void)
         "                         --es-password-file FILE\n"
         "      --es-api-key-file FILE  API key (else GPULOG_ES_API_KEY)\n"
         "      --es-ca FILE, --es-cert FILE, --es-key FILE  TLS\n"
-        "Exit status: 0 all installed, 1 a request failed, 2 usage error.\n");
+        "Exit status: 0 all installed that the cluster can hold (what it cannot is\n"
+        "reported as NOT installed, with the reason), 1 a request failed, 2 usage error.\n");
 }
 
 enum flavor { FLAVOR_ES, FLAVOR_OS };
@@ -65,7 +69,11 @@ struct setup {
     const char *schemas;
     const char *kibana;
     enum flavor flavor;
-    int major;
+    int major, minor;
+    long ilm_status;    /* Elasticsearch: GET /_ilm/status (200: ILM is there) */
+    long ds_status;     /* Elasticsearch: GET /_data_stream (200: data stream API and lifecycle) */
+    int use_dsl;        /* retention through the data stream lifecycle of the templates */
+    int skipped;        /* objects this cluster cannot hold, reported, not failures */
     int failed;
     char err[GL_ERRLEN];
 };
@@ -131,32 +139,59 @@ static int send_json(struct setup *s, const char *method, const char *path, cons
                       "application/json", NULL, resp, status, s->err, sizeof s->err);
 }
 
-static int detect_flavor(struct setup *s)
+/* HTTP status of GET path (0 when the request failed; s->err says why). */
+static long probe(struct setup *s, const char *path)
 {
     long st;
-    json_t *j = get_json(s, "/", &st);
-    if (!j) {
-        if (st) snprintf(s->err, sizeof s->err, "GET / answered HTTP %ld without JSON", st);
-        return GL_ERROR;
-    }
-    if (st != 200) {
-        snprintf(s->err, sizeof s->err, "GET / answered HTTP %ld (credentials?)", st);
-        json_decref(j);
-        return GL_ERROR;
-    }
+    json_decref(get_json(s, path, &st));
+    return st;
+}
+
+/* Engine and version. GET / first; where it gives no version (Elasticsearch 9 and
+ * Elasticsearch's minimal distribution answer 405 there, a proxy may hide it) the
+ * local node's info: Elasticsearch nodes report build_flavor, OpenSearch ones do not. */
+static int detect_flavor(struct setup *s)
+{
+    long st, st_root;
+    char via[96] = "GET /";
+    json_t *j = get_json(s, "/", &st_root);
+    if (!j && !st_root) return GL_ERROR;   /* unreachable: s->err says why */
     json_t *v = json_object_get(j, "version");
     const char *dist = json_string_value(json_object_get(v, "distribution"));
     const char *num = json_string_value(json_object_get(v, "number"));
-    s->flavor = dist && !strcmp(dist, "opensearch") ? FLAVOR_OS : FLAVOR_ES;
-    s->major = num ? atoi(num) : 0;
-    printf("cluster: %s %s\n", s->flavor == FLAVOR_OS ? "OpenSearch" : "Elasticsearch", num ? num : "?");
-    if (s->flavor == FLAVOR_ES && s->major && s->major < 7) {
-        snprintf(s->err, sizeof s->err, "Elasticsearch %s is too old: composable templates need 7.8+", num);
-        json_decref(j);
-        return GL_ERROR;
+    int flavor_known = st_root == 200 && num;
+    if (flavor_known) s->flavor = dist && !strcmp(dist, "opensearch") ? FLAVOR_OS : FLAVOR_ES;
+    json_t *nodes = NULL;
+    if (!flavor_known) {
+        nodes = get_json(s, "/_nodes/_local?filter_path=nodes.*.version,nodes.*.build_flavor", &st);
+        if (!nodes && !st) { json_decref(j); return GL_ERROR; }
+        const char *key;
+        json_t *node = NULL, *n;
+        json_object_foreach(json_object_get(nodes, "nodes"), key, n) { node = n; break; }
+        num = json_string_value(json_object_get(node, "version"));
+        if (st != 200 || !num) {
+            snprintf(s->err, sizeof s->err, "no Elasticsearch or OpenSearch version: GET / answered HTTP %ld, "
+                     "GET /_nodes/_local HTTP %ld%s", st_root, st,
+                     st == 401 || st == 403 || st_root == 401 || st_root == 403 ? " (credentials?)" : "");
+            json_decref(nodes);
+            json_decref(j);
+            return GL_ERROR;
+        }
+        s->flavor = json_object_get(node, "build_flavor") ? FLAVOR_ES : FLAVOR_OS;
+        snprintf(via, sizeof via, "GET /_nodes/_local (GET / answered HTTP %ld)", st_root);
     }
+    s->major = atoi(num);
+    const char *dot = strchr(num, '.');
+    s->minor = dot ? atoi(dot + 1) : 0;
+    printf("cluster: %s %s (from %s)\n", s->flavor == FLAVOR_OS ? "OpenSearch" : "Elasticsearch", num, via);
+    int ret = GL_OK;
+    if (s->flavor == FLAVOR_ES && s->major && (s->major < 7 || (s->major == 7 && s->minor < 8))) {
+        snprintf(s->err, sizeof s->err, "Elasticsearch %s is too old: composable templates need 7.8+", num);
+        ret = GL_ERROR;
+    }
+    json_decref(nodes);
     json_decref(j);
-    return GL_OK;
+    return ret;
 }
 
 static char *hash_of(json_t *obj)
@@ -297,6 +332,35 @@ static void free_list(char **v, size_t n)
     free(v);
 }
 
+/* Elasticsearch: the lifecycle named in an index template's _meta.lifecycle, as
+ * the ILM policy (index.lifecycle.name) where ILM is there, else as the data stream
+ * lifecycle's data_retention (the delete min_age of that ILM policy file); nothing
+ * where neither is there. OpenSearch's ISM attaches itself through ism_template. */
+static void attach_lifecycle(struct setup *s, json_t *want)
+{
+    const char *life = json_string_value(json_object_get(json_object_get(want, "_meta"), "lifecycle"));
+    if (!life || (s->ilm_status != 200 && !s->use_dsl)) return;
+    json_t *tpl = json_object_get(want, "template");
+    if (!tpl) { tpl = json_object(); json_object_set_new(want, "template", tpl); }
+    if (s->ilm_status == 200) {
+        json_t *set = json_object_get(tpl, "settings");
+        if (!set) { set = json_object(); json_object_set_new(tpl, "settings", set); }
+        json_object_set_new(set, "index.lifecycle.name", json_string(life));
+        return;
+    }
+    char path[PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/es/ilm.%s.json", s->schemas, life);
+    json_t *pol = json_load_file(path, 0, NULL);
+    const char *age = json_string_value(json_object_get(json_object_get(json_object_get(json_object_get(
+        pol, "policy"), "phases"), "delete"), "min_age"));
+    if (age) {
+        json_t *dsl = json_object();
+        json_object_set_new(dsl, "data_retention", json_string(age));
+        json_object_set_new(tpl, "lifecycle", dsl);
+    }
+    json_decref(pol);
+}
+
 static void install_kind(struct setup *s, enum kind k)
 {
     char dir[PATH_MAX + 8];
@@ -321,40 +385,47 @@ static void install_kind(struct setup *s, enum kind k)
             json_decref(want);
             continue;
         }
-        if (k == K_INDEX && s->flavor == FLAVOR_ES) {
-            /* attach the ILM policy named in _meta.lifecycle (OpenSearch's
-             * ISM attaches itself through ism_template instead) */
-            const char *life = json_string_value(json_object_get(json_object_get(want, "_meta"), "lifecycle"));
-            if (life) {
-                json_t *tpl = json_object_get(want, "template");
-                if (!tpl) { tpl = json_object(); json_object_set_new(want, "template", tpl); }
-                json_t *set = json_object_get(tpl, "settings");
-                if (!set) { set = json_object(); json_object_set_new(tpl, "settings", set); }
-                json_object_set_new(set, "index.lifecycle.name", json_string(life));
-            }
-        }
+        if (k == K_INDEX && s->flavor == FLAVOR_ES) attach_lifecycle(s, want);
         install(s, k, name, want);
         json_decref(want);
     }
     free_list(files, n);
 }
 
+/* Installs the lifecycle the cluster has (Elasticsearch: ILM, else the data stream
+ * lifecycle of the templates; OpenSearch: ISM) and says why when it has none. */
 static void lifecycle(struct setup *s)
 {
     if (s->flavor == FLAVOR_ES) {
-        install_kind(s, K_ILM);
+        s->ilm_status = probe(s, "/_ilm/status");
+        s->ds_status = s->ilm_status ? probe(s, "/_data_stream") : 0;
+        if (!s->ilm_status || !s->ds_status) {
+            printf("lifecycle: FAILED: %s\n", s->err);
+            s->failed = 1;
+        } else if (s->ilm_status == 200) {
+            install_kind(s, K_ILM);
+        } else if (s->ds_status == 200 && (s->major > 8 || (s->major == 8 && s->minor >= 11))) {
+            s->use_dsl = 1;
+            printf("lifecycle: ILM is not available (GET /_ilm/status answered HTTP %ld): retention "
+                   "through the data stream lifecycle (data_retention in the index templates)\n", s->ilm_status);
+        } else {
+            s->skipped++;
+            printf("lifecycle: NOT installed: this Elasticsearch has neither ILM (GET /_ilm/status "
+                   "answered HTTP %ld) nor the data stream lifecycle (GET /_data_stream answered HTTP %ld; "
+                   "it needs the data-streams module and 8.11+): retention is NOT managed; delete old "
+                   "backing indices yourself\n", s->ilm_status, s->ds_status);
+        }
         return;
     }
-    long st;
-    json_t *j = get_json(s, "/_plugins/_ism/policies", &st);
-    json_decref(j);
+    long st = probe(s, "/_plugins/_ism/policies");
     if (st == 200) {
         install_kind(s, K_ISM);
         return;
     }
-    printf("lifecycle: the ISM plugin (opensearch-index-management) is not installed on this "
-           "OpenSearch: retention is NOT managed; delete old backing indices yourself or install "
-           "the plugin and run setup again\n");
+    s->skipped++;
+    printf("lifecycle: NOT installed: the ISM plugin (opensearch-index-management) is not installed on "
+           "this OpenSearch (GET /_plugins/_ism/policies answered HTTP %ld): retention is NOT managed; "
+           "delete old backing indices yourself or install the plugin and run setup again\n", st);
 }
 
 static void data_streams(struct setup *s)
@@ -362,6 +433,13 @@ static void data_streams(struct setup *s)
     for (int i = 0; i < 3; i++) {
         char name[160], path[200];
         es_stream_name((enum sink_stream)i, s->cli.conf.ns, name, sizeof name);
+        if (s->flavor == FLAVOR_ES && s->ds_status != 200) {
+            s->skipped++;
+            printf("data stream %s: NOT created: this Elasticsearch has no data stream API (GET "
+                   "/_data_stream answered HTTP %ld: no data-streams module); the first document "
+                   "written creates it from its index template\n", name, s->ds_status);
+            continue;
+        }
         snprintf(path, sizeof path, "/_data_stream/%s", name);
         long st;
         json_t *j = get_json(s, path, &st);
@@ -526,7 +604,9 @@ int cmd_setup(int argc, char **argv)
     if (!s.failed) install_kind(&s, K_INDEX);
     if (!s.failed) data_streams(&s);
     if (s.kibana) kibana(&s);
-    printf("setup: %s\n", s.failed ? "FAILED (see above)" : "done");
+    if (s.failed) printf("setup: FAILED (see above)\n");
+    else if (s.skipped) printf("setup: done; %d object(s) this cluster cannot hold were NOT installed (see above)\n", s.skipped);
+    else printf("setup: done\n");
     es_cli_free(&s.cli);
     return s.failed ? EXIT_IOERR : EXIT_OK;
 }

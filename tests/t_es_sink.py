@@ -1,8 +1,16 @@
 #!/usr/bin/env python3
-# needs: opensearch
+# needs: opensearch elasticsearch
 """t_es_sink.py - the ES sink and `gpulog setup` against the REAL OpenSearch
-node of scripts/services.sh ($OPENSEARCH_URL; the test fails when it is unset
-or unreachable).
+and Elasticsearch nodes of scripts/services.sh ($OPENSEARCH_URL,
+$ELASTICSEARCH_URL; the test fails when one is unset or unreachable).
+One suite, run once per engine (ENGINES below): setup, bulk create, counts,
+mapping types, 409 on replay and per-item 429 retry run on both; the cases
+that test the sink's own handling of a proxy's faults (whole-request 429,
+413, lost answers, timeouts, outage, auth headers, Kibana stand-in, run)
+run on OpenSearch only, since the engine behind the proxy does not change
+them. After both: the _mapping of each data stream is the same in both.
+Elasticsearch here is its minimal distribution: no _data_stream API, so
+its test data streams cannot be deleted (services.sh up wipes its data).
 
 Events are real parser output (`gpulog parse` of a generated dmon -o DT file,
 a generated kernel log with Xid lines and tests/fixtures/kmsg) plus schema-shaped anomaly alerts. They are pushed
@@ -45,7 +53,9 @@ BUILD = os.environ.get("BUILD", "build")
 GPULOG = os.environ.get("GPULOG", os.path.join(ROOT, BUILD, "gpulog"))
 ES_PUSH = os.path.join(ROOT, BUILD, "bench", "es_push")
 PROXY = os.path.join(ROOT, "tests", "tools", "flaky_proxy.py")
-URL = os.environ.get("OPENSEARCH_URL", "")
+URL = ""          # the engine under test (main() sets it)
+ENGINE = ""
+ENGINES = [("OpenSearch", "OPENSEARCH_URL"), ("Elasticsearch", "ELASTICSEARCH_URL")]
 TMP = tempfile.mkdtemp(prefix="t_es_sink.", dir=os.environ.get("GPULOG_TEST_TMP"))
 RUN_ID = "%d%03d" % (os.getpid(), random.randrange(1000))
 
@@ -76,8 +86,8 @@ def http(method, path, body=None, base=None):
 
 
 def ns(name):
-    n = "t%s%s" % (RUN_ID, name)
-    namespaces.append(n)
+    n = "t%s%s%s" % (RUN_ID, ENGINE[:2].lower(), name)
+    namespaces.append((URL, n))
     return n
 
 
@@ -176,7 +186,29 @@ def streams(n):
 def counts_ok(n, by, label):
     s = streams(n)
     got = {k: count(v) for k, v in s.items()}
-    return check(got == by, "%s: _count per stream %s == %s" % (label, got, by))
+    return check(got == by, "%s %s: _count per stream %s == %s" % (ENGINE, label, got, by))
+
+
+MAPPINGS = {}   # engine -> stream kind -> {field path: its mapping without sub-objects}
+
+
+def flat_mapping(stream):
+    """the _mapping of a data stream's backing index as {path: leaf mapping}"""
+    st, m = http("GET", "/%s/_mapping" % stream)
+    out = {}
+
+    def walk(props, prefix):
+        for k, v in props.items():
+            if "properties" in v:
+                walk(v["properties"], prefix + k + ".")
+            leaf = {a: b for a, b in v.items() if a not in ("properties", "fields")}
+            if "fields" in v:
+                leaf["fields"] = v["fields"]
+            if leaf:
+                out[prefix + k] = leaf
+    for idx in (m or {}).values():
+        walk(idx["mappings"].get("properties", {}), "")
+    return out
 
 
 def start_proxy(*args):
@@ -191,18 +223,39 @@ def start_proxy(*args):
     raise SystemExit("flaky_proxy did not start")
 
 
+def node_version():
+    st, r = http("GET", "/_nodes/_local?filter_path=nodes.*.version")
+    return next(iter(r["nodes"].values()))["version"] if st == 200 else "?"
+
+
 def case_setup():
-    r1 = subprocess.run([GPULOG, "setup", "--es", URL, "--namespace", ns("setup")],
+    name = ns("setup")
+    r1 = subprocess.run([GPULOG, "setup", "--es", URL, "--namespace", name],
                         capture_output=True, text=True)
-    check(r1.returncode == 0, "setup: first run exits 0 (%s)" % r1.stdout.strip().splitlines()[-1:])
-    r2 = subprocess.run([GPULOG, "setup", "--es", URL, "--namespace", namespaces[-1]],
+    check(r1.returncode == 0, "%s setup: first run exits 0 (%s)" % (ENGINE, r1.stdout.strip().splitlines()[-1:]))
+    ver = node_version()
+    check(("cluster: %s %s (from " % (ENGINE, ver)) in r1.stdout,
+          "%s setup: detects engine and version %s (%s)" % (ENGINE, ver, r1.stdout.splitlines()[:1]))
+    r2 = subprocess.run([GPULOG, "setup", "--es", URL, "--namespace", name],
                         capture_output=True, text=True)
     objs = [l for l in r2.stdout.splitlines() if l.startswith(("component template", "index template",
                                                                "data stream", "ilm", "ism"))]
-    check(r2.returncode == 0 and len(objs) >= 8 and all(l.endswith(": unchanged") for l in objs),
-          "setup: second run says unchanged for all %d objects" % len(objs))
-    check("retention is NOT managed" in r2.stdout or "ism policy" in r2.stdout,
-          "setup: says what happens to the lifecycle on OpenSearch")
+    tpls = [l for l in objs if not l.startswith("data stream")]
+    if ENGINE == "Elasticsearch":
+        # the minimal distribution has no ILM and no _data_stream API: reported, not failed
+        dss = [l for l in objs if l.startswith("data stream")]
+        check(len(dss) == 3 and all(": NOT created: " in l and "no data stream API" in l
+                                    and "answered HTTP" in l for l in dss),
+              "Elasticsearch setup: the 3 data streams are reported NOT created, with the reason")
+        check("lifecycle: NOT installed" in r2.stdout and "ILM (GET /_ilm/status answered HTTP" in r2.stdout
+              and "retention is NOT managed" in r2.stdout and "4 object(s)" in r2.stdout,
+              "Elasticsearch setup: says ILM and the data stream lifecycle are missing and why")
+    else:
+        tpls = objs
+        check("retention is NOT managed" in r2.stdout or "ism policy" in r2.stdout,
+              "OpenSearch setup: says what happens to the lifecycle")
+    check(r2.returncode == 0 and len(tpls) >= (8 if ENGINE == "OpenSearch" else 5) and all(l.endswith(": unchanged") for l in tpls),
+          "%s setup: second run says unchanged for all %d objects" % (ENGINE, len(tpls)))
     # someone edits a template by hand: setup puts the wanted one back
     st, cur = http("GET", "/_index_template/gpulog-logs-xid")
     tpl = cur["index_templates"][0]["index_template"]
@@ -211,11 +264,12 @@ def case_setup():
     r3 = subprocess.run([GPULOG, "setup", "--es", URL], capture_output=True, text=True)
     check(st == 200 and "index template gpulog-logs-xid: updated" in r3.stdout
           and "index template gpulog-logs-anomaly: unchanged" in r3.stdout,
-          "setup: a template changed by hand is updated, the others unchanged")
+          "%s setup: a template changed by hand is updated, the others unchanged" % ENGINE)
     r4 = subprocess.run([GPULOG, "setup", "--es", URL], capture_output=True, text=True)
-    check("index template gpulog-logs-xid: unchanged" in r4.stdout, "setup: and unchanged after that")
-    r5 = subprocess.run([GPULOG, "setup", "--es", "http://127.0.0.1:1"], capture_output=True, text=True)
-    check(r5.returncode == 1, "setup: an unreachable cluster exits 1")
+    check("index template gpulog-logs-xid: unchanged" in r4.stdout, "%s setup: and unchanged after that" % ENGINE)
+    if ENGINE == "OpenSearch":
+        r5 = subprocess.run([GPULOG, "setup", "--es", "http://127.0.0.1:1"], capture_output=True, text=True)
+        check(r5.returncode == 1, "setup: an unreachable cluster exits 1")
 
 
 def case_kibana():
@@ -278,8 +332,9 @@ def case_basic(path, lines, by):
     r = push(path, n)
     total = len(lines)
     check(r["rc"] == 0 and r.get("stored") == total and r.get("deadletter") == 0,
-          "push %d events: all stored (%s)" % (total, {k: r.get(k) for k in ("stored", "deadletter", "unsettled", "requests")}))
+          "%s: push %d events: all stored (%s)" % (ENGINE, total, {k: r.get(k) for k in ("stored", "deadletter", "unsettled", "requests")}))
     counts_ok(n, by, "first push")
+    MAPPINGS[ENGINE] = {k: flat_mapping(v) for k, v in streams(n).items()}
     st, m = http("GET", "/%s/_mapping/field/%s" % (streams(n)["metrics"], ",".join([
         "@timestamp", "gpu.index", "gpu.power.usage", "gpu.temperature.gpu", "gpu.pcie.replay",
         "host.name", "log.offset", "gpu.utilization.gpu.pct"])))
@@ -290,7 +345,7 @@ def case_basic(path, lines, by):
     want = {"@timestamp": "date", "gpu.index": "keyword", "gpu.power.usage": "float",
             "gpu.temperature.gpu": "float", "gpu.pcie.replay": "long", "host.name": "keyword",
             "log.offset": "long", "gpu.utilization.gpu.pct": "float"}
-    check(types == want, "metrics mapping types %s" % types)
+    check(types == want, "%s metrics mapping types %s" % (ENGINE, types))
     st, m = http("GET", "/%s/_mapping/field/%s" % (streams(n)["xid"], ",".join([
         "gpu.xid.code", "gpu.xid.severity", "event.original", "message", "event.severity"])))
     x = {}
@@ -301,27 +356,27 @@ def case_basic(path, lines, by):
                                                    "event.original": "keyword", "message": "text",
                                                    "event.severity": "long"}
           and x.get("event.original", {}).get("index") is False,
-          "xid mapping types (event.original kept, not indexed)")
+          "%s xid mapping types (event.original kept, not indexed)" % ENGINE)
     st, m = http("GET", "/%s/_mapping/field/anomaly.value,anomaly.metric,event.risk_score,rule.id" % streams(n)["anomaly"])
     a = {}
     for idx in (m or {}).values():
         for f, v in idx["mappings"].items():
             a[f] = next(iter(v["mapping"].values()))["type"]
     check(a == {"anomaly.value": "double", "anomaly.metric": "keyword", "event.risk_score": "float",
-                "rule.id": "keyword"}, "anomaly mapping types (dynamic family anomaly.*) %s" % a)
+                "rule.id": "keyword"}, "%s anomaly mapping types (dynamic family anomaly.*) %s" % (ENGINE, a))
     # the documents are the events, byte for byte in _source
     st, r2 = http("POST", "/%s/_search" % streams(n)["xid"], {"size": 1, "query": {"term": {"gpu.xid.code": 79}}})
     hit = r2["hits"]["hits"][0] if st == 200 and r2["hits"]["hits"] else None
     orig = [json.loads(l) for l in lines if json.loads(l).get("gpu.xid.code") == 79]
     check(hit is not None and hit["_id"] == hit["_source"]["event.id"] and hit["_source"] in orig,
-          "_id = event.id and _source = the event (Xid 79 found by keyword term)")
+          "%s: _id = event.id and _source = the event (Xid 79 found by keyword term)" % ENGINE)
     # the same events again: 409s are "already stored"
     r = push(path, n)
     check(r["rc"] == 0 and r.get("stored") == total and r.get("duplicates") == total - 0,
-          "same events again: all settled as stored, %s duplicates (409)" % r.get("duplicates"))
+          "%s: same events again: all settled as stored, %s duplicates (409)" % (ENGINE, r.get("duplicates")))
     counts_ok(n, by, "second push")
     got = ids_in(streams(n)["metrics"])
-    check(got is not None and len(got) == len(set(got)) == by["metrics"], "no _id twice in metrics")
+    check(got is not None and len(got) == len(set(got)) == by["metrics"], "%s: no _id twice in metrics" % ENGINE)
 
 
 def case_run():
@@ -388,15 +443,17 @@ def case_429(path, lines, by):
         st, ps = http("GET", "/__proxy/stats", base=purl)
         total = len(lines)
         check(r["rc"] == 0 and r.get("stored") == total and r.get("deadletter") == 0,
-              "item 429s: all %d settled as stored (%s)" % (total, {k: r.get(k) for k in ("stored", "item_retries", "requests")}))
-        check(ps["items_rejected"] > total // 5, "proxy rejected %d items with 429" % ps["items_rejected"])
+              "%s item 429s: all %d settled as stored (%s)" % (ENGINE, total, {k: r.get(k) for k in ("stored", "item_retries", "requests")}))
+        check(ps["items_rejected"] > total // 5, "%s: proxy rejected %d items with 429" % (ENGINE, ps["items_rejected"]))
         check(ps["items_seen"] == total + ps["items_rejected"] and r.get("item_retries") == ps["items_rejected"],
-              "only rejected items were sent again: seen %d = %d + %d rejected"
-              % (ps["items_seen"], total, ps["items_rejected"]))
-        check(r.get("duplicates") == 0, "no item answered 409: nothing accepted was sent twice")
+              "%s: only rejected items were sent again: seen %d = %d + %d rejected"
+              % (ENGINE, ps["items_seen"], total, ps["items_rejected"]))
+        check(r.get("duplicates") == 0, "%s: no item answered 409: nothing accepted was sent twice" % ENGINE)
         counts_ok(n, by, "item 429s")
         got = ids_in(streams(n)["metrics"])
-        check(got is not None and len(got) == len(set(got)) == by["metrics"], "item 429s: each document once")
+        check(got is not None and len(got) == len(set(got)) == by["metrics"], "%s item 429s: each document once" % ENGINE)
+        if ENGINE != "OpenSearch":
+            return
         # whole requests answered 429
         n2 = ns("w429")
         http("POST", "/__proxy/config?item429=0&req429=0.25", {}, base=purl)
@@ -526,38 +583,61 @@ def case_outage(path, lines, by):
         proxy.wait()
 
 
-def main():
-    if not URL:
-        check(False, "OPENSEARCH_URL is set (start services: scripts/services.sh up)")
-        print("%d passed, %d failed" % (passed, failed))
-        return 1
+def engine_up(name, var):
+    """the engine's URL from the environment, and it answers (_nodes/_local:
+    Elasticsearch's minimal distribution answers 405 on GET /)"""
+    global URL
+    URL = os.environ.get(var, "")
+    if not check(URL != "", "%s is set (start services: scripts/services.sh up)" % var):
+        return False
     try:
-        st, root = http("GET", "/")
-    except Exception as e:  # noqa: BLE001
-        st, root = 0, str(e)
-    if not check(st == 200, "OpenSearch answers at %s" % URL):
-        print("%d passed, %d failed" % (passed, failed))
-        return 1
+        st, _ = http("GET", "/_nodes/_local?filter_path=nodes.*.version")
+    except Exception:  # noqa: BLE001
+        st = 0
+    return check(st == 200, "%s answers at %s" % (name, URL))
+
+
+def case_mapping_parity():
+    """the same events give the same field mappings in both engines"""
+    if len(MAPPINGS) != 2:
+        check(False, "mappings of both engines to compare (have %s)" % sorted(MAPPINGS))
+        return
+    a, b = (MAPPINGS[e] for e, _ in ENGINES)
+    for kind in ("metrics", "xid", "anomaly"):
+        diff = {f: (a[kind].get(f), b[kind].get(f)) for f in set(a[kind]) | set(b[kind])
+                if a[kind].get(f) != b[kind].get(f)}
+        check(a[kind] and not diff, "%s: the same %d field mappings in OpenSearch and Elasticsearch%s"
+              % (kind, len(a[kind]), (" (differ: %s)" % dict(list(diff.items())[:5])) if diff else ""))
+
+
+def main():
+    global ENGINE
     for exe in (GPULOG, ES_PUSH):
         if not check(os.access(exe, os.X_OK), "%s is built" % exe):
             print("%d passed, %d failed" % (passed, failed))
             return 1
+    path, lines, by = gen_events()
+    check(by["metrics"] == 1200 and by["xid"] > 40 and by["anomaly"] == 40, "test events: %s" % by)
     try:
-        case_setup()
-        case_kibana()
-        path, lines, by = gen_events()
-        check(by["metrics"] == 1200 and by["xid"] > 40 and by["anomaly"] == 40, "test events: %s" % by)
-        case_basic(path, lines, by)
-        case_conflict(lines)
-        case_run()
-        case_429(path, lines, by)
-        case_auth(lines)
-        case_hang(path, lines, by)
-        case_outage(path, lines, by)
+        for ENGINE, var in ENGINES:
+            if not engine_up(ENGINE, var):
+                continue
+            case_setup()
+            case_basic(path, lines, by)
+            case_429(path, lines, by)
+            if ENGINE != "OpenSearch":
+                continue
+            case_kibana()
+            case_conflict(lines)
+            case_run()
+            case_auth(lines)
+            case_hang(path, lines, by)
+            case_outage(path, lines, by)
+        case_mapping_parity()
     finally:
-        for n in namespaces:
+        for url, n in namespaces:   # Elasticsearch's minimal distribution refuses (no _data_stream API)
             for s in streams(n).values():
-                http("DELETE", "/_data_stream/" + s)
+                http("DELETE", "/_data_stream/" + s, base=url)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
