@@ -314,10 +314,33 @@ static void prime_parser(struct collector *c, struct source *s, const struct ckp
     c->priming = 0;
 }
 
+/* Whether name was reported already (once per name: patterns are scanned
+ * every second); remembers it. The collector owns the list. */
+static int said_once(struct collector *c, const char *name)
+{
+    uint64_t h = hash64(name, strlen(name), 0x736b6970ULL);
+    for (size_t j = 0; j < c->nskipped; j++)
+        if (c->skipped[j] == h) return 1;
+    c->skipped = xrealloc(c->skipped, (c->nskipped + 1) * sizeof *c->skipped);
+    c->skipped[c->nskipped++] = h;
+    return 0;
+}
+
 static void open_file_source(struct collector *c, const char *path)
 {
     for (size_t i = 0; i < c->nsrc; i++)
         if (c->src[i]->kind == SRC_FILE && !strcmp(c->src[i]->name, path)) return;
+    /* a FIFO, socket or device is not followed: opening a FIFO would block
+     * (and it has no offsets to checkpoint); --once fails, a daemon goes on */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (!said_once(c, path))
+            log_error("msg=\"not a regular file: not followed (pipe a stream to 'gpulog collect -' or --exec)\" path=\"%s\" type=%s",
+                      path, S_ISFIFO(st.st_mode) ? "fifo" : S_ISDIR(st.st_mode) ? "directory" :
+                      S_ISSOCK(st.st_mode) ? "socket" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "device" : "other");
+        if (c->once) c->source_failed = 1;
+        return;
+    }
     struct source *s = source_add(c, SRC_FILE, path);
     struct ckpt ck;
     int have = load_ckpt(c, s, &ck);
@@ -440,13 +463,7 @@ static void scan_patterns(struct collector *c)
                 if (stat(m, &st) != 0 || !S_ISREG(st.st_mode)) continue;
                 const char *why = glob_skip_reason(c, &g, m);
                 if (!why) { open_file_source(c, m); continue; }
-                /* said once per name: the glob is scanned every second */
-                uint64_t h = hash64(m, strlen(m), 0x736b6970ULL);
-                size_t j = 0;
-                while (j < c->nskipped && c->skipped[j] != h) j++;
-                if (j < c->nskipped) continue;
-                c->skipped = xrealloc(c->skipped, (c->nskipped + 1) * sizeof *c->skipped);
-                c->skipped[c->nskipped++] = h;
+                if (said_once(c, m)) continue;
                 log_info("msg=\"glob match not followed\" path=\"%s\" reason=\"%s\" pattern=\"%s\"", m, why, p);
             }
         }

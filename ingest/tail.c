@@ -144,12 +144,24 @@ static void adopt_fd(struct tail *t, int fd, int64_t pos)
     lbuf_reset(&t->lb, pos);
 }
 
+/* Opens path for reading if it is a regular file, else -1 (errno EINVAL for
+ * another kind): O_NONBLOCK, so a FIFO or device at a followed name never
+ * blocks open() (it has no effect on a regular file's reads). The caller owns
+ * the fd; st (may be NULL) gets its fstat. */
+static int open_regular(const char *path, struct stat *st)
+{
+    struct stat own;
+    if (!st) st = &own;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return -1;
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) { close(fd); errno = EINVAL; return -1; }
+    return fd;
+}
+
 static int open_file(struct tail *t, const char *path, int64_t pos)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open_regular(path, NULL);
     if (fd < 0) return GL_ERROR;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { close(fd); return GL_ERROR; }
     adopt_fd(t, fd, pos);
     return GL_OK;
 }
@@ -286,9 +298,8 @@ static struct cand *scan_cands(struct tail *t, size_t *np)
         if (comp) {
             if (stat(k->name, &st) != 0 || !S_ISREG(st.st_mode)) continue;
         } else {
-            k->fd = open(k->name, O_RDONLY | O_CLOEXEC);
+            k->fd = open_regular(k->name, &st);
             if (k->fd < 0) continue;
-            if (fstat(k->fd, &st) != 0 || !S_ISREG(st.st_mode)) { close(k->fd); continue; }
             k->head = xmalloc(FP_HEAD_MAX);
             ssize_t r;
             do r = pread(k->fd, k->head, FP_HEAD_MAX, 0); while (r < 0 && errno == EINTR);
@@ -649,12 +660,12 @@ void tail_watch(struct tail *t)
     uint32_t j = 0;
     while (j < t->nseen && !(t->seen[j].dev == (uint64_t)pst.st_dev && t->seen[j].ino == (uint64_t)pst.st_ino)) j++;
     if (j < t->nseen && t->seen[j].fp_len == 256) return;
-    int fd = open(t->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
     struct stat st;
+    int fd = open_regular(t->path, &st);
+    if (fd < 0) return;
     struct gen_id g;
     memset(&g, 0, sizeof g);
-    if (fstat(fd, &st) == 0 && st.st_ino == pst.st_ino && st.st_dev == pst.st_dev &&
+    if (st.st_ino == pst.st_ino && st.st_dev == pst.st_dev &&
         file_fingerprint(fd, 0, g.fp, &g.fp_len) == GL_OK) {
         g.dev = (uint64_t)st.st_dev;
         g.ino = (uint64_t)st.st_ino;
