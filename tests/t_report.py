@@ -12,6 +12,7 @@ REPORT_SCREENSHOT=FILE keeps the demo's screenshot (docs/report-demo.png is
 one, cropped to its top 1500 pixels).
 Ends with "N passed, N failed".
 """
+import calendar
 import json
 import os
 import re
@@ -43,12 +44,12 @@ def report(args, out, stdin=None):
     return p.returncode, p.stderr.decode(errors="replace")
 
 
-def browse(html, png, height):
+def browse(html, png, height, hash=""):
     """Opens html in headless chromium, screenshots it; returns (state, errors)."""
     p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                         "--no-first-run", "--disable-dev-shm-usage", "--user-data-dir=" + os.path.join(TMP, "profile"),
                         "--window-size=1280,%d" % height, "--screenshot=" + png,
-                        "--enable-logging=stderr", "--v=0", "file://" + os.path.abspath(html)],
+                        "--enable-logging=stderr", "--v=0", "file://" + os.path.abspath(html) + hash],
                        capture_output=True, timeout=120)
     state, errors = None, []
     for line in p.stderr.decode(errors="replace").splitlines():
@@ -129,7 +130,16 @@ for name, html in (("demo", demo), ("empty", empty), ("evil", evil)):
     img = Image.open(png).convert("RGB")
     fg, blue, ncol = ink(img)
     check(fg > 0.01 and ncol > 20, name + ": screenshot not blank", "ink %.4f, %d colours" % (fg, ncol))
+# an incident's address zooms to it (the code path of a click on its row)
+st, errors = browse(demo, os.path.join(TMP, "zoom.png"), 900, "#incident-0")
 browser_s = time.time() - tb
+check(not errors and st is not None, "demo#incident-0: no console errors", errors)
+m = re.search(r'data-ep="0"[^>]*>.*?<td class="nw">([0-9: -]+)</td>', page)
+if st and m:
+    start = calendar.timegm(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S"))
+    a, b = st["view"][0] / 1000, st["view"][1] / 1000
+    check(a < start < b and b - a < 900, "demo#incident-0: the view zooms to the worst incident",
+          "view %s, incident start %s" % (st["view"], start))
 
 png, st = pngs["demo"]
 if st and os.path.exists(png):
@@ -159,5 +169,5 @@ if st:
     check(st["node"] == EVIL, "hostile host shown as text", st.get("node"))
     check(st["scripts"] == 3, "hostile host adds no script", st.get("scripts"))
 
-print("browser: %.1f s for 3 pages; whole test so far %.1f s" % (browser_s, time.time() - t0))
+print("browser: %.1f s for 4 page loads; whole test %.1f s" % (browser_s, time.time() - t0))
 finish()
