@@ -44,6 +44,7 @@ struct source {
     struct track tr;
     int64_t saved_offset;         /* offset in the last checkpoint written */
     int force_save;
+    int ckpt_bad;                 /* the last checkpoint write failed */
     int at_end;                   /* the reader had nothing more last time */
     uint64_t cur_seq;             /* tracker entry of the line being parsed */
     uint64_t lines, events, rejected;
@@ -100,6 +101,8 @@ struct collector {
     uint64_t losses;              /* generations (or parts) of files never read */
     int spool_full;
     int source_failed;            /* --once: a command failed to start or failed */
+    uint64_t ckpt_failures;       /* checkpoint writes that failed (--once then fails) */
+    int running;                  /* between start and finish: /readyz may say ready */
     long peak_rss_kb;
     uint64_t reports;
 };
@@ -725,9 +728,16 @@ static void save_ckpt(struct collector *c, struct source *s, int force)
     ck.hdr_len = (uint32_t)s->hdr.len;
     char err[GL_ERRLEN];
     if (ckpt_save(s->ckpt_file, &ck, err, sizeof err) != GL_OK) {
-        log_error("msg=\"cannot write a checkpoint\" error=\"%s\"", err);
+        c->ckpt_failures++;
+        if (!s->ckpt_bad)   /* once per failure streak: saves are retried every second */
+            log_error("msg=\"cannot write a checkpoint: a restart would resend this source from its last checkpoint; "
+                      "/readyz fails until it is written\" source=\"%s\" file=\"%s\" error=\"%s\"",
+                      s->name, s->ckpt_file, err);
+        s->ckpt_bad = 1;
         return;
     }
+    if (s->ckpt_bad) log_info("msg=\"checkpoint written again\" source=\"%s\"", s->name);
+    s->ckpt_bad = 0;
     s->saved_offset = ck.offset;
     s->hdr_saved_hash = hash64(ck.hdr, ck.hdr_len, 1);
     s->force_save = 0;
@@ -741,6 +751,10 @@ static void save_all(struct collector *c, int force)
         if (s->sp) { spool_flush(s->sp); spool_sync(s->sp); }
         save_ckpt(c, s, force);
     }
+    /* ready only while every source's position is on disk */
+    int bad = 0;
+    for (size_t i = 0; i < c->nsrc; i++) bad |= c->src[i]->ckpt_bad;
+    if (c->running) metrics_set_ready(!bad);
 }
 
 static void log_stats(struct collector *c, long inflight)
@@ -888,6 +902,7 @@ static int run(struct collector *c)
 /* Stops children, delivers what was read (within the deadline), checkpoints. */
 static long finish(struct collector *c)
 {
+    c->running = 0;
     metrics_set_ready(0);
     for (size_t i = 0; i < c->nsrc; i++) {
         struct source *s = c->src[i];
@@ -1271,6 +1286,7 @@ int cmd_collect(int argc, char **argv)
                  "shutdown_timeout_ms=%" PRId64 " metrics_port=%d",
                  c->host, c->brokers ? "kafka" : c->output ? c->output : "stdout", c->brokers ? c->brokers : "",
                  c->nsrc, c->state_dir, c->shutdown_ms, metrics_port());
+        c->running = 1;
         metrics_set_ready(1);
         run(c);
         long left = finish(c);
@@ -1278,6 +1294,11 @@ int cmd_collect(int argc, char **argv)
         if (left) log_error("msg=\"shutdown deadline passed with unacknowledged events\" unacked=%ld deadline_ms=%" PRId64,
                             left, c->shutdown_ms);
         if (left || c->fatal || (c->once && (c->deadletter || c->source_failed || c->losses))) rc = EXIT_IOERR;
+        if (c->once && c->ckpt_failures) {
+            log_error("msg=\"--once: checkpoints could not be written; the next run resends from the last one\" "
+                      "failures=%" PRIu64 " state_dir=\"%s\"", c->ckpt_failures, c->state_dir);
+            rc = EXIT_IOERR;
+        }
         if (c->deadletter) log_error("msg=\"documents were dead-lettered\" count=%" PRIu64 " file=\"%s\"", c->deadletter, dl.p);
     }
     if (c->sink) sink_free(c->sink);

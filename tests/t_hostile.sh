@@ -36,4 +36,33 @@ if wait_lines "$tmp/fifo/daemon.ndjson" 8; then
 else bad "collect daemon with a FIFO --file reads its other sources" "$(cat "$tmp/fifo/daemon.err")"; fi
 kill -TERM "${pids[-1]}" 2>/dev/null
 
+# --------------------------------- item 8: a checkpoint that cannot be written
+# (a directory where the checkpoint's temporary file goes: unwritable for root
+# too, unlike chmod)
+mkdir -p "$tmp/ck/ok"
+cp "$CSV" "$tmp/ck/data.csv"
+"$GPULOG" collect --once --file "$tmp/ck/data.csv" -s "$tmp/ck/ok" -o /dev/null 2>/dev/null
+ck=$(cd "$tmp/ck/ok" && ls ckpt-file-* 2>/dev/null | head -n 1)
+[ -n "$ck" ] || bad "collect --once writes a file checkpoint" "none in $tmp/ck/ok"
+mkdir -p "$tmp/ck/bad/$ck.tmp"
+out=$(timeout 20 "$GPULOG" collect --once --file "$tmp/ck/data.csv" -s "$tmp/ck/bad" -o /dev/null 2>&1); rc=$?
+check "collect --once with an unwritable checkpoint exits non-zero" "$([ "$rc" != 0 ]; echo $?)" "rc=$rc: $out"
+check "collect --once says the checkpoint could not be written and what that means" \
+  "$(grep -q 'cannot write a checkpoint.*resend' <<<"$out"; echo $?)" "$out"
+port=$(free_port)
+"$GPULOG" collect --file "$tmp/ck/data.csv" -s "$tmp/ck/bad" -o /dev/null --metrics-addr "127.0.0.1:$port" \
+  2>"$tmp/ck/daemon.err" &
+pids+=($!)
+readyz() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/$1"; }
+ready_is() { [ "$(readyz readyz)" = "$1" ]; }
+if wait_for 100 grep -q 'cannot write a checkpoint' "$tmp/ck/daemon.err" && wait_for 30 ready_is 503; then
+  ok "collect daemon: /readyz fails while checkpoints cannot be written"
+else bad "collect daemon: /readyz fails while checkpoints cannot be written" "readyz=$(readyz readyz) $(cat "$tmp/ck/daemon.err")"; fi
+check_eq "collect daemon: /healthz still answers 200" "$(readyz healthz)" 200
+check "collect daemon keeps running" "$(kill -0 "${pids[-1]}" 2>/dev/null; echo $?)"
+rmdir "$tmp/ck/bad/$ck.tmp"
+if wait_for 50 ready_is 200; then ok "collect daemon: /readyz recovers once the checkpoint is written"
+else bad "collect daemon: /readyz recovers once the checkpoint is written" "readyz=$(readyz readyz)"; fi
+kill -TERM "${pids[-1]}" 2>/dev/null
+
 finish
