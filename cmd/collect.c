@@ -336,7 +336,8 @@ static void open_file_source(struct collector *c, const char *path)
     /* a FIFO, socket or device is not followed: opening a FIFO would block
      * (and it has no offsets to checkpoint); --once fails, a daemon goes on */
     struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    int exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) {
         if (!said_once(c, path))
             log_error("msg=\"not a regular file: not followed (pipe a stream to 'gpulog collect -' or --exec)\" path=\"%s\" type=%s",
                       path, S_ISFIFO(st.st_mode) ? "fifo" : S_ISDIR(st.st_mode) ? "directory" :
@@ -344,6 +345,16 @@ static void open_file_source(struct collector *c, const char *path)
         if (c->once) c->source_failed = 1;
         return;
     }
+    /* a file is its device and inode, not its name: a symlink or hard link to
+     * a followed file (a glob often matches both) would send it twice, under
+     * other event ids */
+    for (size_t i = 0; i < c->nsrc && exists; i++)
+        if (c->src[i]->kind == SRC_FILE && tail_reads(c->src[i]->tail, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
+            if (!said_once(c, path))
+                log_info("msg=\"not followed: another name of a followed file\" path=\"%s\" followed=\"%s\"",
+                         path, c->src[i]->name);
+            return;
+        }
     struct source *s = source_add(c, SRC_FILE, path);
     struct ckpt ck;
     int have = load_ckpt(c, s, &ck);

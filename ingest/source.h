@@ -207,6 +207,9 @@ int tail_take_loss(struct tail *t, struct tail_loss *out);
 void tail_identity(struct tail *t, struct ckpt *c);
 /* 1 while a file is open. */
 int tail_is_open(const struct tail *t);
+/* 1 when the file being read is (dev, ino): two names of one file (a symlink,
+ * a hard link) are one source. */
+int tail_reads(const struct tail *t, uint64_t dev, uint64_t ino);
 /* Generation of the file being read: 0 for the first file the path named
  * (or resume->gen), +1 each time reading moves on to another file (after a
  * rotation, a truncation, a file that replaced the checkpointed one). Lines

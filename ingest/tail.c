@@ -85,6 +85,7 @@ struct tail {
 
 const char *tail_path(const struct tail *t) { return t->path; }
 int tail_is_open(const struct tail *t) { return t->fd >= 0; }
+int tail_reads(const struct tail *t, uint64_t dev, uint64_t ino) { return t->fd >= 0 && t->dev == dev && t->ino == ino; }
 int64_t tail_offset(const struct tail *t) { return t->lb.pos; }
 uint64_t tail_gen(const struct tail *t) { return t->gen; }
 int tail_behind(const struct tail *t) { return t->fd >= 0 && (t->reading_copy || t->truncated); }

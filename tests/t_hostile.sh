@@ -65,4 +65,13 @@ if wait_for 50 ready_is 200; then ok "collect daemon: /readyz recovers once the 
 else bad "collect daemon: /readyz recovers once the checkpoint is written" "readyz=$(readyz readyz)"; fi
 kill -TERM "${pids[-1]}" 2>/dev/null
 
+# ------------------------ item 9: a glob matching a file, a symlink and a link
+mkdir -p "$tmp/glob"
+cp "$CSV" "$tmp/glob/a.csv"
+ln -s a.csv "$tmp/glob/b.csv"
+ln "$tmp/glob/a.csv" "$tmp/glob/c.csv"
+out=$("$GPULOG" collect --once --file "$tmp/glob/*.csv" -s "$tmp/glob/st" -o "$tmp/glob/out.ndjson" 2>&1)
+check_eq "a glob matching a file, a symlink and a hard link to it reads it once" "$(wc -l <"$tmp/glob/out.ndjson")" 8
+check_eq "the other names are said once each" "$(grep -c 'another name of a followed file' <<<"$out")" 2
+
 finish
