@@ -1,6 +1,8 @@
 /* det_clock_drop.c - clock drop under load: the SM clock well below the
  * clock this GPU sustains under load (a slowly decaying maximum learned
- * while utilisation is high). */
+ * while utilisation is high). An open episode ends only when the clock is
+ * back within drop/2 of that clock (frozen while the episode is open); while
+ * the GPU is idle an open episode cannot be judged and stays open. */
 #include "detector.h"
 
 #include <stdio.h>
@@ -28,16 +30,19 @@ static int cd_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     struct cd_st *st = stp;
     double clk, u;
     if (!ent_val(cx->e, rc->aux[0], &clk) || !ent_val(cx->e, rc->aux[1], &u)) return DET_UNKNOWN;
-    if (u < rc->p[0]) return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    if (u < rc->p[0]) return cx->open ? DET_HOLD : DET_UNKNOWN;
     double ref = st->ref;
     int ready = st->n >= rc->p[3];
-    st->ref = clk > st->ref * rc->p[2] ? clk : st->ref * rc->p[2];
+    /* the learned clock does not decay while a drop is open */
+    if (!cx->open) st->ref = clk > st->ref * rc->p[2] ? clk : st->ref * rc->p[2];
+    else if (clk > st->ref) st->ref = clk;
     st->n++;
     if (!ready) return DET_UNKNOWN;
+    double drop = cx->open ? rc->p[1] / 2 : rc->p[1];
     o->value = clk; o->metric_slot = rc->aux[0]; o->lo = (1 - rc->p[1]) * ref; o->hi = ref;
     o->score = ref > 0 ? 1 - clk / ref : 0;
-    if (clk > (1 - rc->p[1]) * ref) return DET_NORMAL;
-    o->excess = det_clamp01((o->score - rc->p[1]) / (1 - rc->p[1]));
+    if (clk > (1 - drop) * ref) return DET_NORMAL;
+    o->excess = det_clamp01((o->score - drop) / (1 - drop));
     char who[96];
     det_who(cx, who, sizeof who);
     snprintf(o->reason, sizeof o->reason, "%s SM clock dropped to %.0f MHz under load (%.0f %% utilisation), %.0f %% below the %.0f MHz it sustains",

@@ -2,7 +2,9 @@
  * host at the same sample time (a straggler in a data-parallel job). Only
  * judged when most peers agree with each other (so two different jobs on
  * one host are not compared) and, optionally, when the GPU and nearly all
- * of its peers are under load. */
+ * of its peers are under load. An open episode ends only on a verdict that
+ * the GPU is back within rel/2 of its peers; samples that cannot be judged
+ * (peers disagree or idle, the GPU idle or not reporting) keep it open. */
 #include "detector.h"
 
 #include <math.h>
@@ -39,8 +41,8 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     (void)st;
     const struct ent *e = cx->e;
     double v, u;
-    if (e->gpu < 0 || e->last_ts != cx->ts || !ent_val(e, rc->slot, &v)) return cx->open ? DET_NORMAL : DET_UNKNOWN;
-    if (rc->aux[0] >= 0 && (!ent_val(e, rc->aux[0], &u) || u < rc->p[5])) return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    if (e->gpu < 0 || e->last_ts != cx->ts || !ent_val(e, rc->slot, &v)) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    if (rc->aux[0] >= 0 && (!ent_val(e, rc->aux[0], &u) || u < rc->p[5])) return cx->open ? DET_HOLD : DET_UNKNOWN;
     double vals[64];
     size_t n = 0, reporting = 0;
     for (size_t i = 0; i < cx->npeers && n < 64; i++) {
@@ -51,18 +53,19 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
         if (rc->aux[0] >= 0 && (!ent_val(p, rc->aux[0], &pu) || pu < rc->p[5])) continue;
         vals[n++] = pv;
     }
-    if (n < rc->p[4]) return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    if (n < rc->p[4]) return cx->open ? DET_HOLD : DET_UNKNOWN;
     /* when part of the host is idle (another job's GPUs stalled or done),
      * the busy peers may be a different job: no verdict */
-    if (rc->aux[0] >= 0 && n < rc->p[7] * reporting) return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    if (rc->aux[0] >= 0 && n < rc->p[7] * reporting) return cx->open ? DET_HOLD : DET_UNKNOWN;
     qsort(vals, n, sizeof vals[0], cmp_d);
     double med = n % 2 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
     double band = rc->p[3] * fabs(med);
     size_t agree = 0;
     for (size_t i = 0; i < n; i++) if (fabs(vals[i] - med) <= band) agree++;
-    if (agree < rc->p[2] * n) return cx->open ? DET_NORMAL : DET_UNKNOWN;
+    if (agree < rc->p[2] * n) return cx->open ? DET_HOLD : DET_UNKNOWN;
     double dev = v - med, lim = rc->p[0] * fabs(med);
     if (lim < rc->p[1]) lim = rc->p[1];
+    if (cx->open) lim /= 2;     /* clear level */
     o->value = v; o->npeers = (int)n; o->peer_median = med; o->lo = med - lim; o->hi = med + lim;
     o->score = med != 0 ? dev / fabs(med) : dev;
     if (fabs(dev) < lim || !det_direction_ok(dev, rc->p[6])) return DET_NORMAL;

@@ -1,6 +1,8 @@
 /* det_power_cap.c - power capping: the power-violation share is high while
  * the board draws close to the highest power it has been seen to draw (the
- * limit, as dmon does not print it). */
+ * limit, as dmon does not print it). An open episode stays open while the
+ * violation share stays above min_pviol/2, whatever the power: capping
+ * holds the draw below the level that opened it. */
 #include "detector.h"
 
 #include <stdio.h>
@@ -29,7 +31,7 @@ static int pc_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
     if (pmax < rc->p[2]) return DET_UNKNOWN;
     o->value = pv; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[0]; o->score = pv;
     double need = cx->open ? rc->p[0] / 2 : rc->p[0];
-    if (pv < need || pw < rc->p[1] * pmax) return DET_NORMAL;
+    if (pv < need || (!cx->open && pw < rc->p[1] * pmax)) return DET_NORMAL;
     o->excess = det_clamp01((pv - rc->p[0]) / (100 - rc->p[0] + 1));
     char who[96];
     det_who(cx, who, sizeof who);

@@ -1,6 +1,10 @@
 /* det_thermal.c - thermal throttling: the driver's thermal-violation flag,
  * or a hot GPU whose SM clock falls under load (below its recent 90th
- * percentile). */
+ * percentile). An open episode ends only when the throttling is gone: the
+ * flag clear and either the temperature `clear_temp` below `hot` or the
+ * clock back within clock_drop/2 of the clock the GPU held before the
+ * episode (kept in the state: the recent percentile drifts down to the
+ * throttled clock while the fault goes on). */
 #include "detector.h"
 
 #include <stdio.h>
@@ -9,8 +13,12 @@ static const struct det_param params[] = {
     { "hot", 85, "temperature (C) counted as hot" },
     { "clock_drop", 0.1, "fraction below the recent clock counted as falling" },
     { "min_util", 50, "utilisation (%) counted as under load" },
+    { "clear_temp", 5, "an open episode may end only this many degrees below hot, or with the clock back" },
     { NULL, 0, NULL },
 };
+
+/* the clock reference before the episode (MHz; 0 = none yet) */
+struct th_st { double ref; };
 
 enum { S_TEMP, S_TVIOL, S_CLK, S_UTIL };
 
@@ -24,36 +32,46 @@ static int th_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err
     return GL_OK;
 }
 
-static int th_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
+static int th_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
-    (void)st;
+    struct th_st *st = stp;
     double temp = 0, tviol = 0, clk = 0, util = 0;
     int have_t = ent_val(cx->e, rc->aux[S_TEMP], &temp);
     int have_v = ent_val(cx->e, rc->aux[S_TVIOL], &tviol);
     int have_c = ent_val(cx->e, rc->aux[S_CLK], &clk);
     int have_u = ent_val(cx->e, rc->aux[S_UTIL], &util);
-    if (!have_t && !have_v) return DET_UNKNOWN;
+    if (!have_t && !have_v) return cx->open ? DET_HOLD : DET_UNKNOWN;
     const struct win *cw = ent_win(cx->e, rc->aux[S_CLK]);
-    double ref = cw && win_count(cw) >= 10 ? win_quantile(cw, 0.9) : 0;
+    double recent = cw && win_count(cw) >= 10 ? win_quantile(cw, 0.9) : 0;
+    /* while open, the reference is the clock from before the episode */
+    double ref = cx->open && st->ref > recent ? st->ref : recent;
     int flag = have_v && tviol >= 1;
-    int falling = have_t && have_c && have_u && temp >= rc->p[0] && util >= rc->p[2] && ref > 0 &&
-                  clk <= (1 - rc->p[1]) * ref;
+    int loaded = have_u && util >= rc->p[2];
+    int hot = have_t && temp >= (cx->open ? rc->p[0] - rc->p[3] : rc->p[0]);
+    double drop = cx->open ? rc->p[1] / 2 : rc->p[1];
+    int falling = hot && have_c && loaded && ref > 0 && clk <= (1 - drop) * ref;
     o->value = have_t ? temp : tviol;
     o->metric_slot = have_t ? rc->aux[S_TEMP] : rc->aux[S_TVIOL];
     o->lo = 0; o->hi = rc->p[0];
     o->score = have_t ? temp - rc->p[0] : tviol;
-    if (!flag && !falling) return DET_NORMAL;
+    if (!flag && !falling) {
+        if (!cx->open) { st->ref = 0; return DET_NORMAL; }
+        /* still hot but the clock cannot be judged (idle, no clock): keep it */
+        if (hot && (!have_c || !loaded || ref <= 0)) return DET_HOLD;
+        return DET_NORMAL;
+    }
+    if (!cx->open && recent > st->ref) st->ref = recent;
     o->excess = det_clamp01(have_t ? (temp - rc->p[0] + 5) / 15 : 0.5);
     char who[96];
     det_who(cx, who, sizeof who);
     int n = snprintf(o->reason, sizeof o->reason, "%s is thermally throttled", who);
     if (have_t && n > 0) n += snprintf(o->reason + n, sizeof o->reason - n, " at %.0f \xc2\xb0" "C", temp);
     if (have_c && ref > 0 && (size_t)n < sizeof o->reason)
-        n += snprintf(o->reason + n, sizeof o->reason - n, ": SM clock %.0f MHz against a recent %.0f MHz", clk, ref);
+        n += snprintf(o->reason + n, sizeof o->reason - n, ": SM clock %.0f MHz against %.0f MHz before", clk, ref);
     if (flag && (size_t)n < sizeof o->reason) snprintf(o->reason + n, sizeof o->reason - n, " (driver thermal flag set)");
     return DET_ANOMALY;
 }
 
 const struct det_ops det_thermal = {
-    .name = "thermal_throttle", .scope = DS_GPU, .params = params, .configure = th_configure, .update = th_update,
+    .name = "thermal_throttle", .scope = DS_GPU, .state_size = sizeof(struct th_st), .params = params, .configure = th_configure, .update = th_update,
 };

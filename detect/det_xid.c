@@ -1,17 +1,31 @@
 /* det_xid.c - kernel events: every Xid/SXid is an anomaly with its catalog
  * severity; a burst folds into one episode that resolves after the rule's
- * cooldown without a new event (judged on the host's event time). */
+ * cooldown without a new event (judged on the host's event time). An Xid
+ * that means the GPU is gone (79, fallen off the bus) keeps its episode open
+ * while the GPU (for an Xid without a GPU: any GPU of the host) sends no
+ * metric sample for more than `gone_s`. */
 #include "detector.h"
 #include "../core/event.h"
 
 #include <stdio.h>
 #include <string.h>
 
-struct xid_st { uint32_t count; int max_sev; int last_code; };
+struct xid_st { uint32_t count; int max_sev; int last_code; int gone; };
 
 static const struct det_param params[] = {
+    { "gone_s", 5, "after an Xid 79, a GPU without a sample for this long is still gone" },
     { NULL, 0, NULL },
 };
+
+/* 1 while the GPU the episode is about (or, host-level, any GPU of the host)
+ * has sent no metric sample for more than gone_ms at time ts. */
+static int gpu_gone(const struct det_ctx *cx, int64_t gone_ms)
+{
+    if (cx->e->gpu >= 0) return cx->e->nsamples && cx->e->last_ts < cx->ts - gone_ms;
+    for (const struct ent *x = cx->h->ents; x; x = x->next)
+        if (x->gpu >= 0 && x->nsamples && x->last_ts < cx->ts - gone_ms) return 1;
+    return 0;
+}
 
 static int sev_of(const char *s, size_t n)
 {
@@ -23,12 +37,18 @@ static int sev_of(const char *s, size_t n)
 
 static int xid_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
-    (void)rc;
     struct xid_st *st = stp;
-    if (!cx->open && !cx->ev) { st->count = 0; st->max_sev = 0; }
+    if (!cx->open && !cx->ev) { st->count = 0; st->max_sev = 0; st->gone = 0; }
     if (!cx->ev) {
         o->value = st->count; o->score = st->count; o->severity = st->max_sev ? st->max_sev : 0;
         o->xid_code = st->last_code;
+        if (cx->open && st->gone && gpu_gone(cx, (int64_t)(rc->p[0] * 1000))) {
+            o->excess = det_clamp01(st->count / 10.0);
+            char who[96];
+            det_who(cx, who, sizeof who);
+            snprintf(o->reason, sizeof o->reason, "%s: GPU still gone after Xid 79 (fallen off the bus)", who);
+            return DET_ANOMALY;
+        }
         return DET_NORMAL;
     }
     const struct event *ev = cx->ev;
@@ -43,7 +63,8 @@ static int xid_update(const struct rule_cfg *rc, void *stp, const struct det_ctx
     int sev = sev_of(sv, sn);
     double esev;
     if (!sv && event_get_num(ev, "event.severity", &esev) && esev >= 1 && esev <= 3) sev = (int)esev;
-    if (!cx->open) { st->count = 0; st->max_sev = 0; }
+    if (!cx->open) { st->count = 0; st->max_sev = 0; st->gone = 0; }
+    if ((int)code == 79 && key[4] != 's') st->gone = 1;
     st->count++;
     if (sev > st->max_sev) st->max_sev = sev;
     st->last_code = (int)code;

@@ -6,9 +6,15 @@
  * SERIES: one metric of one GPU), GPU (scope GPU: several metrics of one
  * GPU), host sample block (scope HOST: peers, missing data) or kernel event
  * (scope EVENT: Xid/SXid). Each call to update() gives the detector's verdict
- * for one sample: DET_ANOMALY, DET_NORMAL or DET_UNKNOWN (warming up / not
- * applicable: leaves the episode as it is). The engine turns verdicts into
- * episodes (minimum duration, cooldown, start/change/end records).
+ * for one sample: DET_ANOMALY, DET_NORMAL, DET_UNKNOWN (warming up / not
+ * applicable: never opens an episode, counts towards resolving one) or
+ * DET_HOLD (an open episode's condition cannot be judged on this sample but
+ * nothing shows it is gone: the episode neither grows nor moves towards
+ * resolving). An open episode ends only when the condition that opened it is
+ * gone, so detectors judge an open episode against its clear level
+ * (hysteresis), not against a reference that drifted with the fault. The
+ * engine turns verdicts into episodes (minimum duration, cooldown,
+ * start/change/end records).
  *
  * Ownership: the engine owns every state block; detectors only write their
  * own state (state_size bytes, zeroed, then init) and the det_out they get.
@@ -23,7 +29,7 @@
 #define ENG_MAX_SLOTS 64       /* metric fields tracked per profile */
 
 enum det_scope { DS_SERIES, DS_GPU, DS_HOST, DS_EVENT };
-enum det_verdict { DET_UNKNOWN = -1, DET_NORMAL = 0, DET_ANOMALY = 1 };
+enum det_verdict { DET_UNKNOWN = -1, DET_NORMAL = 0, DET_ANOMALY = 1, DET_HOLD = 2 };
 
 struct det_param { const char *name; double def; const char *help; };
 

@@ -381,6 +381,11 @@ static void judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, co
                 emit_record(e, REC_CHANGE, rc, x, m, ep, &o, sev, risk, ts);
             }
         }
+    } else if (v == DET_HOLD) {
+        /* the open episode's condition cannot be judged now: it stays open
+         * and the clear count starts over */
+        ep->bad_run = 0;
+        ep->good_run = 0;
     } else {
         /* DET_UNKNOWN counts towards resolving an open episode (the rule no
          * longer applies) but never towards opening one */

@@ -366,6 +366,180 @@ TEST(gpu_rules_hang_idle_power_cap_thermal)
     buf_free(&c.out);
 }
 
+/* ---- an episode ends only when its condition is gone (issue 11) -------- */
+
+static const char *UT = "gpu.utilization.gpu.pct", *CLK = "gpu.clock.streaming_multiprocessor_frequency";
+
+/* A capture and an engine on profile p that emits into it. */
+static struct engine *cap_engine(struct cap *c, struct profile *p)
+{
+    memset(c, 0, sizeof *c);
+    buf_init(&c->out);
+    return engine_new(p, cap_emit, c);
+}
+
+/* Frees what cap_engine made, and p. */
+static void cap_done(struct engine *e, struct profile *p, struct cap *c)
+{
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c->out);
+}
+
+/* Records of rule id of the given type among the captured ones. */
+static int count_rec(const struct cap *c, const char *rule, const char *type)
+{
+    int n = 0;
+    for (int i = 0; i < c->nrec; i++) if (!strcmp(c->rule[i], rule) && !strcmp(c->type[i], type)) n++;
+    return n;
+}
+
+TEST(thermal_stays_open_while_clock_stays_down)
+{
+    struct profile *p = prof_of("{\"rules\":[{\"id\":\"th\",\"detector\":\"thermal_throttle\",\"metric\":\"gpu.temperature.gpu\","
+                                "\"for\":3,\"clear\":10,\"cooldown_s\":30}]}");
+    if (!p) { CHECK(0); return; }
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    int t = 0;
+    for (; t < 100; t++) sample(e, "h", 0, t, UT, 99.0, CLK, 1980.0, TEMP, 70.0, NULL);
+    /* 95 C, clock 700 MHz down for 5 minutes: the recent clock percentile
+     * becomes the throttled clock after a window, the episode must not end */
+    for (; t < 400; t++) sample(e, "h", 0, t, UT, 99.0, CLK, 1280.0, TEMP, 95.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "th", "start"), 1);
+    CHECK_EQ_INT(count_rec(&c, "th", "end"), 0);
+    /* the job stops while the GPU is still hot: the clock cannot be judged */
+    for (; t < 460; t++) sample(e, "h", 0, t, UT, 0.0, CLK, 345.0, TEMP, 90.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "th", "end"), 0);
+    /* cooled down and back at its clock: ends */
+    for (; t < 560; t++) sample(e, "h", 0, t, UT, 99.0, CLK, 1975.0, TEMP, 75.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "th", "start"), 1);
+    CHECK_EQ_INT(count_rec(&c, "th", "end"), 1);
+    cap_done(e, p, &c);
+}
+
+TEST(clock_drop_ends_only_near_sustained_clock)
+{
+    struct profile *p = prof_of("{\"rules\":[{\"id\":\"cd\",\"detector\":\"clock_drop\",\"metric\":\"" "gpu.clock.streaming_multiprocessor_frequency\","
+                                "\"for\":5,\"clear\":10,\"cooldown_s\":30}]}");
+    if (!p) { CHECK(0); return; }
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    int t = 0;
+    for (; t < 100; t++) sample(e, "h", 0, t, UT, 99.0, CLK, 1980.0, NULL);
+    for (; t < 120; t++) sample(e, "h", 0, t, UT, 99.0, CLK, 1500.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "cd", "start"), 1);
+    /* partly back (14 % down: under the 20 % that opens, over the 10 % that clears) */
+    for (; t < 220; t++) sample(e, "h", 0, t, UT, 99.0, CLK, 1700.0, NULL);
+    /* idle: no verdict on the clock, the episode stays open */
+    for (; t < 280; t++) sample(e, "h", 0, t, UT, 0.0, CLK, 345.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "cd", "end"), 0);
+    for (; t < 340; t++) sample(e, "h", 0, t, UT, 99.0, CLK, 1960.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "cd", "start"), 1);
+    CHECK_EQ_INT(count_rec(&c, "cd", "end"), 1);
+    cap_done(e, p, &c);
+}
+
+TEST(peer_clock_stays_open_while_unjudged_or_still_below)
+{
+    struct profile *p = prof_of("{\"rules\":[{\"id\":\"peer\",\"detector\":\"peer\",\"metric\":\"clk\",\"for\":3,\"clear\":2,"
+                                "\"params\":{\"rel\":0.12,\"tight\":0.03,\"direction\":-1,\"busy_util\":50}}]}");
+    if (!p) { CHECK(0); return; }
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    for (int t = 0; t < 120; t++)
+        for (int g = 0; g < 8; g++) {
+            double clk = 1980 - 5 * g;
+            if (g == 3 && t >= 5) clk = t < 100 ? 1500 : 1975;
+            /* 20-40: the peers disagree (no verdict); 40-70: GPU 3 is 9 %
+             * below (inside the 12 % that opens, outside the 6 % that clears) */
+            if (t >= 20 && t < 40 && g != 3) clk = 1500 + 60 * g;
+            if (g == 3 && t >= 40 && t < 70) clk = 1800;
+            sample(e, "h", g, t, "clk", clk, "gpu.utilization.gpu.pct", 99.0, NULL);
+        }
+    engine_flush(e);
+    CHECK_EQ_INT(count_rec(&c, "peer", "start"), 1);
+    CHECK_EQ_INT(count_rec(&c, "peer", "end"), 1);
+    CHECK_EQ_INT(c.ts[c.nrec - 1], T0 + 101000);
+    cap_done(e, p, &c);
+}
+
+TEST(temp_high_survives_checkpoint_dip)
+{
+    struct profile *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
+    if (!p) { CHECK(0); return; }
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    int t = 0;
+    for (; t < 30; t++) sample(e, "h", 0, t, TEMP, 90.0, NULL);
+    for (; t < 60; t++) sample(e, "h", 0, t, TEMP, 75.0, NULL);   /* 30 s checkpoint dip */
+    for (; t < 120; t++) sample(e, "h", 0, t, TEMP, 86.0, NULL);  /* above the 82 clear level */
+    CHECK_EQ_INT(count_rec(&c, "gpu.temp.high", "start"), 1);
+    CHECK_EQ_INT(count_rec(&c, "gpu.temp.high", "end"), 0);
+    for (; t < 220; t++) sample(e, "h", 0, t, TEMP, 70.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "gpu.temp.high", "end"), 1);
+    CHECK_EQ_INT(count_rec(&c, "gpu.temp.high", "start"), 1);
+    cap_done(e, p, &c);
+}
+
+TEST(power_cap_stays_open_while_violation_goes_on)
+{
+    struct profile *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
+    if (!p) { CHECK(0); return; }
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    const char *P = "gpu.power.usage", *PV = "gpu.throttling.power.pct";
+    int t = 0;
+    for (; t < 100; t++) sample(e, "h", 0, t, UT, 99.0, P, 600.0, PV, 0.0, NULL);
+    for (; t < 120; t++) sample(e, "h", 0, t, UT, 99.0, P, 598.0, PV, 60.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "gpu.power.cap", "start"), 1);
+    /* the cap holds the board at 500 W (under 0.9 x 600) for 8 minutes */
+    for (; t < 600; t++) sample(e, "h", 0, t, UT, 99.0, P, 500.0, PV, 65.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "gpu.power.cap", "end"), 0);
+    for (; t < 700; t++) sample(e, "h", 0, t, UT, 99.0, P, 600.0, PV, 0.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "gpu.power.cap", "end"), 1);
+    cap_done(e, p, &c);
+}
+
+/* Feeds an Xid 79 of host h (gpu < 0: no GPU index, an unknown bus id). */
+static void xid79(struct engine *e, int64_t ms, int gpu)
+{
+    struct event ev;
+    event_init(&ev);
+    ev.kind = "event"; ev.dataset = "gpu.xid"; ev.host = "h"; ev.offset = -1; ev.ts_ms = T0 + ms;
+    event_add_int(&ev, "gpu.xid.code", 79);
+    event_add_str(&ev, "gpu.xid.severity", "critical", 8);
+    if (gpu >= 0) event_add_int(&ev, "gpu.index", gpu);
+    else event_add_str(&ev, "gpu.pci.bus_id", "00000000:AA:00.0", 16);
+    engine_feed(e, &ev);
+    event_free(&ev);
+}
+
+TEST(xid79_stays_open_while_gpu_gone)
+{
+    for (int mapped = 0; mapped < 2; mapped++) {
+        struct profile *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
+        if (!p) { CHECK(0); return; }
+        struct cap c;
+        struct engine *e = cap_engine(&c, p);
+        for (int t = 0; t < 1000; t++) {
+            if (t == 10) xid79(e, 10500, mapped ? 2 : -1);
+            for (int g = 0; g < 4; g++)
+                if (g != 2 || t < 10 || t >= 600) sample(e, "h", g, t, TEMP, 50.0, NULL);
+        }
+        engine_flush(e);
+        CHECK_EQ_INT(count_rec(&c, "gpu.xid", "start"), 1);
+        CHECK_EQ_INT(count_rec(&c, "gpu.xid", "end"), 1);
+        /* gone until 599 s: the episode ends the cooldown (300 s) after the
+         * GPU's return, never while it is gone */
+        int64_t end_ts = 0;
+        for (int i = 0; i < c.nrec; i++) if (!strcmp(c.rule[i], "gpu.xid") && !strcmp(c.type[i], "end")) end_ts = c.ts[i];
+        CHECK(end_ts >= T0 + 895000);
+        CHECK(strstr(c.out.p, "resolved after 0 s") == NULL);
+        cap_done(e, p, &c);
+    }
+}
+
 TEST(xid_burst_is_one_episode)
 {
     struct profile *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
@@ -605,6 +779,12 @@ int main(void)
     RUN(missing_data_by_peer_progress);
     RUN(peer_straggler);
     RUN(gpu_rules_hang_idle_power_cap_thermal);
+    RUN(thermal_stays_open_while_clock_stays_down);
+    RUN(clock_drop_ends_only_near_sustained_clock);
+    RUN(peer_clock_stays_open_while_unjudged_or_still_below);
+    RUN(temp_high_survives_checkpoint_dip);
+    RUN(power_cap_stays_open_while_violation_goes_on);
+    RUN(xid79_stays_open_while_gpu_gone);
     RUN(xid_burst_is_one_episode);
     RUN(xid_mapped_to_gpu_by_bus_id);
     RUN(out_of_order_and_duplicates);
