@@ -137,6 +137,8 @@ BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 UNITS      := gpulog-collect.service gpulog-detect.service
 MAN_STAMP  := $(BUILD)/man/.stamp
 SHARE_FILES := schemas/event.schema.json $(wildcard schemas/es/*.json) $(wildcard schemas/kibana/*.ndjson)
+# the paths of this installation in the units, man pages and example config
+AT_PATHS   := sed -e 's|/usr/bin/gpulog|$(BINDIR)/gpulog|g' -e 's|/etc/gpulog|$(SYSCONFDIR)/gpulog|g'
 
 man: $(MAN_STAMP)
 $(MAN_STAMP): $(BIN) tools/genman.py
@@ -149,14 +151,13 @@ install: $(BIN) $(MAN_STAMP)
 	  $(DESTDIR)$(SYSCONFDIR)/gpulog $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) \
 	  $(DESTDIR)$(DATADIR)/gpulog/schemas/es $(DESTDIR)$(DATADIR)/gpulog/schemas/kibana
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/gpulog
-	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 0644 $(BUILD)/man/*.5 $(DESTDIR)$(MANDIR)/man5/
+	for p in $(BUILD)/man/*.[15]; do d=$(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; \
+	  $(AT_PATHS) $$p > $$d && chmod 0644 $$d || exit 1; done
 	test -e $(DESTDIR)$(SYSCONFDIR)/gpulog/gpulog.yaml || \
-	  install -m 0644 deploy/gpulog.yaml $(DESTDIR)$(SYSCONFDIR)/gpulog/gpulog.yaml
-	for u in $(UNITS); do \
-	  sed -e 's|/usr/bin/gpulog|$(BINDIR)/gpulog|g' -e 's|/etc/gpulog|$(SYSCONFDIR)/gpulog|g' \
-	    deploy/systemd/$$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
-	done
+	  { $(AT_PATHS) deploy/gpulog.yaml > $(DESTDIR)$(SYSCONFDIR)/gpulog/gpulog.yaml && \
+	    chmod 0644 $(DESTDIR)$(SYSCONFDIR)/gpulog/gpulog.yaml; }
+	for u in $(UNITS); do d=$(DESTDIR)$(SYSTEMDUNITDIR)/$$u; \
+	  $(AT_PATHS) deploy/systemd/$$u > $$d && chmod 0644 $$d || exit 1; done
 	install -m 0644 deploy/completion/gpulog.bash $(DESTDIR)$(BASHCOMPDIR)/gpulog
 	for f in $(SHARE_FILES); do install -m 0644 $$f $(DESTDIR)$(DATADIR)/gpulog/$$f || exit 1; done
 
@@ -165,7 +166,7 @@ uninstall:
 	  $(DESTDIR)$(MANDIR)/man5/gpulog.yaml.5 $(DESTDIR)$(BASHCOMPDIR)/gpulog \
 	  $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS))
 	rm -rf $(DESTDIR)$(DATADIR)/gpulog
-	! cmp -s deploy/gpulog.yaml $(DESTDIR)$(SYSCONFDIR)/gpulog/gpulog.yaml || \
+	! $(AT_PATHS) deploy/gpulog.yaml | cmp -s - $(DESTDIR)$(SYSCONFDIR)/gpulog/gpulog.yaml || \
 	  rm -f $(DESTDIR)$(SYSCONFDIR)/gpulog/gpulog.yaml
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/gpulog 2>/dev/null
 

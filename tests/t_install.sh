@@ -117,6 +117,9 @@ check "$nfiles files: binary, $npages man pages, gpulog.yaml, 2 units, completio
 check "the units run /usr/local/bin/gpulog with /usr/local/etc/gpulog" \
   test "$(grep -h -e '^ExecStart=' -e '^Environment=GPULOG_CONFIG' "$root"/usr/local/lib/systemd/system/*.service | sort | tr '\n' '|')" \
      = 'Environment=GPULOG_CONFIG=/usr/local/etc/gpulog/gpulog.yaml|Environment=GPULOG_CONFIG=/usr/local/etc/gpulog/gpulog.yaml|ExecStart=/usr/local/bin/gpulog collect --exec "nvidia-smi dmon -o DT -s pucvmet" --kmsg|ExecStart=/usr/local/bin/gpulog detect|'
+check "gpulog(1) and the example name /usr/local/etc/gpulog/gpulog.yaml" \
+  sh -c 'for f; do grep -q /usr/local/etc/gpulog/gpulog.yaml "$f" || exit 1; done' - \
+     "$root/usr/local/share/man/man1/gpulog.1" "$root/usr/local/etc/gpulog/gpulog.yaml"
 out=$("$root/usr/local/bin/gpulog" config check "$root/usr/local/etc/gpulog/gpulog.yaml" 2>&1)
 check "installed example passes config check" test "$out" = "$root/usr/local/etc/gpulog/gpulog.yaml: ok"
 serr=$(cd / && env -u GPULOG_SCHEMAS "$root/usr/local/bin/gpulog" setup --es http://127.0.0.1:1 2>&1); src=$?
