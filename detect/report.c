@@ -675,7 +675,7 @@ static void rep_html_head(struct buf *h, const struct report *r, const struct re
         rep_ts(h, p->start);
         buf_puts(h, "</td><td class=\"nw\">");
         rep_dur(h, p->end - p->start);
-        if (p->open) buf_puts(h, ", still open");
+        if (p->open) buf_puts(h, " or more, still open at the end");
         buf_puts(h, "</td></tr>\n");
     }
     buf_puts(h, "</tbody></table></div>\n");
@@ -810,7 +810,11 @@ static void rep_json(struct buf *b, const struct report *r, const size_t *order,
 int report_write(struct report *r, const struct report_info *info, FILE *out)
 {
     size_t *order = xmalloc((r->neps + 1) * sizeof *order);
-    for (size_t i = 0; i < r->neps; i++) order[i] = i;
+    for (size_t i = 0; i < r->neps; i++) {
+        order[i] = i;
+        /* an episode still open lasted at least until the end of the input */
+        if (r->eps[i].open && r->tmax > r->eps[i].end) r->eps[i].end = r->tmax;
+    }
     rep_sort_ctx = r;
     qsort(order, r->neps, sizeof *order, rep_cmp_eps);
     int64_t t0 = r->tmin, t1 = r->tmax;

@@ -18,11 +18,8 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
-
-from PIL import Image
 
 import lib
 from lib import check
@@ -114,7 +111,14 @@ if os.path.exists(rr):
     strip = lambda s: re.sub(r"Source</dt><dd>[^<]*", "", s)
     check(strip(open(rr).read()) == strip(page), "run --report writes the same page as report")
 
-# the browser
+# the browser (scripts/deps.sh installs both)
+try:
+    from PIL import Image
+except ImportError:
+    Image = None
+if not (check(shutil.which("chromium") is not None, "chromium is installed")
+        & check(Image is not None, "python3-pil is installed")):
+    finish()
 tb = time.time()
 pngs = {}
 for name, html in (("demo", demo), ("empty", empty), ("evil", evil)):
