@@ -92,6 +92,9 @@ check(rc == 0, "report of an empty input exits 0", err)
 head = open("data/demo/dgx-07.dmon.txt", "rb").read().split(b"\n")[:200]
 rc, err = report(["--tz", "UTC", "--host", EVIL, "-"], evil, stdin=b"\n".join(head) + b"\n")
 check(rc == 0, "report of a hostile host name exits 0", err)
+bad_out = os.path.join(TMP, "no-such-dir", "x.html")
+rc, err = report([os.devnull], bad_out)
+check(rc == 1 and bad_out + ": No such file or directory" in err, "an unwritable page is an I/O error (exit 1)", err)
 if not all(os.path.exists(f) for f in (demo, empty, evil)):
     finish()
 size = os.path.getsize(demo)
