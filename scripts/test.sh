@@ -23,8 +23,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-count() {   # $1 name, $2 log file, $3 exit code
-  local line p f
+count() {   # $1 name, $2 log file, $3 exit code; NAME.time beside the log: its seconds
+  local line p f t=""
+  [ -f "${2%.log}.time" ] && t=" ($(cat "${2%.log}.time") s)"
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$2" | tail -n 1)
   if [ -z "$line" ]; then
     p=0; f=1
@@ -33,8 +34,8 @@ count() {   # $1 name, $2 log file, $3 exit code
     [ "$3" != 0 ] && [ "$f" = 0 ] && f=1
   fi
   passed=$((passed + p)); failed=$((failed + f))
-  if [ "$f" != 0 ]; then failed_names+=("$1"); echo "== $1: FAILED"; sed 's/^/   /' "$2" | grep -vE '^   ok ' | tail -n 40
-  else echo "== $1: $p passed"; fi
+  if [ "$f" != 0 ]; then failed_names+=("$1"); echo "== $1: FAILED$t"; sed 's/^/   /' "$2" | grep -vE '^   ok ' | tail -n 40
+  else echo "== $1: $p passed$t"; fi
 }
 
 if [ "${GPULOG_NO_SERVICES:-0}" != 1 ] && [ -x scripts/services.sh ]; then
@@ -51,9 +52,10 @@ fi
 logs=$GPULOG_TEST_TMP/logs; mkdir -p "$logs"
 jobs_max=${GPULOG_TEST_JOBS:-1}
 queued=()
-run_one() {   # NAME COMMAND...: the output to $logs/NAME.log, the status to $logs/NAME.rc
-  local name=$1; shift
+run_one() {   # NAME COMMAND...: the output to $logs/NAME.log, the status to .rc, the seconds to .time
+  local name=$1 t0=$SECONDS; shift
   "$@" > "$logs/$name.log" 2>&1; echo $? > "$logs/$name.rc"
+  echo $((SECONDS - t0)) > "$logs/$name.time"
 }
 queue() {     # NAME COMMAND...: runs it in the background, at most $jobs_max at a time
   while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
