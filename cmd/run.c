@@ -25,7 +25,7 @@
 static void run_help(void)
 {
     printf(
-        "usage: gpulog run [--config FILE] [--format F] [--detectors FILE] [--profile gpu|generic]\n"
+        "usage: gpulog run [--config FILE] [--format F] [--detectors FILE] [--profile auto|gpu|generic]\n"
         "                  [--tz ZONE] [--host NAME] [--columns LIST] [--output FILE] [--live|--no-live]\n"
         "                  [--metrics-addr HOST:PORT] [--shutdown-timeout S] [FILE|-|--exec CMD]\n"
         "\n"
@@ -41,7 +41,8 @@ static void run_help(void)
         "  -f, --format F      input format, as for gpulog parse (default auto)\n"
         "  -d, --detectors FILE  detector configuration (JSON or YAML; docs/detectors.md)\n"
         "                      (key detect.config); reloaded on SIGHUP\n"
-        "  -p, --profile NAME  built-in profile when no --detectors: gpu (default) or generic\n"
+        "  -p, --profile NAME  built-in profile when no --detectors: auto (default: generic\n"
+        "                      when the input carries no GPU fields, else gpu), gpu or generic\n"
         "      --tz ZONE       zone of tool timestamps (default: local zone)\n"
         "  -H, --host NAME     host.name of the events (default: this machine)\n"
         "      --columns LIST  column names for header-less CSV\n"
@@ -81,6 +82,8 @@ struct run_ctx {
     uint64_t written, settled, failed_writes;
     struct profile *prof;
     const char *detectors, *profile_name;   /* what SIGHUP reloads */
+    int auto_pending;                       /* profile auto: chosen at the first metric event */
+    int tracking_checked;                   /* said whether the profile tracks any series */
 };
 
 static void run_settle(void *ctx, void *token, enum sink_outcome outcome)
@@ -134,10 +137,56 @@ static void run_emit_record(void *ctx, const struct event *rec)
     if (ty && tl == 5 && !memcmp(ty, "start", 5)) metrics_inc(M_ANOMALIES);
 }
 
+/* Profile auto: at the first metric event, keeps gpu when the event
+ * carries GPU fields (gpu.*), else switches r's engine to the generic
+ * profile (it has seen kernel events at most). Logs the choice and why. */
+static void run_choose_profile(struct run_ctx *r, const struct event *ev)
+{
+    if (!ev->kind || strcmp(ev->kind, "metric")) return;
+    r->auto_pending = 0;
+    const char *gpu_field = NULL;
+    for (size_t i = 0; i < ev->nf && !gpu_field; i++)
+        if (!strncmp(ev->f[i].key, "gpu.", 4)) gpu_field = ev->f[i].key;
+    if (gpu_field) {
+        r->profile_name = "gpu";
+        log_info("msg=profile profile=gpu reason=\"the input carries GPU fields (%s)\"", gpu_field);
+        return;
+    }
+    char err[GL_ERRLEN];
+    struct profile *np = profile_load(NULL, "generic", err, sizeof err);
+    if (!np) {
+        log_error("msg=\"profile generic failed to load, gpu stays\" error=\"%s\"", err);
+        return;
+    }
+    engine_reload(r->eng, np, NULL);
+    profile_free(r->prof);
+    r->prof = np;
+    r->profile_name = "generic";
+    log_info("msg=profile profile=generic reason=\"the input carries no GPU fields (first metric event: %s, %zu fields)\"",
+             ev->dataset ? ev->dataset : "-", ev->nf);
+}
+
+/* Says once on stderr when the profile tracks no series after the first
+ * few hundred events although metric samples came: its rules name none of
+ * the input's fields, so nothing is judged. */
+static void run_check_tracking(struct run_ctx *r)
+{
+    const struct engine_stats *es = engine_get_stats(r->eng);
+    if (r->tracking_checked || es->events < 300) return;
+    r->tracking_checked = 1;
+    if (es->series || !es->samples) return;
+    fprintf(stderr, "gpulog run: profile %s tracks no series after %llu events (%llu metric samples): none of its rules "
+            "names a field of this input; use --profile generic or a --detectors file\n",
+            r->detectors ? r->detectors : r->profile_name, (unsigned long long)es->events,
+            (unsigned long long)es->samples);
+}
+
 static void run_emit_event(void *ctx, const struct event *ev)
 {
     struct run_ctx *r = ctx;
+    if (r->auto_pending) run_choose_profile(r, ev);
     engine_feed(r->eng, ev);
+    run_check_tracking(r);
     if (r->report) report_event(r->report, ev);
     if (r->live) live_tick(r->live, r->eng);
 }
@@ -337,6 +386,13 @@ int run_main(const struct run_mode *m, int argc, char **argv)
     if (config_apply_process(&cfg, err, sizeof err) != GL_OK) { exit_rc = cli_usage_error(m->name, "%s", err); goto out; }
     r.detectors = *cfg.detect.config ? cfg.detect.config : NULL;
     r.profile_name = cfg.detect.profile;
+    r.auto_pending = !r.detectors && !strcmp(r.profile_name, "auto");
+    if (r.auto_pending && strcmp(ops->name, "auto")) {
+        /* the format says it: generic CSV carries no GPU fields, the others do */
+        r.auto_pending = 0;
+        r.profile_name = strcmp(ops->name, "csv") ? "gpu" : "generic";
+        log_info("msg=profile profile=%s reason=\"--format %s\"", r.profile_name, ops->name);
+    }
     prof = profile_load(r.detectors, r.profile_name, err, sizeof err);
     if (!prof) { exit_rc = cli_usage_error(m->name, "%s", err); goto out; }
     r.prof = prof;

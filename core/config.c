@@ -47,8 +47,9 @@ static const struct config_key keys[] = {
     { "kafka.properties", CONFIG_MAP, "{}", O(kafka.properties), NULL, 0,
       "any librdkafka property (TLS, SASL, tuning), applied after gpulog's own producer/consumer "
       "settings, like -X key=value; values whose key names a password or secret are masked by config print" },
-    { "detect.profile", CONFIG_ENUM, "gpu", O(detect.profile), "gpu|generic", 0,
-      "built-in detector profile: gpu (GPU rules, Xid) or generic (any numeric metric)" },
+    { "detect.profile", CONFIG_ENUM, "auto", O(detect.profile), "auto|gpu|generic", 0,
+      "built-in detector profile: gpu (GPU rules, Xid), generic (any numeric metric) or auto (run: generic "
+      "when the input carries no GPU fields, else gpu; detect: gpu)" },
     { "detect.config", CONFIG_STR, "", O(detect.config), NULL, 0,
       "detector configuration file (YAML or JSON); empty = the built-in profile; reloaded on SIGHUP" },
     { "elasticsearch.url", CONFIG_STR, "", O(es.url), NULL, 0,

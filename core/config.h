@@ -77,7 +77,7 @@ struct gpulog_config {
         struct config_map properties;
     } kafka;
     struct {
-        char *profile;          /* gpu|generic */
+        char *profile;          /* auto|gpu|generic */
         char *config;           /* detector configuration file; "" = built-in profile */
     } detect;
     struct {

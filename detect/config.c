@@ -76,7 +76,8 @@ static const char generic_profile[] =
 
 const char *profile_builtin_json(const char *name)
 {
-    if (!name || !strcmp(name, "gpu")) return gpu_profile;
+    /* "auto" starts as gpu: `run` switches to generic when the input has no GPU fields */
+    if (!name || !strcmp(name, "gpu") || !strcmp(name, "auto")) return gpu_profile;
     if (!strcmp(name, "generic")) return generic_profile;
     return NULL;
 }
@@ -322,7 +323,7 @@ struct profile *profile_load(const char *path, const char *builtin, char *err, s
 {
     if (!path) {
         const char *t = profile_builtin_json(builtin);
-        if (!t) { snprintf(err, errlen, "unknown profile \"%s\" (gpu or generic)", builtin); return NULL; }
+        if (!t) { snprintf(err, errlen, "unknown profile \"%s\" (auto, gpu or generic)", builtin); return NULL; }
         return profile_from_json(t, strlen(t), err, errlen);
     }
     size_t pl = strlen(path);

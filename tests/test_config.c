@@ -24,7 +24,7 @@ TEST(defaults)
     CHECK_EQ_STR(c.kafka.topic_deadletter, "gpu.deadletter");
     CHECK_EQ_STR(c.log.level, "info");
     CHECK_EQ_STR(c.log.format, "logfmt");
-    CHECK_EQ_STR(c.detect.profile, "gpu");
+    CHECK_EQ_STR(c.detect.profile, "auto");
     CHECK_EQ_STR(c.es.ns, "default");
     CHECK_EQ_STR(c.metrics_addr, "");
     CHECK_EQ_INT(c.shutdown_timeout_ms, 10000);
