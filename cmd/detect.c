@@ -407,12 +407,7 @@ static int once_done(struct dctx *d)
 
 static int set_conf(rd_kafka_conf_t *c, const char *k, const char *v, char *err, size_t errlen)
 {
-    char e[512];
-    if (rd_kafka_conf_set(c, k, v, e, sizeof e) != RD_KAFKA_CONF_OK) {
-        snprintf(err, errlen, "%.60s=%.60s: %.120s", k, v, e);
-        return GL_ERROR;
-    }
-    return GL_OK;
+    return kafka_conf_set(c, k, v, err, errlen);   /* never prints the value */
 }
 
 /* SIGHUP: loads the detector configuration again; unchanged rules keep

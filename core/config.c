@@ -88,6 +88,13 @@ static const struct config_key keys[] = {
       "checkpoints and the on-disk spool (collect); must be writable and survive restarts" },
     { "metrics_addr", CONFIG_ADDR, "", O(metrics_addr), NULL, 0,
       "HOST:PORT of the Prometheus /metrics, /healthz and /readyz endpoint, e.g. 0.0.0.0:9477; empty = off" },
+    { "gpu_metrics", CONFIG_ENUM, "auto", O(gpu_metrics), "auto|on|off", 0,
+      "GPU metrics on /metrics under dcgm-exporter's names (DCGM_FI_DEV_GPU_TEMP{gpu,UUID,Hostname,...}); "
+      "auto = on for collect and run, off for detect (which may see a whole fleet)" },
+    { "gpu_metrics_stale_periods", CONFIG_INT, "3", O(gpu_metrics_stale_periods), NULL, 0,
+      "a GPU that missed this many of its sample periods leaves /metrics and gpulog_gpu_up turns 0 (at least 1)" },
+    { "gpu_metrics_max_gpus", CONFIG_INT, "16384", O(gpu_metrics_max_gpus), NULL, 0,
+      "GPUs held in the /metrics table (about 0.9 KiB each); new GPUs past it reuse a silent GPU's row or are counted in gpulog_gpu_rows_dropped_total" },
     { "shutdown_timeout", CONFIG_DURATION, "10s", O(shutdown_timeout_ms), NULL, 0,
       "on SIGTERM/SIGINT: stop reading, deliver, checkpoint or commit, and exit within this deadline" },
     { "collect.spool_max", CONFIG_SIZE, "256MiB", O(collect.spool_max), NULL, 0,
@@ -1039,15 +1046,40 @@ static void put_size(struct buf *b, int64_t v)
     else buf_printf(b, "%lld", (long long)v);
 }
 
-/* librdkafka properties that carry credentials. */
-static int secret_map_key(const char *k, size_t n)
+int config_secret_key(const char *k, size_t n)
 {
     char low[128];
     if (n >= sizeof low) n = sizeof low - 1;
     for (size_t i = 0; i < n; i++) low[i] = (char)tolower((unsigned char)k[i]);
     low[n] = '\0';
     return strstr(low, "password") || strstr(low, "secret") || strstr(low, "key.pem") ||
-           strstr(low, "sasl.oauthbearer.config") || strstr(low, "api_key") || strstr(low, "token");
+           strstr(low, "sasl.oauthbearer.config") || strstr(low, "api_key") || strstr(low, "token") ||
+           strstr(low, "jaas");
+}
+
+void config_url_mask(const char *url, struct buf *out)
+{
+    const char *scheme = strstr(url, "://");
+    const char *host = scheme ? scheme + 3 : url;
+    size_t auth = strcspn(host, "/?#");
+    const char *at = memchr(host, '@', auth);
+    /* the last '@' of the authority ends the user info (a password may hold '@') */
+    for (const char *p = at; p && p < host + auth; p = memchr(p + 1, '@', (size_t)(host + auth - p - 1))) at = p;
+    if (!scheme || !at) { buf_puts(out, url); return; }
+    buf_append(out, url, (size_t)(host - url));
+    buf_puts(out, "***");
+    buf_puts(out, at);
+}
+
+/* put_yaml_str of s, with a password in a URL masked when mask is set. */
+static void put_str_masked(struct buf *b, const char *s, int mask)
+{
+    if (!mask || !strstr(s, "://")) { put_yaml_str(b, s); return; }
+    struct buf m;
+    buf_init(&m);
+    config_url_mask(s, &m);
+    put_yaml_str(b, m.p ? m.p : "");
+    buf_free(&m);
 }
 
 static void indent(struct buf *b, int n)
@@ -1063,7 +1095,7 @@ static void put_value(struct buf *b, const struct config_key *k, const void *bas
         const char *s = *(char *const *)f;
         buf_putc(b, ' ');
         if (mask && (k->flags & CONFIG_F_SECRET) && *s) put_yaml_str(b, "***");
-        else put_yaml_str(b, s);
+        else put_str_masked(b, s, mask);
         buf_putc(b, '\n');
         break;
     }
@@ -1082,7 +1114,8 @@ static void put_value(struct buf *b, const struct config_key *k, const void *bas
             indent(b, depth + 1);
             put_yaml_str(b, key);
             buf_puts(b, ": ");
-            put_yaml_str(b, mask && secret_map_key(key, kl) && eq[1] ? "***" : eq + 1);
+            if (mask && config_secret_key(key, kl) && eq[1]) put_yaml_str(b, "***");
+            else put_str_masked(b, eq + 1, mask);
             buf_putc(b, '\n');
             free(key);
         }

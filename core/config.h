@@ -97,6 +97,9 @@ struct gpulog_config {
     } es;
     char *state_dir;
     char *metrics_addr;         /* HOST:PORT; "" = no metrics server */
+    char *gpu_metrics;          /* auto|on|off: the GPU table on /metrics (core/gpumetrics.h) */
+    int64_t gpu_metrics_stale_periods;
+    int64_t gpu_metrics_max_gpus;
     int64_t shutdown_timeout_ms;
     struct {
         int64_t spool_max;           /* bytes */
@@ -203,6 +206,12 @@ int config_split_addr(const char *addr, char *host, size_t hostlen, int *port);
 const char *config_map_get(const struct config_map *m, const char *key);
 
 struct buf;
+/* 1 when a librdkafka property (or map key) of n bytes names a credential:
+ * password, secret, token, API key, private key, JAAS or OAuth config. */
+int config_secret_key(const char *key, size_t n);
+/* Appends url to out with its user info (user:password@) as "***@"; other
+ * strings unchanged. The caller owns out. */
+void config_url_mask(const char *url, struct buf *out);
 /* Appends the configuration as YAML; secrets (CONFIG_F_SECRET keys and
  * map entries whose key names a password, secret or private key) are "***"
  * when mask is set. */

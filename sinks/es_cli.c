@@ -134,14 +134,11 @@ char *es_read_secret(const char *path, char *err, size_t errlen)
 void es_url_masked(const char *url, char *out, size_t outlen)
 {
     if (!url) { snprintf(out, outlen, "(none)"); return; }
-    const char *scheme = strstr(url, "://");
-    const char *host = scheme ? scheme + 3 : url;
-    const char *slash = strchr(host, '/');
-    const char *at = strchr(host, '@');
-    if (at && (!slash || at < slash))
-        snprintf(out, outlen, "%.*s***@%s", (int)(host - url), url, at + 1);
-    else
-        snprintf(out, outlen, "%s", url);
+    struct buf b;
+    buf_init(&b);
+    config_url_mask(url, &b);
+    snprintf(out, outlen, "%s", b.p ? b.p : "");
+    buf_free(&b);
 }
 
 int es_curl_auth(CURL *h, const struct es_conf *ec, struct curl_slist **hdrs)

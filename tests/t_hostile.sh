@@ -74,4 +74,26 @@ out=$("$GPULOG" collect --once --file "$tmp/glob/*.csv" -s "$tmp/glob/st" -o "$t
 check_eq "a glob matching a file, a symlink and a hard link to it reads it once" "$(wc -l <"$tmp/glob/out.ndjson")" 8
 check_eq "the other names are said once each" "$(grep -c 'another name of a followed file' <<<"$out")" 2
 
+# ------------------- items 15, 17: secrets in config print and in -X errors
+cat >"$tmp/secret.yaml" <<'YAML'
+elasticsearch:
+  url: http://elastic:s3cr3t-in-url@127.0.0.1:9200
+kafka:
+  brokers: 127.0.0.1:9092
+  properties:
+    sasl.jaas.config: 'org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="jaas-s3cr3t";'
+YAML
+out=$("$GPULOG" config print "$tmp/secret.yaml" 2>&1)
+check "config print masks a password inside elasticsearch.url and sasl.jaas.config" \
+  "$(! grep -q 's3cr3t' <<<"$out" && grep -q 'url: "http://\*\*\*@127.0.0.1:9200"' <<<"$out"; echo $?)" "$out"
+out=$(GPULOG_ELASTICSEARCH_URL=https://u:env-s3cr3t@es.example:9200/ "$GPULOG" config print 2>&1)
+check "config print masks a password in GPULOG_ELASTICSEARCH_URL" \
+  "$(! grep -q 's3cr3t' <<<"$out" && grep -q 'es.example:9200' <<<"$out"; echo $?)" "$out"
+out=$("$GPULOG" collect --once --brokers 127.0.0.1:1 -X sasl.pasword=TYPO-S3CR3T - </dev/null 2>&1)
+check "collect -X with a misspelled key names the key, not the value" \
+  "$(! grep -q 'S3CR3T' <<<"$out" && grep -q 'sasl.pasword' <<<"$out"; echo $?)" "$out"
+out=$(timeout 20 "$GPULOG" detect --once --brokers 127.0.0.1:1 -X sasl.pasword=TYPO-S3CR3T 2>&1)
+check "detect -X with a misspelled key names the key, not the value" \
+  "$(! grep -q 'S3CR3T' <<<"$out" && grep -q 'sasl.pasword' <<<"$out"; echo $?)" "$out"
+
 finish
