@@ -2,6 +2,9 @@
 #include "common.h"
 
 #include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +37,12 @@ static void logfmt_to_json(struct buf *b, const char *s)
                 quoted = 1;
                 s++;
                 while (*s && *s != '"') {
-                    if (*s == '\\' && s[1]) s++;
+                    if (*s == '\\' && s[1]) {
+                        s++;
+                        unsigned x;
+                        if (*s == 'n') { buf_putc(&v, '\n'); s++; continue; }
+                        if (*s == 'x' && sscanf(s + 1, "%2x", &x) == 1 && s[1] && s[2]) { buf_putc(&v, (char)x); s += 3; continue; }
+                    }
                     buf_putc(&v, *s++);
                 }
                 if (*s == '"') s++;
@@ -67,6 +75,89 @@ static void logfmt_quote(struct buf *b, const char *s)
     buf_putc(b, '"');
 }
 
+/* Appends s escaped for a logfmt value: inside quotes (quoted) quotes,
+ * backslashes and control characters are escaped; a bare value that needs
+ * it (space, quote, control, empty) is quoted. */
+static void logfmt_value(struct buf *b, const char *s, int quoted)
+{
+    int plain = quoted || *s;
+    for (const char *p = s; *p && plain; p++)
+        if ((unsigned char)*p <= ' ' || *p == '"' || *p == '\\' || *p == '=') plain = 0;
+    if (quoted || !plain) {
+        size_t at = b->len;
+        logfmt_quote(b, s);
+        if (quoted) {   /* drop the quotes logfmt_quote added: the format has them */
+            memmove(b->p + at, b->p + at + 1, b->len - at - 2);
+            b->len -= 2;
+            b->p[b->len] = '\0';
+        }
+    } else {
+        buf_puts(b, s);
+    }
+}
+
+/* Formats a logfmt body: every %s argument (text that may come from outside:
+ * paths, server replies, librdkafka) is escaped by logfmt_value, so it can
+ * neither end its value nor add fields; the rest is vsnprintf's. */
+static void logfmt_format(struct buf *b, const char *fmt, va_list ap)
+{
+    while (*fmt) {
+        if (*fmt != '%') { buf_putc(b, *fmt++); continue; }
+        if (fmt[1] == '%') { buf_putc(b, '%'); fmt += 2; continue; }
+        int quoted = b->len && b->p[b->len - 1] == '"';
+        char spec[32];
+        size_t n = 0;
+        spec[n++] = *fmt++;
+        int stars[2], nstar = 0;
+        while (*fmt && strchr("-+ #0123456789.*", *fmt) && n < sizeof spec - 8) {
+            if (*fmt == '*' && nstar < 2) stars[nstar++] = va_arg(ap, int);
+            spec[n++] = *fmt++;
+        }
+        char len[3] = "";
+        size_t ln = 0;
+        while (*fmt && strchr("hljztL", *fmt) && ln < 2) { len[ln++] = *fmt; spec[n++] = *fmt++; }
+        len[ln] = '\0';
+        char conv = *fmt ? *fmt++ : 's';
+        spec[n++] = conv;
+        spec[n] = '\0';
+        char tmp[512];
+#define LOG_FMT1(v) (nstar == 2 ? snprintf(tmp, sizeof tmp, spec, stars[0], stars[1], v) : \
+                     nstar == 1 ? snprintf(tmp, sizeof tmp, spec, stars[0], v) : snprintf(tmp, sizeof tmp, spec, v))
+        switch (conv) {
+        case 's': {
+            const char *s = va_arg(ap, const char *);
+            if (!s) s = "(null)";
+            if (strchr(spec, '.')) { LOG_FMT1(s); s = tmp; }   /* a precision cuts it */
+            logfmt_value(b, s, quoted);
+            continue;
+        }
+        case 'd': case 'i':
+            if (!strcmp(len, "ll")) LOG_FMT1(va_arg(ap, long long));
+            else if (!strcmp(len, "l")) LOG_FMT1(va_arg(ap, long));
+            else if (!strcmp(len, "j")) LOG_FMT1(va_arg(ap, intmax_t));
+            else if (!strcmp(len, "z") || !strcmp(len, "t")) LOG_FMT1(va_arg(ap, ptrdiff_t));
+            else LOG_FMT1(va_arg(ap, int));
+            break;
+        case 'u': case 'x': case 'X': case 'o':
+            if (!strcmp(len, "ll")) LOG_FMT1(va_arg(ap, unsigned long long));
+            else if (!strcmp(len, "l")) LOG_FMT1(va_arg(ap, unsigned long));
+            else if (!strcmp(len, "j")) LOG_FMT1(va_arg(ap, uintmax_t));
+            else if (!strcmp(len, "z") || !strcmp(len, "t")) LOG_FMT1(va_arg(ap, size_t));
+            else LOG_FMT1(va_arg(ap, unsigned));
+            break;
+        case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A':
+            if (!strcmp(len, "L")) LOG_FMT1(va_arg(ap, long double));
+            else LOG_FMT1(va_arg(ap, double));
+            break;
+        case 'c': LOG_FMT1(va_arg(ap, int)); break;
+        case 'p': LOG_FMT1(va_arg(ap, void *)); break;
+        default: snprintf(tmp, sizeof tmp, "%%%c", conv); break;   /* unknown: shown, no argument taken */
+        }
+#undef LOG_FMT1
+        buf_puts(b, tmp);
+    }
+}
+
 /* Callers either pass plain text (becomes msg="...") or a logfmt body that
  * starts with msg= (key=value pairs kept as fields). */
 void gl_log(enum gl_level lvl, const char *fmt, ...)
@@ -76,12 +167,20 @@ void gl_log(enum gl_level lvl, const char *fmt, ...)
     static time_t last_sec;
     static unsigned long suppressed;
     if (lvl < gl_log_level) return;
-    char msg[1024];
+    char msg[2048];
+    int is_logfmt = !strncmp(fmt, "msg=", 4);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (is_logfmt) {
+        struct buf f;
+        buf_init(&f);
+        logfmt_format(&f, fmt, ap);
+        snprintf(msg, sizeof msg, "%s", f.p ? f.p : "");
+        buf_free(&f);
+    } else {
+        vsnprintf(msg, sizeof msg, fmt, ap);
+    }
     va_end(ap);
-    int is_logfmt = !strncmp(msg, "msg=", 4);
     uint64_t h = hash64(msg, strlen(msg), lvl);
     time_t now = time(NULL);
     pthread_mutex_lock(&mu);

@@ -99,10 +99,57 @@ TEST(repeats_within_a_second_are_counted)
     free(s);
 }
 
+/* a server's error text with a quote, a newline and fake fields */
+static const char *const hostile = "bad\" level=debug injected=\"yes\nts=0 level=info msg=forged";
+
+static void emit_hostile_text(void)
+{
+    gl_log_json = 0;
+    log_error("msg=\"bulk failed\" reason=\"%s\" status=%d kind=%s n=%zu", hostile, 500, "a b", (size_t)7);
+}
+
+static void emit_hostile_json(void)
+{
+    gl_log_json = 1;
+    log_error("msg=\"bulk failed\" reason=\"%s\" status=%d kind=%s", hostile, 500, "x\" y=1");
+    gl_log_json = 0;
+}
+
+TEST(outside_text_is_escaped_in_logfmt)
+{
+    char *s = capture(emit_hostile_text);
+    int lines = 0;
+    for (char *p = s; *p; p++) lines += *p == '\n';
+    CHECK_EQ_INT(lines, 1);
+    CHECK(strstr(s, "reason=\"bad\\\" level=debug injected=\\\"yes\\nts=0 level=info msg=forged\" status=500 kind=\"a b\" n=7\n") != NULL);
+    if (!strstr(s, " n=7")) printf("  got: %s", s);
+    free(s);
+}
+
+TEST(outside_text_cannot_add_json_fields)
+{
+    char *s = capture(emit_hostile_json);
+    json_error_t e;
+    json_t *o = json_loads(s, JSON_DISABLE_EOF_CHECK, &e);
+    CHECK(o != NULL);
+    if (o) {
+        CHECK_EQ_STR(json_string_value(json_object_get(o, "reason")), hostile);
+        CHECK_EQ_STR(json_string_value(json_object_get(o, "level")), "error");
+        CHECK_EQ_STR(json_string_value(json_object_get(o, "kind")), "x\" y=1");
+        CHECK(json_object_get(o, "injected") == NULL && json_object_get(o, "y") == NULL);
+        CHECK_EQ_INT(json_integer_value(json_object_get(o, "status")), 500);
+        CHECK_EQ_INT(json_object_size(o), 6);   /* ts level msg reason status kind */
+        json_decref(o);
+    } else printf("  got: %s", s);
+    free(s);
+}
+
 int main(void)
 {
     RUN(logfmt_body_kept_plain_text_escaped);
     RUN(json_mode_turns_pairs_into_members);
     RUN(repeats_within_a_second_are_counted);
+    RUN(outside_text_is_escaped_in_logfmt);
+    RUN(outside_text_cannot_add_json_fields);
     return TEST_REPORT();
 }
