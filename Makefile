@@ -134,6 +134,7 @@ MANDIR     ?= $(DATADIR)/man
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
 UNITS      := gpulog-collect.service gpulog-detect.service
 MAN_STAMP  := $(BUILD)/man/.stamp
 SHARE_FILES := schemas/event.schema.json $(wildcard schemas/es/*.json) $(wildcard schemas/kibana/*.ndjson)
@@ -148,7 +149,7 @@ $(MAN_STAMP): $(BIN) tools/genman.py
 
 install: $(BIN) $(MAN_STAMP)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
-	  $(DESTDIR)$(SYSCONFDIR)/gpulog $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) \
+	  $(DESTDIR)$(SYSCONFDIR)/gpulog $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
 	  $(DESTDIR)$(DATADIR)/gpulog/schemas/es $(DESTDIR)$(DATADIR)/gpulog/schemas/kibana
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/gpulog
 	for p in $(BUILD)/man/*.[15]; do d=$(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; \
@@ -159,11 +160,12 @@ install: $(BIN) $(MAN_STAMP)
 	for u in $(UNITS); do d=$(DESTDIR)$(SYSTEMDUNITDIR)/$$u; \
 	  $(AT_PATHS) deploy/systemd/$$u > $$d && chmod 0644 $$d || exit 1; done
 	install -m 0644 deploy/completion/gpulog.bash $(DESTDIR)$(BASHCOMPDIR)/gpulog
+	install -m 0644 deploy/completion/_gpulog $(DESTDIR)$(ZSHCOMPDIR)/_gpulog
 	for f in $(SHARE_FILES); do install -m 0644 $$f $(DESTDIR)$(DATADIR)/gpulog/$$f || exit 1; done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpulog $(DESTDIR)$(MANDIR)/man1/gpulog.1 $(DESTDIR)$(MANDIR)/man1/gpulog-*.1 \
-	  $(DESTDIR)$(MANDIR)/man5/gpulog.yaml.5 $(DESTDIR)$(BASHCOMPDIR)/gpulog \
+	  $(DESTDIR)$(MANDIR)/man5/gpulog.yaml.5 $(DESTDIR)$(BASHCOMPDIR)/gpulog $(DESTDIR)$(ZSHCOMPDIR)/_gpulog \
 	  $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS))
 	rm -rf $(DESTDIR)$(DATADIR)/gpulog
 	! $(AT_PATHS) deploy/gpulog.yaml | cmp -s - $(DESTDIR)$(SYSCONFDIR)/gpulog/gpulog.yaml || \

@@ -90,8 +90,19 @@ for p in $pages; do
 done
 serr=$(cd / && env -u GPULOG_SCHEMAS /usr/bin/gpulog setup --es http://127.0.0.1:1 2>&1); src=$?
 check "installed setup finds its schemas (fails only on the connection: $serr)" test "$src" = 1
-comp=$(bash -c '. /usr/share/bash-completion/completions/gpulog; COMP_WORDS=(gpulog co); COMP_CWORD=1; _gpulog; echo "${COMPREPLY[*]}"')
-check "bash completion: gpulog co<TAB> = $comp" test "$comp" = "collect config"
+comp=$(bash -c '. /usr/share/bash-completion/completions/gpulog; COMP_WORDS=(gpulog co); COMP_CWORD=1; _gpulog; echo "${COMPREPLY[*]}"
+  COMP_WORDS=(gpulog parse --k); COMP_CWORD=2; _gpulog; echo "${COMPREPLY[*]}"')
+check "bash completion: gpulog co<TAB>, gpulog parse --k<TAB> = $(echo $comp)" test "$(echo $comp)" = "collect config --keep-original"
+# zsh: the completion system mocked, printing what the file offers
+comp=$(zsh -f -c '_call_program() { shift; eval "$*" }; _describe() { print -rl -- ${(P)${@[-1]}} }
+  compadd() { if [[ $1 == -a ]]; then print -rl -- ${(P)2}; else print -rl -- "$@"; fi }; _files() { print FILES }
+  f=/usr/share/zsh/vendor-completions/_gpulog
+  words=(gpulog co); CURRENT=2; PREFIX=co; source $f | cut -d: -f1 | grep "^co"
+  words=(gpulog parse --k); CURRENT=3; PREFIX=--k; source $f | grep -- "^--k"
+  words=(gpulog config ""); CURRENT=3; PREFIX=; source $f
+  words=(gpulog parse x); CURRENT=3; PREFIX=x; source $f' 2>&1)
+check "zsh completion: commands, options, config subcommands, files = $(echo $comp)" \
+  test "$(echo $comp)" = "collect config --keep-original check print FILES"
 
 # ---- 3. purged
 files=$(dpkg -L gpulog | sort)
@@ -101,7 +112,7 @@ installed=0
 left=$(for f in $files; do [ -f "$f" ] && echo "$f"; done)
 check "no file of the package left ${left:+($left)}" test -z "$left"
 after=$(find /etc /usr /lib /var /opt -xdev -path '*gpulog*' 2>/dev/null | sort)
-new=$(comm -13 <(echo "$before") <(echo "$after") | tr '\n' ' ')
+new=$(comm -13 <(echo "$before") <(echo "$after") | grep . | tr '\n' ' ')
 check "no new gpulog path in /etc /usr /lib /var /opt ${new:+($new)}" test -z "$new"
 check "the gpulog user stays (Debian policy for system users)" getent passwd gpulog >/dev/null
 
@@ -112,8 +123,8 @@ env -u MAKEFLAGS -u MAKELEVEL make --no-print-directory -s BUILD="$obj" SANITIZE
 check "make install DESTDIR= (PREFIX=/usr/local)" test $? = 0 || cat "$tmp/mi"
 nfiles=$(find "$root" -type f | wc -l)
 nshare=$(ls schemas/event.schema.json schemas/es/*.json schemas/kibana/*.ndjson | wc -l)
-check "$nfiles files: binary, $npages man pages, gpulog.yaml, 2 units, completion, $nshare share files" \
-  test "$nfiles" = $((1 + npages + 1 + 2 + 1 + nshare))
+check "$nfiles files: binary, $npages man pages, gpulog.yaml, 2 units, 2 completions, $nshare share files" \
+  test "$nfiles" = $((1 + npages + 1 + 2 + 2 + nshare))
 check "the units run /usr/local/bin/gpulog with /usr/local/etc/gpulog" \
   test "$(grep -h -e '^ExecStart=' -e '^Environment=GPULOG_CONFIG' "$root"/usr/local/lib/systemd/system/*.service | sort | tr '\n' '|')" \
      = 'Environment=GPULOG_CONFIG=/usr/local/etc/gpulog/gpulog.yaml|Environment=GPULOG_CONFIG=/usr/local/etc/gpulog/gpulog.yaml|ExecStart=/usr/local/bin/gpulog collect --exec "nvidia-smi dmon -o DT -s pucvmet" --kmsg|ExecStart=/usr/local/bin/gpulog detect|'

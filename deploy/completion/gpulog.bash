@@ -27,8 +27,10 @@ _gpulog() {
     esac
     if [[ $cur == -* ]]; then
         local opts
-        opts=$("${COMP_WORDS[0]}" "$cmd" --help 2>/dev/null | grep -oE -- '(^|[ ,\[])--?[A-Za-z][A-Za-z0-9-]*' \
-               | sed 's/^[ ,[]//' | sort -u)
+        # the usage lines and the option column of the option lines
+        opts=$("${COMP_WORDS[0]}" "$cmd" --help 2>/dev/null \
+               | awk '/^usage:/{u=1} u&&/^$/{u=0} u{print; next} /^ +-/{sub(/^ +/, ""); sub(/  .*/, ""); print}' \
+               | grep -oE -- '(^|[][ |,])--?[A-Za-z][A-Za-z0-9-]*' | sed 's/^[][ |,]//' | sort -u)
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
         return
     fi
