@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include "../core/config.h"
 #include "../core/metrics.h"
+#include "../core/gpumetrics.h"
 #include "../parsers/feed.h"
 #include <glob.h>
 #include <inttypes.h>
@@ -157,6 +158,7 @@ static void on_event(void *ctx, const struct event *ev)
     s->events++;
     uintptr_t token = ((uintptr_t)s->idx << TOKEN_SEQ_BITS) | (uintptr_t)(s->cur_seq & TOKEN_SEQ_MASK);
     deliver(c, ev, (void *)token, sink_stream_of(ev->dataset));
+    gpumetrics_observe(ev);
 }
 
 static void on_settle(void *ctx, void *token, enum sink_outcome o)
@@ -1242,7 +1244,7 @@ int cmd_collect(int argc, char **argv)
         rc = EXIT_IOERR;
         goto out;
     }
-    if (metrics_serve(cfg.metrics_addr, cerr, sizeof cerr) != GL_OK) {
+    if (gpumetrics_setup(&cfg, 1, cerr, sizeof cerr) != GL_OK || metrics_serve(cfg.metrics_addr, cerr, sizeof cerr) != GL_OK) {
         fprintf(stderr, "gpulog collect: metrics: %s\n", cerr);
         free(state_dir_own);
         rc = EXIT_IOERR;

@@ -15,6 +15,7 @@
 #include "../detect/engine.h"
 #include "../core/config.h"
 #include "../core/metrics.h"
+#include "../core/gpumetrics.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -264,9 +265,7 @@ static void detect_emit(void *ctx, const struct event *rec)
 {
     struct dctx *d = ctx;
     d->records++;
-    size_t tl;
-    const char *ty = event_get_str(rec, "event.type", &tl);
-    if (ty && tl == 5 && !memcmp(ty, "start", 5)) metrics_inc(M_ANOMALIES);
+    gpumetrics_record(rec);
     struct sink_doc doc;
     sink_doc_of(&doc, rec, STREAM_ANOMALIES, NULL, NULL, &d->json, &d->key);
     for (size_t i = 0; i < d->nsinks; i++) {
@@ -544,7 +543,7 @@ int cmd_detect(int argc, char **argv)
     const char *detectors = *cfg.detect.config ? cfg.detect.config : NULL;
     prof = profile_load(detectors, cfg.detect.profile, err, sizeof err);
     if (!prof) { rc = cli_usage_error("detect", "%s", err); goto out; }
-    if (metrics_serve(cfg.metrics_addr, err, sizeof err) != GL_OK) {
+    if (gpumetrics_setup(&cfg, 0, err, sizeof err) != GL_OK || metrics_serve(cfg.metrics_addr, err, sizeof err) != GL_OK) {
         fprintf(stderr, "gpulog detect: metrics: %s\n", err);
         rc = EXIT_IOERR;
         goto out;
@@ -653,6 +652,7 @@ int cmd_detect(int argc, char **argv)
                         d.cur = p;
                         d.cur_off = m->offset;
                         engine_feed_tag(d.eng, &ev, p->tag);
+                        gpumetrics_observe(&ev);
                         d.cur = NULL;
                         if (d.es) detect_forward(&d, p, m->offset, &ev, m->payload, m->len);
                     } else {

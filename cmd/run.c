@@ -10,6 +10,7 @@
 #include "../detect/report.h"
 #include "../core/config.h"
 #include "../core/metrics.h"
+#include "../core/gpumetrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -132,9 +133,7 @@ static void run_emit_record(void *ctx, const struct event *rec)
     }
     if (r->live) live_record(r->live, rec);
     if (r->report) report_record(r->report, rec);
-    size_t tl;
-    const char *ty = event_get_str(rec, "event.type", &tl);
-    if (ty && tl == 5 && !memcmp(ty, "start", 5)) metrics_inc(M_ANOMALIES);
+    gpumetrics_record(rec);
 }
 
 /* Profile auto: at the first metric event, keeps gpu when the event
@@ -187,6 +186,7 @@ static void run_emit_event(void *ctx, const struct event *ev)
     if (r->auto_pending) run_choose_profile(r, ev);
     engine_feed(r->eng, ev);
     run_check_tracking(r);
+    gpumetrics_observe(ev);
     if (r->report) report_event(r->report, ev);
     if (r->live) live_tick(r->live, r->eng);
 }
@@ -399,7 +399,7 @@ int run_main(const struct run_mode *m, int argc, char **argv)
     if (live_mode < 0) live_mode = isatty(1) && !m->report_only ? 1 : 0;
     ro.ndjson_stdout = !live_mode && !m->report_only;
     if (m->report_only && !ro.report) ro.report = "report.html";
-    if (metrics_serve(cfg.metrics_addr, err, sizeof err) != GL_OK) {
+    if (gpumetrics_setup(&cfg, 1, err, sizeof err) != GL_OK || metrics_serve(cfg.metrics_addr, err, sizeof err) != GL_OK) {
         fprintf(stderr, "gpulog run: metrics: %s\n", err);
         exit_rc = EXIT_IOERR;
         goto out;

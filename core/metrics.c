@@ -3,6 +3,7 @@
  * rendering. The HTTP server is in httpd.c.
  */
 #include "metrics.h"
+#include "gpumetrics.h"
 #include "common.h"
 
 #include <pthread.h>
@@ -37,8 +38,8 @@ static const struct family families[M__COUNT] = {
         "Messages between the committed offsets and the end of the assigned partitions (sum)." },
     [M_ANOMALIES_OPEN] = { "gpulog_anomalies_open", MT_GAUGE, NULL,
         "Anomaly episodes currently open (started, not yet resolved)." },
-    [M_ANOMALIES] = { "gpulog_anomalies_total", MT_COUNTER, NULL,
-        "Anomaly episodes opened since start." },
+    [M_ANOMALIES] = { "gpulog_anomalies_total", MT_COUNTER, "rule_id",
+        "Anomaly episodes opened since start, by detector rule." },
     [M_BULK_RETRIES] = { "gpulog_bulk_retries_total", MT_COUNTER, NULL,
         "Documents re-sent to Elasticsearch after a 429, a 5xx or a connection error." },
     [M_DEADLETTERS] = { "gpulog_deadletters_total", MT_COUNTER, NULL,
@@ -213,6 +214,7 @@ void metrics_render(struct buf *out)
             buf_printf(out, "\"} %lld\n", (long long)atomic_load_explicit(&l->s[j].v, memory_order_relaxed));
         }
     }
+    gpumetrics_render(out, gl_now_ms());
     put_header(out, "gpulog_build_info", "gauge", "Always 1; the version label says which gpulog runs.");
     buf_puts(out, "gpulog_build_info{version=\"");
     put_label_value(out, GPULOG_VERSION);

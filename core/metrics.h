@@ -1,7 +1,7 @@
 /*
  * metrics.h - gpulog's Prometheus metrics: a fixed registry of counters and
  * gauges that commands only increment, rendered in the text exposition
- * format 0.0.4, and a small HTTP server (libmicrohttpd, one internal thread)
+ * format 0.0.4 (followed by the GPU metrics table of gpumetrics.h), and a small HTTP server (libmicrohttpd, one internal thread)
  * for /metrics, /healthz and /readyz.
  *
  * Every update is one relaxed atomic operation, safe from any thread and
@@ -27,7 +27,7 @@ enum metric_id {
     M_SPOOL_BYTES,         /* gauge    gpulog_spool_bytes */
     M_CONSUMER_LAG,        /* gauge    gpulog_consumer_lag_messages */
     M_ANOMALIES_OPEN,      /* gauge    gpulog_anomalies_open */
-    M_ANOMALIES,           /* counter  gpulog_anomalies_total */
+    M_ANOMALIES,           /* counter  gpulog_anomalies_total{rule_id} */
     M_BULK_RETRIES,        /* counter  gpulog_bulk_retries_total */
     M_DEADLETTERS,         /* counter  gpulog_deadletters_total */
     M_CHILD_RESTARTS,      /* counter  gpulog_child_restarts_total */

@@ -30,8 +30,8 @@ port_of() {   # the metrics port from a command's startup log
   done
   return 1
 }
-metric() {    # metric PORT 'NAME{labels}' -> value (empty if absent)
-  curl -sf "http://127.0.0.1:$1/metrics" | awk -v k="$2" '$1 == k { print $2 }'
+metric() {    # metric PORT 'NAME{labels}' -> value (empty if absent); a bare NAME sums its labelled series
+  curl -sf "http://127.0.0.1:$1/metrics" | awk -v k="$2" '$1 == k || index($1, k "{") == 1 { s += $2; f = 1 } END { if (f) print s }'
 }
 metric_at_least() {   # metric_at_least PORT NAME MIN
   local v; v=$(metric "$1" "$2"); [ -n "$v" ] && [ "${v%.*}" -ge "$3" ]
