@@ -392,6 +392,12 @@ static void install_kind(struct setup *s, enum kind k)
     free_list(files, n);
 }
 
+/* Why an API probe did not answer 200, for the messages about what was not installed. */
+static const char *missing_why(long st)
+{
+    return st == 401 || st == 403 ? "these credentials may not use it" : "not on this cluster";
+}
+
 /* Installs the lifecycle the cluster has (Elasticsearch: ILM, else the data stream
  * lifecycle of the templates; OpenSearch: ISM) and says why when it has none. */
 static void lifecycle(struct setup *s)
@@ -411,9 +417,10 @@ static void lifecycle(struct setup *s)
         } else {
             s->skipped++;
             printf("lifecycle: NOT installed: this Elasticsearch has neither ILM (GET /_ilm/status "
-                   "answered HTTP %ld) nor the data stream lifecycle (GET /_data_stream answered HTTP %ld; "
-                   "it needs the data-streams module and 8.11+): retention is NOT managed; delete old "
-                   "backing indices yourself\n", s->ilm_status, s->ds_status);
+                   "answered HTTP %ld: %s) nor the data stream lifecycle (GET /_data_stream answered HTTP "
+                   "%ld: %s; it needs the data-streams module and 8.11+): retention is NOT managed; delete "
+                   "old backing indices yourself\n", s->ilm_status, missing_why(s->ilm_status),
+                   s->ds_status, missing_why(s->ds_status));
         }
         return;
     }
@@ -424,8 +431,8 @@ static void lifecycle(struct setup *s)
     }
     s->skipped++;
     printf("lifecycle: NOT installed: the ISM plugin (opensearch-index-management) is not installed on "
-           "this OpenSearch (GET /_plugins/_ism/policies answered HTTP %ld): retention is NOT managed; "
-           "delete old backing indices yourself or install the plugin and run setup again\n", st);
+           "this OpenSearch (GET /_plugins/_ism/policies answered HTTP %ld: %s): retention is NOT managed; "
+           "delete old backing indices yourself or install the plugin and run setup again\n", st, missing_why(st));
 }
 
 static void data_streams(struct setup *s)
@@ -435,9 +442,9 @@ static void data_streams(struct setup *s)
         es_stream_name((enum sink_stream)i, s->cli.conf.ns, name, sizeof name);
         if (s->flavor == FLAVOR_ES && s->ds_status != 200) {
             s->skipped++;
-            printf("data stream %s: NOT created: this Elasticsearch has no data stream API (GET "
-                   "/_data_stream answered HTTP %ld: no data-streams module); the first document "
-                   "written creates it from its index template\n", name, s->ds_status);
+            printf("data stream %s: NOT created: no data stream API here (GET /_data_stream answered "
+                   "HTTP %ld: %s); the first document written creates it from its index template\n",
+                   name, s->ds_status, missing_why(s->ds_status));
             continue;
         }
         snprintf(path, sizeof path, "/_data_stream/%s", name);

@@ -3,6 +3,8 @@
 #   Apache Kafka 4.1.2 (KRaft, one JVM)   127.0.0.1:19092  services/kafka/kafka.sh
 #   OpenSearch 2.19.6 (embedded node)     127.0.0.1:19200  services/opensearch/opensearch.sh
 #   Elasticsearch 8.19.7 (security off)   127.0.0.1:19400  services/elasticsearch/elasticsearch.sh
+#   Elasticsearch 8.19.7 (security on:    127.0.0.1:19410  the same, ELASTICSEARCH_SECURE=1
+#     TLS, users, API key)
 # all from Maven Central (jars; Elasticsearch: its integ-test-zip); no Docker.
 #
 #   services.sh up       fetch if needed, wipe the data of a service that is not running,
@@ -11,12 +13,14 @@
 #   services.sh down     stop both (no-op when down); removes services/env.sh
 #   services.sh status   exit 0 when both run and answer
 #   services.sh stop-kafka | start-kafka | stop-opensearch | start-opensearch
-#               | stop-elasticsearch | start-elasticsearch
+#               | stop-elasticsearch | start-elasticsearch (both Elasticsearch nodes)
 #                        for fault tests: stop/restart one service; data is kept, so
 #                        topics and indices survive the restart
 # Env: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093), KAFKA_PARTITIONS (3),
 #      OPENSEARCH_PORT (19200), OPENSEARCH_TRANSPORT_PORT (19300), OPENSEARCH_HEAP (512m),
 #      ELASTICSEARCH_PORT (19400), ELASTICSEARCH_TRANSPORT_PORT (19401), ELASTICSEARCH_RUN_DIR,
+#      ELASTICSEARCH_SECURE_PORT (19410), ELASTICSEARCH_SECURE_TRANSPORT_PORT (19411),
+#      ELASTICSEARCH_SECURE_RUN_DIR,
 #      KAFKA_RUN_DIR, OPENSEARCH_RUN_DIR (services/*/run), SERVICES_ENV (services/env.sh),
 #      SERVICES_KEEP_DATA=1 (up keeps old data). With other ports, run dirs and env file a
 #      second, private pair can run beside the shared one.
@@ -39,6 +43,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 K() { "$ROOT/services/kafka/kafka.sh" "$@" 9>&-; }
 O() { "$ROOT/services/opensearch/opensearch.sh" "$@" 9>&-; }
 E() { "$ROOT/services/elasticsearch/elasticsearch.sh" "$@" 9>&-; }
+S() { ELASTICSEARCH_SECURE=1 "$ROOT/services/elasticsearch/elasticsearch.sh" "$@" 9>&-; }
 ENVF="${SERVICES_ENV:-$ROOT/services/env.sh}"
 export KAFKA_PORT="${KAFKA_PORT:-19092}" OPENSEARCH_PORT="${OPENSEARCH_PORT:-19200}"
 export ELASTICSEARCH_PORT="${ELASTICSEARCH_PORT:-19400}"
@@ -51,7 +56,7 @@ flock -w 300 9 || { echo "services: could not take $LOCK" >&2; exit 1; }
 write_env() {
   printf 'export KAFKA_BROKERS=127.0.0.1:%s OPENSEARCH_URL=http://127.0.0.1:%s\n' \
     "$KAFKA_PORT" "$OPENSEARCH_PORT" > "$ENVF"
-  E env >> "$ENVF"
+  E env >> "$ENVF"; S env >> "$ENVF"
 }
 
 fetch() {
@@ -62,22 +67,25 @@ fetch() {
 
 # run "$@" for every service script in parallel; print each one's output; fail if any fails
 both() {
-  local tmp rc=0 kp op ep
+  local tmp rc=0 kp op ep sp
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulog-svc.XXXXXX")
   K "$@" > "$tmp/k" 2>&1 & kp=$!
   O "$@" > "$tmp/o" 2>&1 & op=$!
   E "$@" > "$tmp/e" 2>&1 & ep=$!
+  S "$@" > "$tmp/s" 2>&1 & sp=$!
   wait "$kp" || rc=1
   wait "$op" || rc=1
   wait "$ep" || rc=1
-  cat "$tmp/k" "$tmp/o" "$tmp/e"
+  wait "$sp" || rc=1
+  cat "$tmp/k" "$tmp/o" "$tmp/e" "$tmp/s"
   rm -rf "$tmp"
   return $rc
 }
 
 case "${1:-}" in
 up)
-  if K status >/dev/null 2>&1 && O status >/dev/null 2>&1 && E status >/dev/null 2>&1; then
+  if K status >/dev/null 2>&1 && O status >/dev/null 2>&1 && E status >/dev/null 2>&1 \
+     && S status >/dev/null 2>&1; then
     write_env; echo "services: already up"; exit 0
   fi
   fetch || exit 1
@@ -85,6 +93,7 @@ up)
     K status >/dev/null 2>&1 || K wipe
     O status >/dev/null 2>&1 || O wipe
     E status >/dev/null 2>&1 || E wipe
+    S status >/dev/null 2>&1 || S wipe
   fi
   if both start; then write_env; echo "services: up"; exit 0; fi
   echo "services: start failed, stopping what started" >&2
@@ -92,12 +101,12 @@ up)
 down)
   both stop; rc=$?; rm -f "$ENVF"; exit $rc ;;
 status)
-  rc=0; K status || rc=1; O status || rc=1; E status || rc=1; exit $rc ;;
+  rc=0; K status || rc=1; O status || rc=1; E status || rc=1; S status || rc=1; exit $rc ;;
 start-kafka)      fetch && K start && write_env ;;
 stop-kafka)       K stop ;;
 start-opensearch) fetch && O start && write_env ;;
 stop-opensearch)  O stop ;;
-start-elasticsearch) fetch && E start && write_env ;;
-stop-elasticsearch)  E stop ;;
+start-elasticsearch) fetch && E start && S start && write_env ;;
+stop-elasticsearch)  E stop; S stop ;;
 *) echo "usage: $0 up|down|status|stop-kafka|start-kafka|stop-opensearch|start-opensearch|stop-elasticsearch|start-elasticsearch" >&2; exit 2 ;;
 esac

@@ -79,6 +79,7 @@ struct es_sink {
     struct curl_slist *hdrs;
     int busy;
     struct buf resp;
+    char curl_err[CURL_ERROR_SIZE];      /* libcurl's detail of a failed request */
     z_stream zs;
     int zs_ready;
     int64_t hold_until;                  /* whole-request backoff */
@@ -289,6 +290,7 @@ static void start_request(struct es_sink *e, int64_t now)
     struct es_batch *bt = &e->b[e->cur];
     bt->ready = 0;
     buf_reset(&e->resp);
+    e->curl_err[0] = '\0';
     curl_easy_setopt(e->easy, CURLOPT_POSTFIELDS, bt->gz.p);
     curl_easy_setopt(e->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)bt->gz.len);
     curl_multi_add_handle(e->multi, e->easy);
@@ -347,7 +349,10 @@ static void request_done(struct es_sink *e, CURLcode rc, int64_t now)
               (long long)(now - e->req_start), e->resp.len);
     char what[GL_ERRLEN];
     if (rc != CURLE_OK) {
-        snprintf(what, sizeof what, "%s", curl_easy_strerror(rc));
+        snprintf(what, sizeof what, "%.80s%s%.160s", curl_easy_strerror(rc), e->curl_err[0] ? ": " : "", e->curl_err);
+        if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+            log_error("msg=\"the cluster's TLS certificate cannot be verified (is --es-ca the CA that signed it?); "
+                      "documents are kept and sent again\" reason=\"%s\"", what);
         whole_failure(e, bt, now, what);
         return;
     }
@@ -587,6 +592,7 @@ struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle_fn, voi
     curl_easy_setopt(e->easy, CURLOPT_HTTPHEADER, e->hdrs);
     curl_easy_setopt(e->easy, CURLOPT_WRITEFUNCTION, collect_resp);
     curl_easy_setopt(e->easy, CURLOPT_WRITEDATA, e);
+    curl_easy_setopt(e->easy, CURLOPT_ERRORBUFFER, e->curl_err);
     curl_easy_setopt(e->easy, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     /* a request the server does not answer in time is sent again;
      * GPULOG_ES_TIMEOUT_MS overrides the 120 s (tests) */

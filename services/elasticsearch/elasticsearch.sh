@@ -24,7 +24,10 @@
 #      in run-secure/creds/ (mode 600): elastic.password, gpulog.password, gpulog.apikey
 #      (the base64 "encoded" form that goes after "Authorization: ApiKey").
 # Env: ELASTICSEARCH_VERSION (8.19.7), ELASTICSEARCH_PORT, ELASTICSEARCH_TRANSPORT_PORT,
-#      ELASTICSEARCH_RUN_DIR, ELASTICSEARCH_HEAP (512m), ELASTICSEARCH_USER (gpulog-es).
+#      ELASTICSEARCH_RUN_DIR (secure: ELASTICSEARCH_SECURE_PORT, _SECURE_TRANSPORT_PORT,
+#      _SECURE_RUN_DIR), ELASTICSEARCH_HEAP (512m), ELASTICSEARCH_USER (gpulog-es).
+# The distribution on Maven Central lacks analysis-common, which the .security index
+# (users, API keys) needs: fetch also builds SecurityIndexAnalysis.java into a plugin.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../lib.sh
@@ -33,12 +36,14 @@ VER="${ELASTICSEARCH_VERSION:-8.19.7}"
 DIST="$HERE/target/elasticsearch-$VER"
 SECURE="${ELASTICSEARCH_SECURE:-0}"
 if [ "$SECURE" = 1 ]; then
-  NAME=elasticsearch-secure; DPORT=19410; DRUN="$HERE/run-secure"; SCHEME=https
+  NAME=elasticsearch-secure; SCHEME=https
+  PORT="${ELASTICSEARCH_SECURE_PORT:-19410}"; TPORT="${ELASTICSEARCH_SECURE_TRANSPORT_PORT:-$((PORT + 1))}"
+  RUN="${ELASTICSEARCH_SECURE_RUN_DIR:-$HERE/run-secure}"
 else
-  NAME=elasticsearch; DPORT=19400; DRUN="$HERE/run"; SCHEME=http
+  NAME=elasticsearch; SCHEME=http
+  PORT="${ELASTICSEARCH_PORT:-19400}"; TPORT="${ELASTICSEARCH_TRANSPORT_PORT:-$((PORT + 1))}"
+  RUN="${ELASTICSEARCH_RUN_DIR:-$HERE/run}"
 fi
-PORT="${ELASTICSEARCH_PORT:-$DPORT}"; TPORT="${ELASTICSEARCH_TRANSPORT_PORT:-$((PORT + 1))}"
-RUN="${ELASTICSEARCH_RUN_DIR:-$DRUN}"
 HEAP="${ELASTICSEARCH_HEAP:-512m}"
 ESUSER="${ELASTICSEARCH_USER:-gpulog-es}"
 URL="$SCHEME://127.0.0.1:$PORT"
@@ -138,7 +143,7 @@ provision_secure() {
   [ -f "$CREDS/gpulog.password" ] || (umask 077; openssl rand -hex 16 > "$CREDS/gpulog.password")
   pw=$(cat "$CREDS/gpulog.password")
   es_curl -f -X PUT "$URL/_security/role/gpulog_writer" -H 'Content-Type: application/json' -d '{
-    "cluster": ["monitor", "manage_index_templates", "manage_ilm"],
+    "cluster": ["monitor", "manage_index_templates", "manage_ilm", "manage_own_api_key"],
     "indices": [{"names": ["logs-gpu.*", "metrics-gpu.*"], "privileges": ["all"]}]}' >/dev/null \
     || { echo "$NAME: creating role gpulog_writer failed" >&2; return 1; }
   es_curl -f -X PUT "$URL/_security/user/gpulog" -H 'Content-Type: application/json' \
@@ -151,16 +156,35 @@ provision_secure() {
   (umask 077; echo "$key" > "$CREDS/gpulog.apikey")
 }
 
+# the plugin with the analysis components the .security index needs
+# (SecurityIndexAnalysis.java says why); compiled against the distribution's jars
+PLUGIN="$DIST/plugins/gpulog-security-analysis"
+build_plugin() {
+  [ -f "$PLUGIN/security-index-analysis.jar" ] && [ "$PLUGIN/security-index-analysis.jar" -nt "$HERE/SecurityIndexAnalysis.java" ] && return 0
+  local cls="$HERE/target/plugin-classes"
+  rm -rf "$cls" "$PLUGIN"; mkdir -p "$cls" "$PLUGIN"
+  javac --release 17 -cp "$DIST/lib/*" -d "$cls" "$HERE/SecurityIndexAnalysis.java"
+  jar cf "$PLUGIN/security-index-analysis.jar" -C "$cls" .
+  printf '%s\n' "description=analysis components of the .security index (gpulog tests)" "version=1.0" \
+    "name=gpulog-security-analysis" "classname=SecurityIndexAnalysis" "java.version=17" \
+    "elasticsearch.version=$VER" > "$PLUGIN/plugin-descriptor.properties"
+}
+
 case "${1:-}" in
 fetch)
-  [ -x "$DIST/bin/elasticsearch" ] && exit 0
+  if [ -x "$DIST/bin/elasticsearch" ]; then build_plugin; exit 0; fi
   svc_mvn dependency:copy -Dartifact="org.elasticsearch.distribution.integ-test-zip:elasticsearch:$VER:zip" \
     -DoutputDirectory="$HERE/target" -Dmdep.overWriteReleases=true
   rm -rf "$DIST.tmp"; mkdir -p "$DIST.tmp"
   unzip -q "$HERE/target/elasticsearch-$VER.zip" -d "$DIST.tmp"
-  mv "$DIST.tmp/elasticsearch-$VER" "$DIST"; rm -rf "$DIST.tmp" "$HERE/target/elasticsearch-$VER.zip" ;;
+  mv "$DIST.tmp/elasticsearch-$VER" "$DIST"; rm -rf "$DIST.tmp" "$HERE/target/elasticsearch-$VER.zip"
+  build_plugin ;;
 start)
-  if svc_running_pid >/dev/null; then svc_already_up && echo "$NAME already running at $URL"; exit $?; fi
+  if svc_running_pid >/dev/null; then
+    svc_already_up || exit 1
+    if [ "$SECURE" = 1 ]; then provision_secure || exit 1; fi
+    echo "$NAME already running at $URL"; exit 0
+  fi
   [ -x "$DIST/bin/elasticsearch" ] || { echo "$NAME: distribution missing, run $0 fetch" >&2; exit 1; }
   JH=$(java_home) || { echo "$NAME: no java on PATH" >&2; exit 1; }
   svc_ports_free "$PORT" "$TPORT" || exit 1
