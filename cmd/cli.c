@@ -1,5 +1,6 @@
 /* cli.c - helpers the subcommands share (see cli.h). */
 #include "cli.h"
+#include "../core/config.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -17,6 +18,36 @@ void cli_catch_signals(void (*handler)(int))
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Overwrites the password of each URL in s (scheme://user:PASS@host). */
+static void scrub_url_password(char *s)
+{
+    for (char *p = strstr(s, "://"); p; p = strstr(p, "://")) {
+        char *host = p + 3;
+        size_t auth = strcspn(host, "/?#");
+        char *at = NULL;
+        for (size_t i = 0; i < auth; i++) if (host[i] == '@') at = host + i;
+        char *colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
+        if (colon) memset(colon + 1, '*', (size_t)(at - colon - 1));
+        p = host;
+    }
+}
+
+char **cli_scrub_argv(int argc, char **argv)
+{
+    static char **copy;   /* the process's argv from here on */
+    copy = xcalloc((size_t)argc + 1, sizeof *copy);
+    for (int i = 0; i < argc; i++) copy[i] = xstrdup(argv[i]);
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        scrub_url_password(a);
+        char *k = a, *eq = strchr(a, '=');
+        if (!strncmp(k, "-X", 2)) k += 2;
+        while (*k == '-') k++;
+        if (eq && eq > k && config_secret_key(k, (size_t)(eq - k))) memset(eq + 1, '*', strlen(eq + 1));
+    }
+    return copy;
 }
 
 int cli_wants_help(int argc, char **argv)

@@ -35,6 +35,12 @@ struct run_mode {
 };
 int run_main(const struct run_mode *m, int argc, char **argv);
 
+/* Returns a copy of argv (argc strings and a NULL; kept for the life of the
+ * process) for the program to parse, and overwrites with '*' the secrets in
+ * the original strings, which /proc/PID/cmdline and ps show: the password of
+ * a URL (--es http://user:PASS@host) and the value of a KEY=VALUE whose key
+ * names a credential (-X sasl.password=VALUE). */
+char **cli_scrub_argv(int argc, char **argv);
 /* 1 if -h or --help appears among the options (before a "--"): commands
  * answer it before loading any configuration. */
 int cli_wants_help(int argc, char **argv);

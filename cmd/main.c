@@ -48,6 +48,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
+    argv = cli_scrub_argv(argc, argv);   /* no secret stays in /proc/PID/cmdline */
     config_set_formats(parser_format_names());
     const char *c = argv[1];
     if (!strcmp(c, "--help") || !strcmp(c, "-h") || !strcmp(c, "help")) {

@@ -96,4 +96,21 @@ out=$(timeout 20 "$GPULOG" detect --once --brokers 127.0.0.1:1 -X sasl.pasword=T
 check "detect -X with a misspelled key names the key, not the value" \
   "$(! grep -q 'S3CR3T' <<<"$out" && grep -q 'sasl.pasword' <<<"$out"; echo $?)" "$out"
 
+# ------------------------------------- item 16: secrets scrubbed from argv
+cmdline_of() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null; }
+cp "$CSV" "$tmp/argv.csv"
+"$GPULOG" collect --brokers 127.0.0.1:1 -X sasl.username=u -X sasl.password=ARGV-S3CR3T \
+  -X security.protocol=SASL_PLAINTEXT -X sasl.mechanism=PLAIN --file "$tmp/argv.csv" -s "$tmp/argv-st" 2>/dev/null &
+pids+=($!); cpid=$!
+sleep 5 | "$GPULOG" run --es http://elastic:URL-S3CR3T@127.0.0.1:1 - >/dev/null 2>&1 &
+pids+=($!); rpid=$!
+sleep 0.5
+cl=$(cmdline_of "$cpid")
+check "collect: -X sasl.password=... is not in /proc/PID/cmdline" \
+  "$([[ "$cl" == *"sasl.password=*"* && "$cl" != *S3CR3T* && "$cl" == *"sasl.username=u"* ]]; echo $?)" "$cl"
+cl=$(cmdline_of "$rpid")
+check "run: the password of --es http://user:PASS@host is not in /proc/PID/cmdline" \
+  "$([[ "$cl" == *"http://elastic:*"*"@127.0.0.1:1"* && "$cl" != *S3CR3T* ]]; echo $?)" "$cl"
+kill -TERM "$cpid" "$rpid" 2>/dev/null
+
 finish
