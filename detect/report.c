@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define REP_MAX_ENTS 64       /* GPUs (host, index) charted; more are counted */
 #define REP_MAX_EXTRA 6       /* generic numeric columns (metrics.*) charted */
@@ -40,6 +41,7 @@ struct rep_series {
 
 struct rep_ent {
     char *host;
+    char *bus;                /* gpu.pci.bus_id when the input names it */
     int gpu;                  /* -1: the input has no GPU index */
     uint64_t samples;
     struct rep_series s[S_N];
@@ -105,6 +107,7 @@ void report_free(struct report *r)
     if (!r) return;
     for (size_t i = 0; i < r->nents; i++) {
         free(r->ents[i].host);
+        free(r->ents[i].bus);
         for (int s = 0; s < S_N; s++) free(r->ents[i].s[s].v);
     }
     for (size_t i = 0; i < r->nextra; i++) free(r->extra[i]);
@@ -362,6 +365,7 @@ void report_event(struct report *r, const struct event *ev)
     rep_time(r, ev->ts_ms);
     r->samples++;
     e->samples++;
+    if (!e->bus && gpu >= 0) e->bus = rep_strdup_field(ev, "gpu.pci.bus_id");
     for (size_t i = 0; i < ev->nf; i++) {
         const struct ev_field *f = &ev->f[i];
         if (f->type != EV_INT && f->type != EV_NUM) continue;
@@ -719,6 +723,20 @@ static long rep_ent_index(const struct report *r, const char *host, int gpu)
     return -1;
 }
 
+/* Gives the kernel events that name only a PCI bus the GPU index that the
+ * metric samples of the same host and bus carry (query CSV with
+ * pci.bus_id does; dmon does not). */
+static void rep_xid_gpus(struct report *r)
+{
+    for (size_t i = 0; i < r->nxids; i++) {
+        struct rep_xid *x = &r->xids[i];
+        for (size_t k = 0; x->gpu < 0 && x->bus && k < r->nents; k++) {
+            const struct rep_ent *e = &r->ents[k];
+            if (e->bus && !strcasecmp(e->bus, x->bus) && !strcmp(e->host, x->host)) x->gpu = e->gpu;
+        }
+    }
+}
+
 /* The data the script draws from (JSON). */
 static void rep_json(struct buf *b, const struct report *r, const size_t *order, int64_t t0, int64_t t1, int many)
 {
@@ -809,6 +827,7 @@ static void rep_json(struct buf *b, const struct report *r, const size_t *order,
 
 int report_write(struct report *r, const struct report_info *info, FILE *out)
 {
+    rep_xid_gpus(r);
     size_t *order = xmalloc((r->neps + 1) * sizeof *order);
     for (size_t i = 0; i < r->neps; i++) {
         order[i] = i;

@@ -264,6 +264,43 @@ TEST(incidents_most_severe_first)
     report_free(r);
 }
 
+TEST(xid_markers_find_their_gpu_by_bus)
+{
+    struct report *r = report_new(NULL);
+    const char *bus[2] = { "0000:3b:00.0", "0000:86:00.0" };
+    for (int t = 0; t < 120; t++)
+        for (int g = 0; g < 2; g++) {
+            struct event ev;
+            ev_begin(&ev, "metric", "gpu.query", "n1", 1700000000 + t);
+            event_add_int(&ev, "gpu.index", g);
+            event_add_str(&ev, "gpu.pci.bus_id", bus[g], strlen(bus[g]));
+            event_add_num(&ev, "gpu.temperature.gpu", 50);
+            report_event(r, &ev);
+            event_free(&ev);
+        }
+    const char *xb[2] = { "0000:86:00.0", "0000:af:00.0" };   /* GPU 1's bus, an unknown one */
+    for (int i = 0; i < 2; i++) {
+        struct event ev;
+        ev_begin(&ev, "event", "gpu.xid", "n1", 1700000060 + i);
+        event_add_int(&ev, "gpu.xid.code", 79);
+        event_add_str(&ev, "gpu.pci.bus_id", xb[i], strlen(xb[i]));
+        event_add_str(&ev, "gpu.xid.name", "fallen off the bus", 18);
+        report_event(r, &ev);
+        event_free(&ev);
+    }
+    size_t len;
+    char *p = page_of(r, NULL, &len);
+    json_t *d = data_of(p);
+    json_t *x = json_object_get(d, "xids");
+    CHECK_EQ_INT(json_array_size(x), 2);
+    CHECK_EQ_INT(json_integer_value(json_object_get(json_array_get(x, 0), "e")), 1);    /* GPU 1's panel */
+    CHECK_EQ_INT(json_integer_value(json_object_get(json_array_get(x, 1), "e")), -1);   /* every panel */
+    CHECK(strstr(p, "GPU 1 0000:86:00.0") != NULL);                                 /* the kernel table */
+    json_decref(d);
+    free(p);
+    report_free(r);
+}
+
 TEST(empty_input_gives_a_page)
 {
     struct report *r = report_new(NULL);
@@ -288,6 +325,7 @@ int main(void)
     RUN(page_size_bounded_and_spike_kept);
     RUN(page_escapes_everything_from_the_log);
     RUN(incidents_most_severe_first);
+    RUN(xid_markers_find_their_gpu_by_bus);
     RUN(empty_input_gives_a_page);
     return TEST_REPORT();
 }
