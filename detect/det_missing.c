@@ -21,8 +21,12 @@ static int miss_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     o->score = o->value;
     o->npeers = (int)cx->npeers;
     o->metric = "sample_age_s";
-    if (e->last_ts >= cx->ts || gap < rc->p[0] || cx->npeers == 0) return DET_NORMAL;
-    o->excess = det_clamp01(gap / (10 * rc->p[0]));
+    /* a GPU sampled more slowly than after_s is missing after 3 of its intervals */
+    double after = rc->p[0], iv3 = 3 * ent_interval_ms(e, 0) / 1000.0;
+    if (iv3 > after) after = iv3;
+    o->hi = after;
+    if (e->last_ts >= cx->ts || gap < after || cx->npeers == 0) return DET_NORMAL;
+    o->excess = det_clamp01(gap / (10 * after));
     char who[96];
     det_who(cx, who, sizeof who);
     snprintf(o->reason, sizeof o->reason, "%s stopped reporting: no sample for %.0f s while %zu other GPU%s on the host kept reporting",

@@ -108,6 +108,7 @@ struct ent {
     /* learned per-GPU references */
     float pmax, pmin;        /* highest / lowest power seen (W) */
     float clk_busy;          /* SM clock under load, slow max */
+    float interval_ms;       /* observed sampling interval (robust running estimate; 0 = unknown) */
     uint32_t nsamples;
     struct ent *next;        /* in the host's list */
 };
@@ -189,6 +190,13 @@ int det_direction_ok(double dev, double dir);
  * window holding at least min_n samples. */
 int det_load_steady(const struct ent *e, int util_slot, double util_range, int power_slot, double power_frac,
                     unsigned min_n);
+/* The GPU's sampling interval in ms as observed so far (fallback when
+ * none yet), so time limits can scale with it: 1 s GPU samples and 5-minute
+ * business metrics alike. */
+static inline double ent_interval_ms(const struct ent *e, double fallback)
+{
+    return e->interval_ms > 0 ? e->interval_ms : fallback;
+}
 /* Clamps to [0,1]; NaN -> 0. */
 double det_clamp01(double x);
 

@@ -430,6 +430,39 @@ static int key_slot(struct engine *e, const char *key, int numeric, int metric_e
 
 static void host_block_done(struct engine *e, struct host *h, int64_t T);
 
+/* Owns x->interval_ms: a running estimate of the GPU's sampling interval
+ * from the step dt (ms) between its samples; each step moves it by at most a
+ * factor of 2 weighted 1/16, so a gap or a burst barely moves it while a
+ * real change of interval is followed within tens of samples. */
+static void interval_update(struct ent *x, int64_t dt)
+{
+    double d = (double)dt, iv = x->interval_ms;
+    if (!(iv > 0)) { x->interval_ms = (float)d; return; }
+    if (d > 2 * iv) d = 2 * iv;
+    if (d < iv / 2) d = iv / 2;
+    x->interval_ms = (float)(iv + (d - iv) / 16);
+}
+
+/* A step longer than this is a gap: the profile's gap_s, or 3 observed
+ * intervals for series sampled more slowly. */
+static double gap_limit_ms(const struct engine *e, const struct ent *x)
+{
+    double g = 3 * ent_interval_ms(x, 0);
+    return g > (double)e->prof->gap_ms ? g : (double)e->prof->gap_ms;
+}
+
+/* The time span of x's windows: the profile's window_span_s, or two full
+ * windows of the observed interval for series sampled more slowly (so a
+ * 5-minute series fills its window and warms up), at most 2^30 ms. */
+static uint32_t span_for(const struct engine *e, const struct ent *x)
+{
+    if (!e->prof->win_span_ms) return 0;      /* no time limit configured */
+    double sp = 2.0 * e->prof->win_cap * ent_interval_ms(x, 0);
+    if (sp < e->prof->win_span_ms) sp = e->prof->win_span_ms;
+    if (sp > 0x3fffffff) sp = 0x3fffffff;
+    return (uint32_t)sp;
+}
+
 static void run_ent_rules(struct engine *e, struct ent *x, enum det_scope scope, struct det_ctx *cx, int64_t ts)
 {
     const struct rule_set *rs = &e->ent_rules;
@@ -488,7 +521,12 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
         if (ts == x->last_ts) { e->st.duplicates++; return; }
         if (ts < x->last_ts - e->prof->ooo_tol_ms) { e->st.out_of_order++; return; }
         if (ts < x->last_ts) e->st.late_within_tolerance++;
-        else if (ts - x->last_ts > e->prof->gap_ms) e->st.gaps++;
+        else {
+            int64_t dt = ts - x->last_ts;
+            /* the first step only teaches the interval */
+            if (x->interval_ms > 0 && (double)dt > gap_limit_ms(e, x)) e->st.gaps++;
+            interval_update(x, dt);
+        }
     }
     if (ts > e->newest_ts) e->newest_ts = ts;
     if (!h->have_block || ts > h->block_ts) {
@@ -545,7 +583,10 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
                 judge(e, rc, x, e->prof->slots.name[s], (unsigned char *)se->rstate + rs->off[k], ts, &cx);
             }
         }
-        if (se->w) win_push(se->w, ts, x->val[s]);
+        if (se->w) {
+            se->w->span_ms = span_for(e, x);
+            win_push(se->w, ts, x->val[s]);
+        }
         se->last = x->val[s];
         se->last_ts = ts;
         se->has_last = 1;

@@ -2,7 +2,8 @@
 # `gpulog run` picks its detector profile by itself (issue 11, item 2): input
 # without GPU fields (generic CSV) gets `generic`, GPU input keeps `gpu`,
 # each choice logged with its reason; an explicit --profile wins; a profile
-# that tracks no series after a few hundred events says so on stderr.
+# that tracks no series after a few hundred events says so on stderr; a
+# 5-minute series warms up and is judged (item 1).
 # Fast lane, no service. Ends with "N passed, N failed".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -21,6 +22,9 @@ grep -q 'msg=profile profile=generic reason="the input carries no GPU fields' "$
 check "generic CSV without --profile: generic, with the reason logged" $? "$(cat "$tmp/g.err")"
 grep -q ' 2 series,' "$tmp/g.err" && ! grep -q "tracks no series" "$tmp/g.err"
 check "generic CSV without --profile: both columns tracked, no warning" $? "$(cat "$tmp/g.err")"
+grep '"event.type":"start"' "$tmp/g.ndjson" | grep '"rule.id":"metric.robust_z"' | grep -q '"@timestamp":"2025-11-08T05:10:00.000Z".*"anomaly.metric":"metrics.qps"' &&
+  ! grep -q 'metrics.lat_ms' "$tmp/g.ndjson"
+check "generic CSV at 5-minute samples: windows fill, the spike is found on its column and time" $? "$(head -c 600 "$tmp/g.ndjson")"
 
 "$GPULOG" run --no-live --format csv "$tmp/g.csv" > /dev/null 2> "$tmp/f.err"
 grep -q 'msg=profile profile=generic reason="--format csv"' "$tmp/f.err"

@@ -540,6 +540,33 @@ TEST(xid79_stays_open_while_gpu_gone)
     }
 }
 
+/* ---- any sampling interval (issue 11, item 1) -------------------------- */
+
+TEST(slow_series_warm_up_judge_and_count_gaps)
+{
+    /* 5-minute and 1-hour series: the windows (64 samples, 3600 s span in
+     * the profile) must fill from the series' own interval and the rule warm
+     * up; a step of one interval is no gap, a 10-interval hole is one */
+    int64_t steps[] = { 300, 3600 };
+    for (int k = 0; k < 2; k++) {
+        struct profile *p = prof_of("{\"window\":64,\"window_span_s\":3600,\"gap_s\":5,\"rules\":[{\"id\":\"rz\","
+                                    "\"detector\":\"robust_z\",\"metric\":\"m\",\"params\":{\"z\":6,\"min_n\":30}}]}");
+        if (!p) { CHECK(0); return; }
+        struct cap c;
+        struct engine *e = cap_engine(&c, p);
+        int64_t t = 0;
+        for (int i = 0; i < 200; i++) {
+            t += i == 120 ? 10 * steps[k] : steps[k];
+            sample(e, "h", -1, t, "m", i == 170 ? 400.0 : 100.0 + i % 7, NULL);
+            if (i == 170) CHECK_EQ_INT(c.n[0], 1);
+        }
+        CHECK_EQ_INT(c.n[0], 1);
+        CHECK_EQ_INT(c.ts[0], T0 + t * 1000 - 29 * steps[k] * 1000);
+        CHECK_EQ_INT((int)engine_get_stats(e)->gaps, 1);
+        cap_done(e, p, &c);
+    }
+}
+
 TEST(xid_burst_is_one_episode)
 {
     struct profile *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
@@ -785,6 +812,7 @@ int main(void)
     RUN(temp_high_survives_checkpoint_dip);
     RUN(power_cap_stays_open_while_violation_goes_on);
     RUN(xid79_stays_open_while_gpu_gone);
+    RUN(slow_series_warm_up_judge_and_count_gaps);
     RUN(xid_burst_is_one_episode);
     RUN(xid_mapped_to_gpu_by_bus_id);
     RUN(out_of_order_and_duplicates);
