@@ -26,10 +26,16 @@ pass=0; fail=0
 ok()  { echo "ok   $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL $1"; fail=$((fail + 1)); }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-finish() {
-  dpkg-query -W gpulog >/dev/null 2>&1 && [ "${installed:-0}" = 1 ] && \
-    apt-get purge -y -qq -o DPkg::Lock::Timeout=120 gpulog >/dev/null 2>&1
+cleanup() {   # also when killed: never leave the package installed
+  if [ "${installed:-0}" = 1 ]; then
+    apt-get purge -y -qq -o DPkg::Lock::Timeout=120 gpulog >/dev/null 2>&1; installed=0
+  fi
   rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+finish() {
+  cleanup
   echo "$pass passed, $fail failed"
   [ "$fail" = 0 ]
 }
