@@ -255,6 +255,10 @@ static int run_read(struct run_ctx *r, struct parser *p, int fd, const struct fe
         }
         feed_line(p, &c, o, &lr, s, line, len, off, st);
         metrics_set(M_ANOMALIES_OPEN, (int64_t)engine_get_stats(r->eng)->open);
+        if (r->failed_writes) {   /* an output failed for good (said after the drain): reading on would only lose more */
+            rc = GL_ERROR;
+            break;
+        }
     }
     feed_end(p, st);
     lineread_free(&lr);
@@ -464,11 +468,19 @@ int run_main(const struct run_mode *m, int argc, char **argv)
         int64_t ms = deadline - gl_now_ms();
         left += sink_drain(r.sinks[i], ms > 0 ? (int)ms : 0);
     }
+    int out_failed = 0;
+    for (size_t i = 0; i < r.nsinks; i++)
+        if (r.sinks[i]->errstr[0]) {
+            fprintf(stderr, "gpulog run: output failed: %s\n", r.sinks[i]->errstr);
+            out_failed = 1;
+        }
     if (left > 0) {
-        fprintf(stderr, "gpulog run: %ld records not written within the shutdown deadline (%lld ms)\n", left,
-                (long long)cfg.shutdown_timeout_ms);
+        if (out_failed) fprintf(stderr, "gpulog run: %ld records not written\n", left);
+        else fprintf(stderr, "gpulog run: %ld records not written within the shutdown deadline (%lld ms)\n", left,
+                     (long long)cfg.shutdown_timeout_ms);
         rc = GL_ERROR;
     }
+    if (out_failed) rc = GL_ERROR;
     const struct engine_stats *es = engine_get_stats(r.eng);
     if (r.live) live_summary(r.live, r.eng);
     struct report_info ri = { fo.name, r.detectors ? r.detectors : r.profile_name, st.lines, st.rejected };

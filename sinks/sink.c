@@ -87,7 +87,8 @@ long sink_drain(struct sink *s, int timeout_ms)
 {
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : gl_now_ms() + timeout_ms;
     long left;
-    while ((left = sink_poll(s, 100)) > 0 && gl_now_ms() < deadline)
+    /* a sink that failed for good (errstr: disk full, closed pipe) is not waited for */
+    while ((left = sink_poll(s, 100)) > 0 && gl_now_ms() < deadline && !s->errstr[0])
         ;
     return left;
 }
@@ -132,6 +133,7 @@ static int file_flush(struct file_sink *f)
 static int file_write(void *st, const struct sink_doc *d)
 {
     struct file_sink *f = st;
+    if (f->s->errstr[0]) return GL_ERROR;   /* a write failed: nothing more is taken */
     buf_append(&f->b, d->json, d->len);
     buf_putc(&f->b, '\n');
     if (f->npending == f->cappending) {
@@ -147,6 +149,7 @@ static long file_poll(void *st, int timeout_ms)
 {
     (void)timeout_ms;
     struct file_sink *f = st;
+    if (f->s->errstr[0]) return (long)f->npending;
     if (f->b.len && file_flush(f) != GL_OK) return (long)f->npending;
     return 0;
 }
@@ -154,7 +157,7 @@ static long file_poll(void *st, int timeout_ms)
 static void file_destroy(void *st)
 {
     struct file_sink *f = st;
-    if (f->b.len) file_flush(f);
+    if (f->b.len && !f->s->errstr[0]) file_flush(f);
     if (f->own_fd) close(f->fd);
     buf_free(&f->b);
     free(f->pending);

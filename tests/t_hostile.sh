@@ -113,4 +113,35 @@ check "run: the password of --es http://user:PASS@host is not in /proc/PID/cmdli
   "$([[ "$cl" == *"http://elastic:*"*"@127.0.0.1:1"* && "$cl" != *S3CR3T* ]]; echo $?)" "$cl"
 kill -TERM "$cpid" "$rpid" 2>/dev/null
 
+# ----------------------- item 14: a full disk and a server error, said right
+start=$(date +%s%N)
+out=$(timeout 8 "$GPULOG" run data/demo/dgx-07.dmon.txt 2>&1 >/dev/full); rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "run > /dev/full exits 1 within 8 s (took ${ms} ms)" "$([ "$rc" = 1 ]; echo $?)" "rc=$rc"
+check "run > /dev/full says 'No space left on device'" \
+  "$(grep -q 'output failed: write: No space left on device' <<<"$out"; echo $?)" "$out"
+# a server that answers 500 to everything
+es500=$(free_port)
+"$PY" - "$es500" <<'PY' &
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        if n: self.rfile.read(n)
+        body = b'{"error":"internal","status":500}'
+        self.send_response(500)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = answer
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+pids+=($!)
+wait_for 50 curl -s -o /dev/null "http://127.0.0.1:$es500/" || bad "the HTTP 500 stub starts"
+out=$(timeout 30 "$GPULOG" setup --es "http://127.0.0.1:$es500" 2>&1); rc=$?
+check "setup against a server answering 500 fails and names HTTP 500, not credentials" \
+  "$([ "$rc" != 0 ] && grep -q 'HTTP 500' <<<"$out" && ! grep -qi 'credential' <<<"$out"; echo $?)" "rc=$rc: $out"
+
 finish
