@@ -18,49 +18,36 @@
 #     dpkg-shlibdeps result (+ ca-certificates, tzdata); its user, paths,
 #     port, entrypoint and image tag match deploy/kubernetes/.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-tmp=${GPULOG_TEST_TMP:-/tmp}/t_install.$$
-mkdir -p "$tmp"
-pass=0; fail=0
-ok()  { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-cleanup() {   # also when killed: never leave the package installed
-  if [ "${installed:-0}" = 1 ]; then
+. "$(dirname "$0")/lib.sh"
+test_tmp t_install
+installed=0
+on_exit() {   # lib.sh's exit trap, also when killed: never leave the package installed
+  if [ "$installed" = 1 ]; then
     apt-get purge -y -qq -o DPkg::Lock::Timeout=120 gpulog >/dev/null 2>&1; installed=0
   fi
-  rm -rf "$tmp"
 }
-trap cleanup EXIT
 trap 'exit 1' INT TERM
-finish() {
-  cleanup
-  echo "$pass passed, $fail failed"
-  [ "$fail" = 0 ]
-}
 t0=$SECONDS
 
 if [ "$(id -u)" != 0 ]; then
-  bad "installing the package needs root (CI runs as root)"; finish; exit
+  fail "installing the package needs root (CI runs as root)"
 fi
 if dpkg-query -W -f='${Status}' gpulog 2>/dev/null | grep -q installed; then
-  bad "a gpulog package is already installed: refusing to replace it"; finish; exit
+  fail "a gpulog package is already installed: refusing to replace it"
 fi
 
 # ---- 1. the package
 deb=$(env -u MAKEFLAGS -u MAKELEVEL make --no-print-directory -s BUILD="$BUILD" deb 2>"$tmp/deb.err" | tail -n 1)
 if [ -z "$deb" ] || [ ! -f "$deb" ]; then
-  bad "make deb"; sed 's/^/     /' "$tmp/deb.err" | tail -n 20; finish; exit
+  fail "make deb" "$(tail -n 20 "$tmp/deb.err")"
 fi
 ok "make deb: $deb ($((SECONDS - t0)) s)"
 version=$(dpkg-deb -f "$deb" Version)
-lintian --fail-on error,warning,info,pedantic -E --pedantic --display-info "$deb" > "$tmp/lintian" 2>&1 \
-  || { cat "$tmp/lintian"; false; }
-check "lintian: clean but for the justified overrides" test $? = 0
+check_cmd "lintian: clean but for the justified overrides" \
+  lintian --fail-on error,warning,info,pedantic -E --pedantic --display-info "$deb"
 depends=$(dpkg-deb -f "$deb" Depends)
 for p in libc6 librdkafka1 libcurl4 libmicrohttpd12 adduser; do
-  check "Depends has $p" grep -qE "(^|, )$p( |,|$)" <<<"$depends"
+  check_cmd "Depends has $p" grep -qE "(^|, )$p( |,|$)" <<<"$depends"
 done
 shlibs=$(sed -n 's/^shlibs:Depends=//p' "$BUILD/deb/debian/substvars" | tr ',' '\n' | sed 's/(.*//; s/ //g' | sort -u)
 
@@ -68,37 +55,37 @@ shlibs=$(sed -n 's/^shlibs:Depends=//p' "$BUILD/deb/debian/substvars" | tr ',' '
 before=$(find /etc /usr /lib /var /opt -xdev -path '*gpulog*' 2>/dev/null | sort)
 apt-get install -y -qq -o DPkg::Lock::Timeout=120 "$PWD/$deb" > "$tmp/apt" 2>&1
 rc=$?; installed=1
-check "apt-get install ./$(basename "$deb")" test $rc = 0 || cat "$tmp/apt"
-check "installed gpulog --version is $version" test "$(/usr/bin/gpulog --version)" = "gpulog ${version%-*}"
+check "apt-get install ./$(basename "$deb")" $rc "$(cat "$tmp/apt")"
+check_cmd "installed gpulog --version is $version" test "$(/usr/bin/gpulog --version)" = "gpulog ${version%-*}"
 out=$(/usr/bin/gpulog config check /etc/gpulog/gpulog.yaml 2>&1)
-check "gpulog config check /etc/gpulog/gpulog.yaml: $out" test "$out" = "/etc/gpulog/gpulog.yaml: ok"
-check "conffile /etc/gpulog/gpulog.yaml" grep -qx /etc/gpulog/gpulog.yaml /var/lib/dpkg/info/gpulog.conffiles
-check "system user gpulog" test "$(getent passwd gpulog | cut -d: -f7)" = /usr/sbin/nologin
-check "/var/lib/gpulog owned by gpulog, mode 700" test "$(stat -c '%U:%G %a' /var/lib/gpulog 2>&1)" = "gpulog:gpulog 700"
+check_cmd "gpulog config check /etc/gpulog/gpulog.yaml: $out" test "$out" = "/etc/gpulog/gpulog.yaml: ok"
+check_cmd "conffile /etc/gpulog/gpulog.yaml" grep -qx /etc/gpulog/gpulog.yaml /var/lib/dpkg/info/gpulog.conffiles
+check_cmd "system user gpulog" test "$(getent passwd gpulog | cut -d: -f7)" = /usr/sbin/nologin
+check_cmd "/var/lib/gpulog owned by gpulog, mode 700" test "$(stat -c '%U:%G %a' /var/lib/gpulog 2>&1)" = "gpulog:gpulog 700"
 units=$(dpkg -L gpulog | grep -E '^/lib/systemd/system/.*\.service$')
-check "two units installed" test "$(wc -w <<<"$units")" = 2
+check_cmd "two units installed" test "$(wc -w <<<"$units")" = 2
 for u in $units; do
-  check "$(basename "$u") not enabled" test "$(systemctl is-enabled "$(basename "$u")" 2>&1)" = disabled
-  check "$(basename "$u") runs /usr/bin/gpulog" grep -q '^ExecStart=/usr/bin/gpulog ' "$u"
+  check_cmd "$(basename "$u") not enabled" test "$(systemctl is-enabled "$(basename "$u")" 2>&1)" = disabled
+  check_cmd "$(basename "$u") runs /usr/bin/gpulog" grep -q '^ExecStart=/usr/bin/gpulog ' "$u"
   verr=$(systemd-analyze verify "$u" 2>&1); vrc=$?
-  check "systemd-analyze verify $(basename "$u") ${verr:+($verr)}" test "$vrc:$verr" = "0:"
+  check_cmd "systemd-analyze verify $(basename "$u") ${verr:+($verr)}" test "$vrc:$verr" = "0:"
 done
 pages=$(dpkg -L gpulog | grep -E '^/usr/share/man/man[15]/.*\.gz$')
 ncmd=$(/usr/bin/gpulog --help | grep -cE '^  [a-z]+  ')
 npages=$((ncmd + 2))    # gpulog(1), one per command, gpulog.yaml(5)
-check "$npages man pages installed" test "$(wc -w <<<"$pages")" = $npages
+check_cmd "$npages man pages installed" test "$(wc -w <<<"$pages")" = $npages
 for p in $pages; do
   name=$(basename "$p" .gz); name=${name%.[15]}
   merr=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$p" 2>&1 >"$tmp/page"); mrc=$?
-  check "man --warnings -l $name ${merr:+($merr)}" test "$mrc:$merr" = "0:" -a -s "$tmp/page"
-  check "lexgrog $name" sh -c 'lexgrog "$1" >/dev/null' lexgrog "$p"
-  check "man -w $name finds the installed page" test "$(man -w "$name" 2>&1)" = "$p"
+  check_cmd "man --warnings -l $name ${merr:+($merr)}" test "$mrc:$merr" = "0:" -a -s "$tmp/page"
+  check_cmd "lexgrog $name" sh -c 'lexgrog "$1" >/dev/null' lexgrog "$p"
+  check_cmd "man -w $name finds the installed page" test "$(man -w "$name" 2>&1)" = "$p"
 done
 serr=$(cd / && env -u GPULOG_SCHEMAS /usr/bin/gpulog setup --es http://127.0.0.1:1 2>&1); src=$?
-check "installed setup finds its schemas (fails only on the connection: $serr)" test "$src" = 1
+check_cmd "installed setup finds its schemas (fails only on the connection: $serr)" test "$src" = 1
 comp=$(bash -c '. /usr/share/bash-completion/completions/gpulog; COMP_WORDS=(gpulog co); COMP_CWORD=1; _gpulog; echo "${COMPREPLY[*]}"
   COMP_WORDS=(gpulog parse --k); COMP_CWORD=2; _gpulog; echo "${COMPREPLY[*]}"')
-check "bash completion: gpulog co<TAB>, gpulog parse --k<TAB> = $(echo $comp)" test "$(echo $comp)" = "collect config --keep-original"
+check_cmd "bash completion: gpulog co<TAB>, gpulog parse --k<TAB> = $(echo $comp)" test "$(echo $comp)" = "collect config --keep-original"
 # zsh: the completion system mocked, printing what the file offers
 comp=$(zsh -f -c '_call_program() { shift; eval "$*" }; _describe() { print -rl -- ${(P)${@[-1]}} }
   compadd() { if [[ $1 == -a ]]; then print -rl -- ${(P)2}; else print -rl -- "$@"; fi }; _files() { print FILES }
@@ -107,48 +94,48 @@ comp=$(zsh -f -c '_call_program() { shift; eval "$*" }; _describe() { print -rl 
   words=(gpulog parse --k); CURRENT=3; PREFIX=--k; source $f | grep -- "^--k"
   words=(gpulog config ""); CURRENT=3; PREFIX=; source $f
   words=(gpulog parse x); CURRENT=3; PREFIX=x; source $f' 2>&1)
-check "zsh completion: commands, options, config subcommands, files = $(echo $comp)" \
+check_cmd "zsh completion: commands, options, config subcommands, files = $(echo $comp)" \
   test "$(echo $comp)" = "collect config --keep-original check print FILES"
 
 # ---- 3. purged
 files=$(dpkg -L gpulog | sort)
 apt-get purge -y -qq -o DPkg::Lock::Timeout=120 gpulog > "$tmp/apt" 2>&1
-check "apt-get purge gpulog" test $? = 0 || cat "$tmp/apt"
+check "apt-get purge gpulog" $? "$(cat "$tmp/apt")"
 installed=0
 left=$(for f in $files; do [ -f "$f" ] && echo "$f"; done)
-check "no file of the package left ${left:+($left)}" test -z "$left"
+check_cmd "no file of the package left ${left:+($left)}" test -z "$left"
 after=$(find /etc /usr /lib /var /opt -xdev -path '*gpulog*' 2>/dev/null | sort)
 new=$(comm -13 <(echo "$before") <(echo "$after") | grep . | tr '\n' ' ')
-check "no new gpulog path in /etc /usr /lib /var /opt ${new:+($new)}" test -z "$new"
-check "the gpulog user stays (Debian policy for system users)" getent passwd gpulog >/dev/null
+check_cmd "no new gpulog path in /etc /usr /lib /var /opt ${new:+($new)}" test -z "$new"
+check "the gpulog user stays (Debian policy for system users)" "$(getent passwd gpulog >/dev/null; echo $?)"
 
 # ---- 4. make install / uninstall from source
 root=$tmp/root
 obj=$BUILD/deb/obj
 env -u MAKEFLAGS -u MAKELEVEL make --no-print-directory -s BUILD="$obj" SANITIZE= DESTDIR="$root" install > "$tmp/mi" 2>&1
-check "make install DESTDIR= (PREFIX=/usr/local)" test $? = 0 || cat "$tmp/mi"
+check "make install DESTDIR= (PREFIX=/usr/local)" $? "$(cat "$tmp/mi")"
 nfiles=$(find "$root" -type f | wc -l)
 nshare=$(ls schemas/event.schema.json schemas/es/*.json schemas/kibana/*.ndjson | wc -l)
-check "$nfiles files: binary, $npages man pages, gpulog.yaml, 2 units, 2 completions, $nshare share files" \
+check_cmd "$nfiles files: binary, $npages man pages, gpulog.yaml, 2 units, 2 completions, $nshare share files" \
   test "$nfiles" = $((1 + npages + 1 + 2 + 2 + nshare))
-check "the units run /usr/local/bin/gpulog with /usr/local/etc/gpulog" \
+check_cmd "the units run /usr/local/bin/gpulog with /usr/local/etc/gpulog" \
   test "$(grep -h -e '^ExecStart=' -e '^Environment=GPULOG_CONFIG' "$root"/usr/local/lib/systemd/system/*.service | sort | tr '\n' '|')" \
      = 'Environment=GPULOG_CONFIG=/usr/local/etc/gpulog/gpulog.yaml|Environment=GPULOG_CONFIG=/usr/local/etc/gpulog/gpulog.yaml|ExecStart=/usr/local/bin/gpulog collect --exec "nvidia-smi dmon -o DT -s pucvmet" --kmsg|ExecStart=/usr/local/bin/gpulog detect|'
-check "gpulog(1) and the example name /usr/local/etc/gpulog/gpulog.yaml" \
+check_cmd "gpulog(1) and the example name /usr/local/etc/gpulog/gpulog.yaml" \
   sh -c 'for f; do grep -q /usr/local/etc/gpulog/gpulog.yaml "$f" || exit 1; done' - \
      "$root/usr/local/share/man/man1/gpulog.1" "$root/usr/local/etc/gpulog/gpulog.yaml"
 out=$("$root/usr/local/bin/gpulog" config check "$root/usr/local/etc/gpulog/gpulog.yaml" 2>&1)
-check "installed example passes config check" test "$out" = "$root/usr/local/etc/gpulog/gpulog.yaml: ok"
+check_cmd "installed example passes config check" test "$out" = "$root/usr/local/etc/gpulog/gpulog.yaml: ok"
 serr=$(cd / && env -u GPULOG_SCHEMAS "$root/usr/local/bin/gpulog" setup --es http://127.0.0.1:1 2>&1); src=$?
-check "setup finds <bindir>/../share/gpulog/schemas" test "$src" = 1
+check_cmd "setup finds <bindir>/../share/gpulog/schemas" test "$src" = 1
 echo "# edited" >> "$root/usr/local/etc/gpulog/gpulog.yaml"
 env -u MAKEFLAGS -u MAKELEVEL make --no-print-directory -s BUILD="$obj" SANITIZE= DESTDIR="$root" uninstall > "$tmp/mu" 2>&1
-check "make uninstall" test $? = 0 || cat "$tmp/mu"
-check "uninstall keeps the edited gpulog.yaml" test -f "$root/usr/local/etc/gpulog/gpulog.yaml"
+check "make uninstall" $? "$(cat "$tmp/mu")"
+check_cmd "uninstall keeps the edited gpulog.yaml" test -f "$root/usr/local/etc/gpulog/gpulog.yaml"
 rm -f "$root/usr/local/etc/gpulog/gpulog.yaml"
 env -u MAKEFLAGS -u MAKELEVEL make --no-print-directory -s BUILD="$obj" SANITIZE= DESTDIR="$root" install uninstall > "$tmp/mu" 2>&1
 left=$(find "$root" ! -type d | tr '\n' ' ')
-check "install + uninstall leave no file ${left:+($left)}" test -z "$left"
+check_cmd "install + uninstall leave no file ${left:+($left)}" test -z "$left"
 
 # ---- 5. the Dockerfile against the package and the manifests
 cmds=$("$obj/gpulog" --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p' | tr '\n' ' ')

@@ -15,19 +15,17 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib import finish  # noqa: E402
+import lib  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPULOG = os.environ.get("GPULOG") or os.path.join(ROOT, os.environ.get("BUILD", "build"), "gpulog")
-passed = failed = 0
 
 
 def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok   " + name)
-    else:
-        failed += 1
-        print("FAIL " + name + (": " + detail if detail else ""))
+    """lib.check with the name first, as the checks below read best."""
+    lib.check(bool(cond), name, detail)
 
 
 def run(*args, env=None):
@@ -113,9 +111,8 @@ def main():
               all(re.search(r"^" + re.escape(hd.upper()) + r"$", text, re.M) for hd in heads))
 
     subprocess.run(["rm", "-rf", tmp])
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
