@@ -8,7 +8,7 @@
 #     /etc/gpulog/gpulog.yaml, the gpulog user and /var/lib/gpulog, units
 #     installed but not enabled, `systemd-analyze verify` on them (ExecStart
 #     must resolve), `man --warnings -l` and lexgrog on every page, man finds
-#     them by name, setup finds the schemas, bash completion.
+#     them by name, setup finds the schemas, bash and zsh completion.
 #  3. `apt-get purge` leaves no gpulog path in /etc /usr /lib /var /opt that
 #     was not there before; the gpulog user stays (Debian keeps system users).
 #  4. `make install DESTDIR=` (PREFIX=/usr/local) puts every file where the
