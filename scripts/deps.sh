@@ -5,6 +5,8 @@ set -euo pipefail
 # lintian, man-db, systemd (systemd-analyze), adduser, zsh: tests/t_install.sh and make deb
 # chromium (headless), python3-pil: tests/t_report.py (the report page in a browser)
 PKGS="build-essential pkg-config librdkafka-dev libpcre2-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libmicrohttpd-dev zlib1g-dev clang libclang-rt-14-dev kcat python3 python3-jsonschema python3-yaml curl unzip maven default-jdk-headless lintian man-db systemd adduser zsh chromium python3-pil"
+# prometheus (Debian's, brings promtool): services/prometheus, tests/t_prometheus.py, t_promtool.sh
+PKGS="$PKGS prometheus"
 missing=()
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

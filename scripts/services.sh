@@ -3,6 +3,8 @@
 #   Apache Kafka 4.1.2 (KRaft, one JVM)   127.0.0.1:19092  services/kafka/kafka.sh
 #   OpenSearch 2.19.6 (embedded node)     127.0.0.1:19200  services/opensearch/opensearch.sh
 #   Elasticsearch 8.19.7 (security off)   127.0.0.1:19400  services/elasticsearch/elasticsearch.sh
+#   Prometheus (Debian package)           127.0.0.1:19490  services/prometheus/prometheus.sh
+#     (started first, on its own: ~1 s; scrapes the targets tests drop into $PROMETHEUS_TARGETS)
 #   Elasticsearch 8.19.7 (security on:    127.0.0.1:19410  the same, ELASTICSEARCH_SECURE=1
 #     TLS, users, API key)
 # all from Maven Central (jars; Elasticsearch: its integ-test-zip); no Docker.
@@ -43,6 +45,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 K() { "$ROOT/services/kafka/kafka.sh" "$@" 9>&-; }
 O() { "$ROOT/services/opensearch/opensearch.sh" "$@" 9>&-; }
 E() { "$ROOT/services/elasticsearch/elasticsearch.sh" "$@" 9>&-; }
+P() { "$ROOT/services/prometheus/prometheus.sh" "$@" 9>&-; }
 S() { ELASTICSEARCH_SECURE=1 "$ROOT/services/elasticsearch/elasticsearch.sh" "$@" 9>&-; }
 ENVF="${SERVICES_ENV:-$ROOT/services/env.sh}"
 export KAFKA_PORT="${KAFKA_PORT:-19092}" OPENSEARCH_PORT="${OPENSEARCH_PORT:-19200}"
@@ -56,7 +59,7 @@ flock -w 300 9 || { echo "services: could not take $LOCK" >&2; exit 1; }
 write_env() {
   printf 'export KAFKA_BROKERS=127.0.0.1:%s OPENSEARCH_URL=http://127.0.0.1:%s\n' \
     "$KAFKA_PORT" "$OPENSEARCH_PORT" > "$ENVF"
-  E env >> "$ENVF"; S env >> "$ENVF"
+  P env >> "$ENVF"; E env >> "$ENVF"; S env >> "$ENVF"
 }
 
 fetch() {
@@ -84,6 +87,7 @@ both() {
 
 case "${1:-}" in
 up)
+  P start >/dev/null || exit 1   # Prometheus: no JVM, quick; a no-op when running
   if K status >/dev/null 2>&1 && O status >/dev/null 2>&1 && E status >/dev/null 2>&1 \
      && S status >/dev/null 2>&1; then
     write_env; echo "services: already up"; exit 0
@@ -99,11 +103,13 @@ up)
   echo "services: start failed, stopping what started" >&2
   both stop >/dev/null 2>&1; rm -f "$ENVF"; exit 1 ;;
 down)
-  both stop; rc=$?; rm -f "$ENVF"; exit $rc ;;
+  both stop; rc=$?; P stop || rc=1; rm -f "$ENVF"; exit $rc ;;
 status)
-  rc=0; K status || rc=1; O status || rc=1; E status || rc=1; S status || rc=1; exit $rc ;;
+  rc=0; P status || rc=1; K status || rc=1; O status || rc=1; E status || rc=1; S status || rc=1; exit $rc ;;
 start-kafka)      fetch && K start && write_env ;;
 stop-kafka)       K stop ;;
+start-prometheus) P start && write_env ;;
+stop-prometheus)  P stop ;;
 start-opensearch) fetch && O start && write_env ;;
 stop-opensearch)  O stop ;;
 start-elasticsearch) fetch && E start && S start && write_env ;;
