@@ -69,8 +69,8 @@ int ckpt_save(const char *path, const struct ckpt *c, char *err, size_t errlen)
     if (c->floor_ns || c->size || c->finished || c->ndone || c->nseen)
         buf_printf(&b, "floor_ns=%" PRId64 "\nsize=%" PRId64 "\nfinished=%d\n", c->floor_ns, c->size, c->finished);
     for (uint32_t i = 0; i < c->ndone && i < CKPT_DONE_MAX; i++)
-        buf_printf(&b, "done=%" PRIu64 ":%" PRIu64 ":%s:%u:%" PRId64 "\n", c->done[i].dev, c->done[i].ino,
-                   c->done[i].fp, c->done[i].fp_len, c->done[i].end);
+        buf_printf(&b, "done=%" PRIu64 ":%" PRIu64 ":%s:%u:%" PRId64 ":%u\n", c->done[i].dev, c->done[i].ino,
+                   c->done[i].fp, c->done[i].fp_len, c->done[i].end, c->done[i].flags);
     for (uint32_t i = 0; i < c->nseen && i < CKPT_SEEN_MAX; i++)
         buf_printf(&b, "seen=%" PRIu64 ":%" PRIu64 ":%s:%u:%" PRId64 "\n", c->seen[i].dev, c->seen[i].ino,
                    c->seen[i].fp, c->seen[i].fp_len, c->seen[i].end);
@@ -79,18 +79,30 @@ int ckpt_save(const char *path, const struct ckpt *c, char *err, size_t errlen)
     return r;
 }
 
-/* "DEV:INO:FP:FP_LEN:END" -> *g; 0 if malformed. */
+/* ":FLAGS" at the end of a gen_id (absent in older checkpoints: 0). */
+static int gen_flags(const char *rest, unsigned *flags)
+{
+    *flags = 0;
+    if (!*rest) return 1;
+    int n = 0;
+    return sscanf(rest, ":%u%n", flags, &n) == 1 && !rest[n] && *flags <= GEN_TRUNCATED;
+}
+
+/* "DEV:INO:FP:FP_LEN:END[:FLAGS]" -> *g; 0 if malformed. */
 static int parse_gen_id(const char *v, struct gen_id *g)
 {
     char fp[40];
     unsigned long long dev, ino;
-    unsigned fl;
+    unsigned fl, flags;
     long long end;
     int n = 0;
-    if (sscanf(v, "%llu:%llu:%39[0-9a-f]:%u:%lld%n", &dev, &ino, fp, &fl, &end, &n) != 5 || v[n] ||
+    if (sscanf(v, "%llu:%llu:%39[0-9a-f]:%u:%lld%n", &dev, &ino, fp, &fl, &end, &n) != 5 || !gen_flags(v + n, &flags) ||
         strlen(fp) != 32 || fl > 256 || end < 0) {
         /* an empty fingerprint is allowed: "DEV:INO::0:END" */
-        if (sscanf(v, "%llu:%llu::%u:%lld%n", &dev, &ino, &fl, &end, &n) != 4 || v[n] || fl != 0 || end < 0) return 0;
+        n = 0;
+        if (sscanf(v, "%llu:%llu::%u:%lld%n", &dev, &ino, &fl, &end, &n) != 4 || !gen_flags(v + n, &flags) || fl != 0 ||
+            end < 0)
+            return 0;
         fp[0] = '\0';
     }
     memset(g, 0, sizeof *g);
@@ -99,6 +111,7 @@ static int parse_gen_id(const char *v, struct gen_id *g)
     snprintf(g->fp, sizeof g->fp, "%s", fp);
     g->fp_len = fl;
     g->end = end;
+    g->flags = flags;
     return 1;
 }
 

@@ -33,7 +33,12 @@ struct gen_id {
     char fp[33];
     uint32_t fp_len;
     int64_t end;
+    uint32_t flags;           /* GEN_TRUNCATED: it was truncated under us, so a rotated
+                               * file with its fingerprint is a copy of it (copytruncate);
+                               * otherwise only its inode names it (identical content in
+                               * another file is another generation) */
 };
+#define GEN_TRUNCATED 1u
 #define CKPT_DONE_MAX 4       /* finished generations remembered */
 #define CKPT_SEEN_MAX 64      /* generations seen at the path, not yet read */
 

@@ -77,6 +77,7 @@ struct tail {
     uint32_t ndone;
     struct gen_id seen[CKPT_SEEN_MAX];
     uint32_t nseen;
+    uint32_t cur_flags;       /* gen_id flags of the file being read (GEN_TRUNCATED) */
     uint64_t fresh_dev, fresh_ino;   /* truncated under us: its new content is a new generation */
     int fresh;
     struct tail_loss *loss;
@@ -138,6 +139,7 @@ static void adopt_fd(struct tail *t, int fd, int64_t pos)
     t->dev = (uint64_t)st.st_dev;
     t->ino = (uint64_t)st.st_ino;
     t->size = (int64_t)st.st_size;
+    t->cur_flags = 0;
     if (st_mtime_ns(&st) > t->floor_ns) t->floor_ns = st_mtime_ns(&st);
     t->fp_len = 0;
     t->fp[0] = '\0';
@@ -175,6 +177,7 @@ static void cur_id(const struct tail *t, struct gen_id *g)
     memcpy(g->fp, t->fp, sizeof g->fp);
     g->fp_len = t->fp_len;
     g->end = t->lb.pos;
+    g->flags = t->cur_flags;
 }
 
 static void add_loss(struct tail *t, const char *reason, const char *name, const struct gen_id *g,
@@ -394,7 +397,7 @@ static void mark_eligible(struct tail *t, struct cand *c, size_t n)
         for (uint32_t j = 0; j < t->ndone && !excluded; j++) {
             const struct gen_id *d = &t->done[j];
             int same = cand_is(k, d) && (d->fp_len == 0 ? k->size <= d->end : cand_content(k, d));
-            int copy = !cand_is(k, d) && cand_content(k, d);
+            int copy = (d->flags & GEN_TRUNCATED) && !cand_is(k, d) && cand_content(k, d);
             if (!same && !copy) continue;
             if (k->size <= d->end) excluded = 1;
             else { cont = 1; k->start = d->end; }   /* grew after we finished it, or a fuller copy */
@@ -581,6 +584,7 @@ struct tail *tail_new(const char *path, const struct ckpt *resume, const struct 
         t->fp_len = resume->fp_len;
         update_fp(t);
         t->reading_copy = at->suffix != NULL;
+        if (!cand_is(at, &want)) t->cur_flags = GEN_TRUNCATED;   /* a copytruncate copy */
         if (t->reading_copy)
             log_info("msg=\"rotated while stopped: reading the checkpointed file to its end first\" path=\"%s\" file=\"%s\" offset=%" PRId64,
                      path, at->name, resume->offset);
@@ -600,6 +604,7 @@ struct tail *tail_new(const char *path, const struct ckpt *resume, const struct 
         add_loss(t, why, path, &want, resume->offset, resume->size > resume->offset ? resume->size : -1, -1);
         t->loss[t->nloss - 1].more = !resume->finished;
     }
+    if (truncated_at_path) want.flags = GEN_TRUNCATED;
     done_push(t, &want);
     if (truncated_at_path) { t->fresh = 1; t->fresh_dev = want.dev; t->fresh_ino = want.ino; }
     pick_next(t);
@@ -755,6 +760,7 @@ int tail_check(struct tail *t, int pending_zero, int64_t *new_start)
         memcpy(t->fp, me.fp, sizeof t->fp);
         t->fp_len = me.fp_len;
         update_fp(t);
+        t->cur_flags = GEN_TRUNCATED;   /* other copies of this content are this generation too */
         t->reading_copy = 1;
         cands_free(c, n);
         return 0;   /* same offsets continue in the copy */
@@ -768,6 +774,7 @@ int tail_check(struct tail *t, int pending_zero, int64_t *new_start)
     }
     cands_free(c, n);
     log_info("msg=\"truncation: the file holds a new generation\" path=\"%s\" old_offset=%lld", t->path, (long long)old_pos);
+    t->cur_flags = GEN_TRUNCATED;   /* a late copy of the old content is not a new generation */
     pick_next(t);
     *new_start = t->lb.pos;
     return 1;

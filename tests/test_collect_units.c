@@ -600,6 +600,27 @@ TEST(tail_chain_copytruncate_mix)
     free(p);
 }
 
+/* rename rotation to a file with identical content (idle dmon rows without
+ * -o DT): the new file is a new generation, not a copy of the old one */
+TEST(tail_chain_identical_content_is_a_new_generation)
+{
+    char *p = xstrdup(tpath("same.log"));
+    const char *rows = "    0     60     34\n    1     60     34\n";
+    write_file(p, rows, 0);
+    struct tail *t = tail_new(p, NULL, NULL);
+    char out[512] = "";
+    drain_tail(t, out, sizeof out, NULL);
+    CHECK_EQ_STR(out, "    0     60     34|    1     60     34|");
+    rotate_numbered(p, 1);
+    write_file(p, rows, 0);
+    out[0] = '\0';
+    drain_tail(t, out, sizeof out, NULL);
+    CHECK_EQ_STR(out, "    0     60     34|    1     60     34|");
+    CHECK_EQ_INT(tail_gen(t), 1);
+    tail_free(t);
+    free(p);
+}
+
 TEST(checkpoint_chain_roundtrip)
 {
     char err[256];
@@ -609,7 +630,7 @@ TEST(checkpoint_chain_roundtrip)
     c.floor_ns = INT64_C(1764560000123456789);
     c.size = 4096;
     c.ndone = 2;
-    c.done[0] = (struct gen_id){ .dev = 8, .ino = 9, .fp_len = 256, .end = 777 };
+    c.done[0] = (struct gen_id){ .dev = 8, .ino = 9, .fp_len = 256, .end = 777, .flags = GEN_TRUNCATED };
     strcpy(c.done[0].fp, "00112233445566778899aabbccddeeff");
     c.done[1] = (struct gen_id){ .dev = 8, .ino = 10, .fp_len = 0, .end = 0 };
     c.nseen = 1;
@@ -624,6 +645,7 @@ TEST(checkpoint_chain_roundtrip)
     CHECK_EQ_INT(d.ndone, 2);
     CHECK_EQ_INT(d.done[0].ino, 9);
     CHECK_EQ_INT(d.done[0].end, 777);
+    CHECK_EQ_INT(d.done[0].flags, GEN_TRUNCATED);
     CHECK_EQ_STR(d.done[0].fp, c.done[0].fp);
     CHECK_EQ_INT(d.done[1].ino, 10);
     CHECK_EQ_STR(d.done[1].fp, "");
@@ -749,6 +771,7 @@ int main(void)
     RUN(tail_chain_bounds_reported);
     RUN(tail_chain_restart_losses);
     RUN(tail_chain_copytruncate_mix);
+    RUN(tail_chain_identical_content_is_a_new_generation);
     RUN(checkpoint_chain_roundtrip);
     RUN(spool_append_read_release_restart);
     RUN(argv_split_quotes);

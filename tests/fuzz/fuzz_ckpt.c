@@ -28,7 +28,7 @@ static int same(const struct ckpt *a, const struct ckpt *b)
         return 0;
     for (uint32_t i = 0; i < a->ndone; i++)
         if (a->done[i].dev != b->done[i].dev || a->done[i].ino != b->done[i].ino || strcmp(a->done[i].fp, b->done[i].fp) ||
-            a->done[i].fp_len != b->done[i].fp_len || a->done[i].end != b->done[i].end)
+            a->done[i].fp_len != b->done[i].fp_len || a->done[i].end != b->done[i].end || a->done[i].flags != b->done[i].flags)
             return 0;
     for (uint32_t i = 0; i < a->nseen; i++)
         if (a->seen[i].ino != b->seen[i].ino || strcmp(a->seen[i].fp, b->seen[i].fp)) return 0;
