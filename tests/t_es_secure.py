@@ -147,7 +147,7 @@ def main():
     p = run([GPULOG, "setup", "--es", URL, "--es-user", "gpulog", "--es-password-file", pwfile, "--es-ca", other])
     check(p.returncode == 1 and "certificate" in p.stderr.lower(),
           "setup with another CA: exit 1, certificate error (%s)" % p.stderr.strip()[-160:])
-    r = push(path, ["--es-user", "gpulog", "--es-password-file", pwfile, "--es-ca", other], timeout_s=4)
+    r = push(path, ["--es-user", "gpulog", "--es-password-file", pwfile, "--es-ca", other], timeout_s=3)
     check(r.get("stored") == 0 and r.get("unsettled") == n and r.get("deadletter") == 0
           and "TLS certificate cannot be verified" in r["stderr"] and "unable to get local issuer" in r["stderr"],
           "push with another CA: says the certificate cannot be verified and why, all %d kept (unsettled %s, dead letter %s)"
@@ -158,7 +158,7 @@ def main():
     with open(badpw, "w") as f:
         f.write("not-the-password-W4RONG\n")
     t0 = time.time()
-    r = push(path, ["--es-user", "gpulog", "--es-password-file", badpw, "--es-ca", CA], timeout_s=8)
+    r = push(path, ["--es-user", "gpulog", "--es-password-file", badpw, "--es-ca", CA], timeout_s=5)
     took = time.time() - t0
     check(r.get("stored") == 0 and r.get("unsettled") == n and r.get("deadletter") == 0,
           "wrong password: nothing stored, all %d kept (unsettled %s, dead letter %s)"
@@ -175,7 +175,7 @@ def main():
     with open(expired, "w") as f:
         f.write((k or {}).get("encoded", "") + "\n")
     time.sleep(2)
-    r = push(path, ["--es-api-key-file", expired, "--es-ca", CA], timeout_s=5)
+    r = push(path, ["--es-api-key-file", expired, "--es-ca", CA], timeout_s=3)
     check(st == 200 and r.get("stored") == 0 and r.get("unsettled") == n and r.get("deadletter") == 0
           and "refuses our credentials" in r["stderr"] and "401" in r["stderr"],
           "expired API key: a clear 401 error, all %d kept (unsettled %s)" % (n, r.get("unsettled")))
