@@ -86,6 +86,10 @@ void event_make_id(struct event *ev, const char *host, const char *source,
  * with the reason in err. */
 #define EVENT_INTERN_MAX 65536
 int event_from_json(struct event *ev, const char *json, size_t len, char *err, size_t errlen);
+/* The same decoding through a jansson tree: the reference event_from_json
+ * (a flat single-pass decoder, core/event_json.c) is checked against by the
+ * differential fuzz target and measured against by the decode bench. */
+int event_from_json_jansson(struct event *ev, const char *json, size_t len, char *err, size_t errlen);
 /* Keys in the key table, and fields dropped because it was full. */
 size_t event_json_interned(void);
 uint64_t event_json_dropped(void);

@@ -1,0 +1,816 @@
+/*
+ * event_json.c - decoding schema-v1 JSON into events (see event.h).
+ *
+ * event_from_json is a flat, single-pass decoder: no JSON tree, no
+ * allocation per event once its scratch buffers have grown to the largest
+ * message seen. It accepts exactly what jansson's json_loadb(...,
+ * JSON_REJECT_DUPLICATES) accepts (RFC 8259 grammar, strict UTF-8, no \u0000,
+ * no lone surrogates, no duplicate key in any object, integers that fit
+ * int64_t, reals that do not overflow, nesting depth <= 2048) and builds the
+ * same event as the tree walk event_from_json_jansson, which stays as the
+ * reference the differential fuzz target (tests/fuzz/fuzz_event_json_diff.c)
+ * and the decode bench compare it with.
+ */
+#include "event.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- intern tables */
+
+/* Process-wide intern tables for strings read from JSON: one for field
+ * keys (at most EVENT_INTERN_MAX), one for host/path/dataset values (at most
+ * 4 x that), so a fleet of many hosts never crowds out keys. Never freed:
+ * cached pointers stay valid. */
+struct itab {
+    char **tab;
+    size_t n, cap, max;
+};
+static struct itab keys_tab = { .max = EVENT_INTERN_MAX }, vals_tab = { .max = 4 * EVENT_INTERN_MAX };
+static _Atomic uint64_t dropped_fields;
+
+size_t event_json_interned(void) { return keys_tab.n; }
+uint64_t event_json_dropped(void) { return dropped_fields; }
+
+/* The interned copy of s[0..n) (hash h = hash64(s, n, 0); s holds no NUL) in
+ * t, or NULL when s is new and t is full. */
+static const char *intern(struct itab *t, const char *s, size_t n, uint64_t h)
+{
+    /* open addressing over a power-of-two table */
+    if (t->n * 2 >= t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 256;
+        char **nt = xcalloc(ncap, sizeof *nt);
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->tab[i]) continue;
+            size_t j = hash64(t->tab[i], strlen(t->tab[i]), 0) & (ncap - 1);
+            while (nt[j]) j = (j + 1) & (ncap - 1);
+            nt[j] = t->tab[i];
+        }
+        free(t->tab);
+        t->tab = nt;
+        t->cap = ncap;
+    }
+    size_t j = h & (t->cap - 1);
+    while (t->tab[j]) {
+        if (!strncmp(t->tab[j], s, n) && t->tab[j][n] == '\0') return t->tab[j];   /* s holds no NUL */
+        j = (j + 1) & (t->cap - 1);
+    }
+    if (t->n >= t->max) return NULL;
+    t->tab[j] = xstrndup(s, n);
+    t->n++;
+    return t->tab[j];
+}
+
+static const char *intern_cstr(struct itab *t, const char *s)
+{
+    size_t n = strlen(s);
+    return intern(t, s, n, hash64(s, n, 0));
+}
+
+/* A header string of ev (host, path, dataset, kind): interned, or once the
+ * value table is full a copy the event owns in slot k. */
+static const char *ev_string(struct event *ev, int k, const char *s, size_t n)
+{
+    const char *p = intern(&vals_tab, s, n, hash64(s, n, 0));
+    if (p) return p;
+    free(ev->own[k]);
+    ev->own[k] = xstrndup(s, n);
+    return ev->own[k];
+}
+
+/* event.kind: the three schema-v1 kinds are static strings. */
+static const char *ev_kind(struct event *ev, const char *s, size_t n)
+{
+    if (n == 6 && !memcmp(s, "metric", 6)) return "metric";
+    if (n == 5 && !memcmp(s, "alert", 5)) return "alert";
+    if (n == 5 && !memcmp(s, "event", 5)) return "event";
+    return ev_string(ev, 3, s, n);
+}
+
+const char *event_intern(const char *s);
+const char *event_intern(const char *s)
+{
+    const char *p = intern_cstr(&keys_tab, s);
+    return p ? p : "";
+}
+
+/* ---------------------------------------------------------------- reference */
+
+int event_from_json_jansson(struct event *ev, const char *json, size_t len, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+    event_reset(ev);
+    if (!root) {
+        snprintf(err, errlen, "invalid JSON: %s (column %d)", je.text, je.column);
+        return GL_ERROR;
+    }
+    if (!json_is_object(root)) {
+        snprintf(err, errlen, "not a JSON object");
+        json_decref(root);
+        return GL_ERROR;
+    }
+    const char *key;
+    json_t *val;
+    int have_ts = 0;
+    json_object_foreach(root, key, val) {
+        if (!strcmp(key, "@timestamp")) {
+            if (!json_is_string(val) ||
+                gl_parse_iso_ts(json_string_value(val), json_string_length(val), &ev->ts_ms) != GL_OK) {
+                snprintf(err, errlen, "bad @timestamp");
+                json_decref(root);
+                return GL_ERROR;
+            }
+            have_ts = 1;
+        } else if ((!strcmp(key, "event.kind") || !strcmp(key, "event.dataset") ||
+                    !strcmp(key, "event.id") || !strcmp(key, "event.created") ||
+                    !strcmp(key, "host.name") || !strcmp(key, "log.file.path")) && !json_is_string(val)) {
+            snprintf(err, errlen, "%s is not a string", key);
+            json_decref(root);
+            return GL_ERROR;
+        } else if (!strcmp(key, "log.offset") && !json_is_integer(val)) {
+            snprintf(err, errlen, "log.offset is not an integer");
+            json_decref(root);
+            return GL_ERROR;
+        } else if (!strcmp(key, "event.kind") && json_is_string(val)) {
+            ev->kind = ev_kind(ev, json_string_value(val), json_string_length(val));
+        } else if (!strcmp(key, "event.dataset") && json_is_string(val)) {
+            ev->dataset = ev_string(ev, 2, json_string_value(val), json_string_length(val));
+        } else if (!strcmp(key, "event.id") && json_is_string(val)) {
+            snprintf(ev->id, sizeof ev->id, "%s", json_string_value(val));
+        } else if (!strcmp(key, "event.created") && json_is_string(val)) {
+            gl_parse_iso_ts(json_string_value(val), json_string_length(val), &ev->created_ms);
+        } else if (!strcmp(key, "host.name") && json_is_string(val)) {
+            ev->host = ev_string(ev, 0, json_string_value(val), json_string_length(val));
+        } else if (!strcmp(key, "log.file.path") && json_is_string(val)) {
+            ev->path = ev_string(ev, 1, json_string_value(val), json_string_length(val));
+        } else if (!strcmp(key, "log.offset") && json_is_integer(val)) {
+            ev->offset = json_integer_value(val);
+        } else if (!strcmp(key, "agent.name") || !strcmp(key, "agent.version")) {
+            /* regenerated on output */
+        } else if (json_is_integer(val) || json_is_real(val) || json_is_boolean(val) || json_is_string(val)) {
+            const char *k = intern_cstr(&keys_tab, key);
+            if (!k) { dropped_fields++; continue; }   /* table full: bounded memory first */
+            if (json_is_integer(val)) event_add_int(ev, k, json_integer_value(val));
+            else if (json_is_real(val)) event_add_num(ev, k, json_real_value(val));
+            else if (json_is_boolean(val)) event_add_bool(ev, k, json_is_true(val));
+            else event_add_str(ev, k, json_string_value(val), json_string_length(val));
+        }
+        /* nested objects, arrays and nulls are not part of schema v1: skipped */
+    }
+    json_decref(root);
+    if (!have_ts) {
+        snprintf(err, errlen, "missing @timestamp");
+        return GL_ERROR;
+    }
+    return GL_OK;
+}
+
+/* ---------------------------------------------------------------- flat decoder */
+
+#define JSON_MAX_DEPTH 2048   /* jansson's JSON_PARSER_MAX_DEPTH: every value counts, the top object is 1 */
+
+/* One key seen in the object being parsed (the duplicate check): obj numbers
+ * the objects of one message, so nested objects share the table. */
+struct kslot {
+    uint64_t h;
+    const char *p;
+    uint32_t n, obj, gen;
+};
+
+/* A top-level key of the message being decoded; hashed only when needed. */
+struct kcur {
+    const char *p;
+    uint32_t n, hashed;
+    uint64_t h;
+};
+
+/* A top-level key of the last message accepted (the layout): its bytes in
+ * ds.laybuf and, for a field, its interned copy. */
+struct klay {
+    uint32_t off, n;
+    const char *ik;
+};
+
+/* The decoder's scratch, owned by this file and reused message after
+ * message: it grows to the largest message seen and is never freed. */
+static struct {
+    struct buf str;           /* decoded strings with escapes (keys, header values) */
+    struct kslot *set;        /* duplicate-key set, generation-stamped */
+    size_t setcap, setn;
+    uint32_t gen;
+    struct kcur *cur;         /* the message's top-level keys, in order */
+    size_t capcur;
+    uint32_t *fki;            /* field i's key is cur[fki[i]] */
+    size_t capfki;
+    /* A stream repeats its layout: while a message's keys equal the last
+     * accepted message's, position by position, they are distinct (that
+     * message had no duplicate) and their interned copies are known, so
+     * nothing is hashed. The first key that differs hashes the keys so far
+     * into the duplicate set and decoding goes on the general way. */
+    struct klay *lay;
+    size_t nlay, caplay;
+    struct buf laybuf;
+} ds;
+
+struct jp {
+    const char *p, *end;
+    uint32_t nobj;            /* objects opened so far (0 = the top one) */
+    const char *why;          /* the reason for a refusal */
+};
+
+static inline void jws(struct jp *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
+}
+
+/* Length of the valid UTF-8 sequence at p (first byte >= 0x80), or 0:
+ * RFC 3629 as jansson's utf8_check_full (no overlongs, no surrogates,
+ * nothing above U+10FFFF). */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+    unsigned c = p[0];
+    size_t n;
+    uint32_t v;
+    if (c >= 0xC2 && c <= 0xDF) { n = 2; v = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { n = 3; v = c & 0x0F; }
+    else if (c >= 0xF0 && c <= 0xF4) { n = 4; v = c & 0x07; }
+    else return 0;
+    if ((size_t)(end - p) < n) return 0;
+    for (size_t i = 1; i < n; i++) {
+        if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+        v = (v << 6) | (p[i] & 0x3F);
+    }
+    if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    if ((n == 3 && v < 0x800) || (n == 4 && v < 0x10000)) return 0;
+    return n;
+}
+
+static inline int hexval(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static int hex4(const char *p, const char *end)
+{
+    if (end - p < 4) return -1;
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval((unsigned char)p[i]);
+        if (h < 0) return -1;
+        v = v << 4 | h;
+    }
+    return v;
+}
+
+/* Scans the string whose opening quote j->p is on. Without escapes the
+ * result is the input span itself; with escapes it is decoded into ds.str
+ * (NUL-terminated, grown beforehand: the pointer stays valid for the
+ * message). GL_OK with *s, *n, or GL_ERROR with j->why. */
+static int jstr(struct jp *j, const char **s, size_t *n)
+{
+    const unsigned char *p = (const unsigned char *)j->p + 1, *end = (const unsigned char *)j->end;
+    const unsigned char *start = p;
+    for (;;) {
+        /* eight bytes at a time while none is '"', '\\', < 0x20 or >= 0x80 */
+        while (end - p >= 8) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+            uint64_t q = w ^ 0x2222222222222222ull, b = w ^ 0x5C5C5C5C5C5C5C5Cull;
+            uint64_t hit = ((w - 0x2020202020202020ull) | (q - 0x0101010101010101ull) | (b - 0x0101010101010101ull) | w) &
+                           0x8080808080808080ull;
+            if (hit) break;
+            p += 8;
+        }
+        while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80) p++;
+        if (p >= end) { j->why = "premature end of input in a string"; return GL_ERROR; }
+        if (*p == '"') {
+            *s = (const char *)start;
+            *n = (size_t)(p - start);
+            j->p = (const char *)p + 1;
+            return GL_OK;
+        }
+        if (*p == '\\') break;
+        if (*p < 0x20) { j->why = "control character in a string"; return GL_ERROR; }
+        size_t u = utf8_len(p, end);
+        if (!u) { j->why = "invalid UTF-8"; return GL_ERROR; }
+        p += u;
+    }
+    /* escapes: decode into ds.str (room for the whole input was reserved) */
+    char *o = ds.str.p + ds.str.len, *o0 = o;
+    memcpy(o, start, (size_t)(p - start));
+    o += p - start;
+    for (;;) {
+        if (p >= end) { j->why = "premature end of input in a string"; return GL_ERROR; }
+        unsigned c = *p;
+        if (c == '"') break;
+        if (c < 0x20) { j->why = "control character in a string"; return GL_ERROR; }
+        if (c >= 0x80) {
+            size_t u = utf8_len(p, end);
+            if (!u) { j->why = "invalid UTF-8"; return GL_ERROR; }
+            memcpy(o, p, u);
+            o += u;
+            p += u;
+            continue;
+        }
+        if (c != '\\') { *o++ = (char)c; p++; continue; }
+        if (p + 1 >= end) { j->why = "premature end of input in a string"; return GL_ERROR; }
+        c = p[1];
+        p += 2;
+        switch (c) {
+        case '"': case '\\': case '/': *o++ = (char)c; continue;
+        case 'b': *o++ = '\b'; continue;
+        case 'f': *o++ = '\f'; continue;
+        case 'n': *o++ = '\n'; continue;
+        case 'r': *o++ = '\r'; continue;
+        case 't': *o++ = '\t'; continue;
+        case 'u': break;
+        default: j->why = "invalid escape"; return GL_ERROR;
+        }
+        int32_t v = hex4((const char *)p, (const char *)end);
+        if (v < 0) { j->why = "invalid escape"; return GL_ERROR; }
+        p += 4;
+        if (v >= 0xD800 && v <= 0xDBFF) {
+            int32_t v2 = end - p >= 2 && p[0] == '\\' && p[1] == 'u' ? hex4((const char *)p + 2, (const char *)end) : -2;
+            if (v2 == -1) { j->why = "invalid escape"; return GL_ERROR; }
+            if (v2 < 0xDC00 || v2 > 0xDFFF) { j->why = "invalid Unicode surrogate"; return GL_ERROR; }
+            p += 6;
+            v = ((v - 0xD800) << 10) + (v2 - 0xDC00) + 0x10000;
+        } else if (v >= 0xDC00 && v <= 0xDFFF) {
+            j->why = "invalid Unicode surrogate";
+            return GL_ERROR;
+        } else if (v == 0) {
+            j->why = "\\u0000 in a string";
+            return GL_ERROR;
+        }
+        if (v < 0x80) *o++ = (char)v;
+        else if (v < 0x800) { *o++ = (char)(0xC0 | v >> 6); *o++ = (char)(0x80 | (v & 0x3F)); }
+        else if (v < 0x10000) {
+            *o++ = (char)(0xE0 | v >> 12); *o++ = (char)(0x80 | (v >> 6 & 0x3F)); *o++ = (char)(0x80 | (v & 0x3F));
+        } else {
+            *o++ = (char)(0xF0 | v >> 18); *o++ = (char)(0x80 | (v >> 12 & 0x3F));
+            *o++ = (char)(0x80 | (v >> 6 & 0x3F)); *o++ = (char)(0x80 | (v & 0x3F));
+        }
+    }
+    j->p = (const char *)p + 1;
+    *o = '\0';
+    *s = o0;
+    *n = (size_t)(o - o0);
+    ds.str.len += *n + 1;
+    return GL_OK;
+}
+
+/* A number or literal is done: jansson hands the byte after it back to its
+ * stream, and a NUL byte handed back is lost (its stream buffer reads it as
+ * empty), so one NUL right after a number, true, false or null is skipped
+ * as jansson skips it. */
+static inline void jafter_token(struct jp *j)
+{
+    if (j->p < j->end && *j->p == '\0') j->p++;
+}
+
+static const double pow10_exact[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+/* Scans the number at j->p with jansson's grammar and classification: no
+ * fraction and no exponent is an integer (int64_t, else refused), otherwise
+ * a real (strtod's correctly rounded value; overflow refused). Returns
+ * EV_INT or EV_NUM, or -1 with j->why. */
+static int jnum(struct jp *j, int64_t *iv, double *dv)
+{
+    const char *p = j->p, *end = j->end, *s = p;
+    int neg = 0;
+    if (p < end && *p == '-') { neg = 1; p++; }
+    const char *ds0 = p;
+    if (p < end && *p == '0') p++;
+    else if (p < end && *p >= '1' && *p <= '9') while (p < end && *p >= '0' && *p <= '9') p++;
+    else { j->why = "invalid number"; return -1; }
+    const char *de = p;
+    if (p < end && *p >= '0' && *p <= '9') { j->why = "invalid number (leading zero)"; return -1; }
+    int real = 0;
+    const char *fs = NULL, *fe = NULL;
+    if (p < end && *p == '.') {
+        p++;
+        fs = p;
+        if (p >= end || *p < '0' || *p > '9') { j->why = "invalid number"; return -1; }
+        while (p < end && *p >= '0' && *p <= '9') p++;
+        fe = p;
+        real = 1;
+    }
+    int eneg = 0;
+    const char *es = NULL, *ee = NULL;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+        es = p;
+        if (p >= end || *p < '0' || *p > '9') { j->why = "invalid number"; return -1; }
+        while (p < end && *p >= '0' && *p <= '9') p++;
+        ee = p;
+        real = 1;
+    }
+    /* a valid message goes on after a number: strtod below never reads past the input */
+    if (p >= end) { j->why = "premature end of input"; return -1; }
+    j->p = p;
+    if (!real) {
+        uint64_t u = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+        for (const char *q = ds0; q < de; q++) {
+            unsigned d = (unsigned)(*q - '0');
+            if (u > (lim - d) / 10) { j->why = neg ? "too big negative integer" : "too big integer"; return -1; }
+            u = u * 10 + d;
+        }
+        *iv = neg ? (int64_t)(0 - u) : (int64_t)u;
+        return EV_INT;
+    }
+    /* Clinger's fast path: a mantissa below 2^53 and a power of ten up to
+     * 1e22 are exact doubles, so one IEEE operation rounds correctly, as
+     * strtod does. Anything else goes to strtod. */
+    uint64_t m = 0;
+    int nd = 0, scale = 0;
+    for (const char *q = ds0; q < de; q++) {
+        if (m || *q != '0') nd++;
+        m = m * 10 + (uint64_t)(*q - '0');
+        if (nd > 15) goto slow;
+    }
+    for (const char *q = fs; q && q < fe; q++) {
+        if (m || *q != '0') nd++;
+        m = m * 10 + (uint64_t)(*q - '0');
+        scale--;
+        if (nd > 15) goto slow;
+    }
+    if (es) {
+        int e = 0;
+        for (const char *q = es; q < ee; q++) {
+            e = e * 10 + (*q - '0');
+            if (e > 400) goto slow;
+        }
+        scale += eneg ? -e : e;
+    }
+    if (scale < -22 || scale > 22) goto slow;
+    double d = (double)m;
+    d = scale < 0 ? d / pow10_exact[-scale] : d * pow10_exact[scale];
+    *dv = neg ? -d : d;
+    return EV_NUM;
+slow:
+    errno = 0;
+    char *e;
+    double v = strtod(s, &e);
+    if (e != p) { j->why = "invalid number"; return -1; }
+    if ((v == HUGE_VAL || v == -HUGE_VAL) && errno == ERANGE) { j->why = "real number overflow"; return -1; }
+    *dv = v;
+    return EV_NUM;
+}
+
+/* true, false or null at j->p: 1, 0 or 2, or -1. */
+static int jlit(struct jp *j)
+{
+    size_t left = (size_t)(j->end - j->p);
+    int r = -1;
+    if (left >= 4 && !memcmp(j->p, "true", 4)) { j->p += 4; r = 1; }
+    else if (left >= 5 && !memcmp(j->p, "false", 5)) { j->p += 5; r = 0; }
+    else if (left >= 4 && !memcmp(j->p, "null", 4)) { j->p += 4; r = 2; }
+    else { j->why = "invalid token"; return -1; }
+    jafter_token(j);
+    return r;
+}
+
+/* The duplicate check: 1 when key s[0..n) (hash h) was already seen in
+ * object obj of this message, else records it and returns 0. */
+static int key_seen(uint32_t obj, const char *s, size_t n, uint64_t h)
+{
+    if ((ds.setn + 1) * 2 > ds.setcap) {
+        size_t ncap = ds.setcap ? ds.setcap * 2 : 256;
+        struct kslot *nt = xcalloc(ncap, sizeof *nt);
+        for (size_t i = 0; i < ds.setcap; i++) {
+            struct kslot *k = &ds.set[i];
+            if (k->gen != ds.gen) continue;
+            size_t x = (k->h ^ (uint64_t)k->obj * 0x9E3779B97F4A7C15ull) & (ncap - 1);
+            while (nt[x].gen == ds.gen) x = (x + 1) & (ncap - 1);
+            nt[x] = *k;
+        }
+        free(ds.set);
+        ds.set = nt;
+        ds.setcap = ncap;
+    }
+    size_t x = (h ^ (uint64_t)obj * 0x9E3779B97F4A7C15ull) & (ds.setcap - 1);
+    for (;;) {
+        struct kslot *k = &ds.set[x];
+        if (k->gen != ds.gen) {
+            *k = (struct kslot){ .h = h, .p = s, .n = (uint32_t)n, .obj = obj, .gen = ds.gen };
+            ds.setn++;
+            return 0;
+        }
+        if (k->h == h && k->obj == obj && k->n == n && !memcmp(k->p, s, n)) return 1;
+        x = (x + 1) & (ds.setcap - 1);
+    }
+}
+
+/* A key of object obj: scanned, no NUL (jansson refuses them in keys, and
+ * \u0000 is refused anyway), not seen before in obj. */
+static int jkey(struct jp *j, uint32_t obj, const char **s, size_t *n, uint64_t *h)
+{
+    if (j->p >= j->end || *j->p != '"') { j->why = "string or '}' expected"; return GL_ERROR; }
+    if (jstr(j, s, n) != GL_OK) return GL_ERROR;
+    *h = hash64(*s, *n, 0);
+    if (key_seen(obj, *s, *n, *h)) { j->why = "duplicate object key"; return GL_ERROR; }
+    jws(j);
+    if (j->p >= j->end || *j->p != ':') { j->why = "':' expected"; return GL_ERROR; }
+    j->p++;
+    jws(j);
+    return GL_OK;
+}
+
+/* Validates and skips the value at j->p (nesting depth depth): what the
+ * schema does not use (null, arrays, objects, agent.*) must still be JSON
+ * jansson accepts. */
+static int jskip(struct jp *j, int depth)
+{
+    if (depth > JSON_MAX_DEPTH) { j->why = "maximum parsing depth reached"; return GL_ERROR; }
+    if (j->p >= j->end) { j->why = "premature end of input"; return GL_ERROR; }
+    const char *s;
+    size_t n;
+    int64_t iv;
+    double dv;
+    switch (*j->p) {
+    case '"': {
+        size_t mark = ds.str.len;
+        int rc = jstr(j, &s, &n);
+        ds.str.len = mark;   /* not kept */
+        return rc;
+    }
+    case '{': {
+        uint32_t obj = ++j->nobj;
+        j->p++;
+        jws(j);
+        if (j->p < j->end && *j->p == '}') { j->p++; return GL_OK; }
+        for (;;) {
+            uint64_t h;
+            if (jkey(j, obj, &s, &n, &h) != GL_OK || jskip(j, depth + 1) != GL_OK) return GL_ERROR;
+            jws(j);
+            if (j->p < j->end && *j->p == ',') { j->p++; jws(j); continue; }
+            if (j->p < j->end && *j->p == '}') { j->p++; return GL_OK; }
+            j->why = "'}' expected";
+            return GL_ERROR;
+        }
+    }
+    case '[':
+        j->p++;
+        jws(j);
+        if (j->p < j->end && *j->p == ']') { j->p++; return GL_OK; }
+        for (;;) {
+            if (jskip(j, depth + 1) != GL_OK) return GL_ERROR;
+            jws(j);
+            if (j->p < j->end && *j->p == ',') { j->p++; jws(j); continue; }
+            if (j->p < j->end && *j->p == ']') { j->p++; return GL_OK; }
+            j->why = "']' expected";
+            return GL_ERROR;
+        }
+    case 't': case 'f': case 'n':
+        return jlit(j) < 0 ? GL_ERROR : GL_OK;
+    default:
+        if (jnum(j, &iv, &dv) < 0) return GL_ERROR;
+        jafter_token(j);
+        return GL_OK;
+    }
+}
+
+/* The header keys of schema v1, by their decoded spelling. */
+enum hkey { H_NONE, H_TS, H_KIND, H_DATASET, H_ID, H_CREATED, H_HOST, H_PATH, H_OFFSET, H_AGENT };
+
+static enum hkey header_key(const char *s, size_t n)
+{
+#define IS(lit) (n == sizeof(lit) - 1 && !memcmp(s, lit, n))
+    if (n < 8 || n > 14) return H_NONE;
+    switch (s[0]) {
+    case '@': return IS("@timestamp") ? H_TS : H_NONE;
+    case 'e':
+        if (IS("event.kind")) return H_KIND;
+        if (IS("event.dataset")) return H_DATASET;
+        if (IS("event.id")) return H_ID;
+        if (IS("event.created")) return H_CREATED;
+        return H_NONE;
+    case 'h': return IS("host.name") ? H_HOST : H_NONE;
+    case 'l':
+        if (IS("log.file.path")) return H_PATH;
+        if (IS("log.offset")) return H_OFFSET;
+        return H_NONE;
+    case 'a': return IS("agent.name") || IS("agent.version") ? H_AGENT : H_NONE;
+    default: return H_NONE;
+    }
+#undef IS
+}
+
+static void key_hash(struct kcur *c)
+{
+    if (!c->hashed) {
+        c->h = hash64(c->p, c->n, 0);
+        c->hashed = 1;
+    }
+}
+
+/* The top-level key at j->p, the ki-th of the message: scanned, checked
+ * against the layout while *same (the leading keys equal it), else against
+ * the duplicate set; then the ':' after it. */
+static int jkey_top(struct jp *j, size_t ki, int *same, const char **s, size_t *n)
+{
+    if (j->p >= j->end || *j->p != '"') { j->why = "string or '}' expected"; return GL_ERROR; }
+    if (jstr(j, s, n) != GL_OK) return GL_ERROR;
+    if (ki >= ds.capcur) {
+        ds.capcur = ds.capcur ? ds.capcur * 2 : 64;
+        ds.cur = xrealloc(ds.cur, ds.capcur * sizeof *ds.cur);
+    }
+    struct kcur *c = &ds.cur[ki];
+    *c = (struct kcur){ .p = *s, .n = (uint32_t)*n };
+    if (*same && ki < ds.nlay && ds.lay[ki].n == *n && !memcmp(ds.laybuf.p + ds.lay[ki].off, *s, *n)) {
+        /* as the last message: no duplicate so far */
+    } else {
+        if (*same) {
+            *same = 0;
+            for (size_t i = 0; i < ki; i++) {
+                key_hash(&ds.cur[i]);
+                key_seen(0, ds.cur[i].p, ds.cur[i].n, ds.cur[i].h);
+            }
+        }
+        key_hash(c);
+        if (key_seen(0, c->p, c->n, c->h)) { j->why = "duplicate object key"; return GL_ERROR; }
+    }
+    jws(j);
+    if (j->p >= j->end || *j->p != ':') { j->why = "':' expected"; return GL_ERROR; }
+    j->p++;
+    jws(j);
+    return GL_OK;
+}
+
+/* Field nf's key is top-level key ki. */
+static void field_from_key(size_t nf, size_t ki)
+{
+    if (nf >= ds.capfki) {
+        ds.capfki = ds.capfki ? ds.capfki * 2 : 64;
+        ds.fki = xrealloc(ds.fki, ds.capfki * sizeof *ds.fki);
+    }
+    ds.fki[nf] = (uint32_t)ki;
+}
+
+/* The interned copy of top-level key ki, NULL once the table is full and
+ * the key is new; nsame leading keys equal the layout. */
+static const char *field_key(size_t ki, size_t nsame)
+{
+    if (ki < nsame && ds.lay[ki].ik) return ds.lay[ki].ik;
+    struct kcur *c = &ds.cur[ki];
+    key_hash(c);
+    return intern(&keys_tab, c->p, c->n, c->h);
+}
+
+/* After an accepted message of nk keys: its layout becomes the one to
+ * expect (rebuilt only when it differs), with the interned field keys. */
+static void layout_keep(struct event *ev, size_t nk, size_t nsame)
+{
+    if (nsame != nk || nk != ds.nlay) {
+        if (nk > ds.caplay) {
+            ds.caplay = nk + 16;
+            ds.lay = xrealloc(ds.lay, ds.caplay * sizeof *ds.lay);
+        }
+        buf_reset(&ds.laybuf);
+        for (size_t i = 0; i < nk; i++) {
+            ds.lay[i] = (struct klay){ .off = (uint32_t)ds.laybuf.len, .n = ds.cur[i].n, .ik = NULL };
+            buf_append(&ds.laybuf, ds.cur[i].p, ds.cur[i].n);
+        }
+        ds.nlay = nk;
+    }
+    for (size_t i = 0; i < ev->nf; i++) ds.lay[ds.fki[i]].ik = ev->f[i].key;
+}
+
+#define JFAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return GL_ERROR; } while (0)
+
+int event_from_json(struct event *ev, const char *json, size_t len, char *err, size_t errlen)
+{
+    event_reset(ev);
+    struct jp j = { .p = json, .end = json + len };
+    /* decoded strings are never longer than their source: reserve once */
+    ds.str.len = 0;
+    buf_grow(&ds.str, len + 1);
+    buf_grow(&ev->arena, len + 1);
+    if (++ds.gen == 0) {   /* wrapped: stale stamps could look current */
+        memset(ds.set, 0, ds.setcap * sizeof *ds.set);
+        ds.gen = 1;
+    }
+    ds.setn = 0;
+    jws(&j);
+    if (j.p >= j.end || *j.p != '{') {
+        if (j.p < j.end && *j.p == '[') JFAIL("not a JSON object");
+        JFAIL("invalid JSON: '{' expected (column %zu)", (size_t)(j.p - json) + 1);
+    }
+    j.p++;
+    jws(&j);
+    int have_ts = 0, same = 1;
+    size_t nk = 0, nsame = 0;   /* keys so far, and how many equal the layout */
+    const char *hv[4] = { 0 };   /* host, path, dataset, kind: interned once valid */
+    size_t hn[4] = { 0 };
+    if (j.p < j.end && *j.p == '}') j.p++;
+    else {
+        for (;;) {
+            const char *k, *s;
+            size_t kn, n, ki = nk;
+            if (jkey_top(&j, ki, &same, &k, &kn) != GL_OK) goto bad;
+            nk++;
+            if (same) nsame = nk;
+            enum hkey hk = header_key(k, kn);
+            if (j.p >= j.end) { j.why = "premature end of input"; goto bad; }
+            char c = *j.p;
+            if (hk == H_AGENT) {
+                if (jskip(&j, 2) != GL_OK) goto bad;   /* regenerated on output */
+            } else if (c == '"') {
+                size_t mark = ds.str.len;
+                if (jstr(&j, &s, &n) != GL_OK) goto bad;
+                switch (hk) {
+                case H_TS:
+                    if (gl_parse_iso_ts(s, n, &ev->ts_ms) != GL_OK) JFAIL("bad @timestamp");
+                    have_ts = 1;
+                    break;
+                case H_HOST: hv[0] = s; hn[0] = n; break;
+                case H_PATH: hv[1] = s; hn[1] = n; break;
+                case H_DATASET: hv[2] = s; hn[2] = n; break;
+                case H_KIND: hv[3] = s; hn[3] = n; break;
+                case H_ID: {
+                    size_t m = n < 32 ? n : 32;
+                    memcpy(ev->id, s, m);
+                    ev->id[m] = '\0';
+                    break;
+                }
+                case H_CREATED: gl_parse_iso_ts(s, n, &ev->created_ms); break;
+                case H_OFFSET: JFAIL("log.offset is not an integer");
+                default:
+                    field_from_key(ev->nf, ki);
+                    event_add_str(ev, NULL, s, n);
+                    ds.str.len = mark;   /* copied into the arena */
+                    break;
+                }
+            } else {
+                int64_t iv = 0;
+                double dv = 0;
+                int t, b = -1;
+                if (c == '-' || (c >= '0' && c <= '9')) {
+                    if ((t = jnum(&j, &iv, &dv)) < 0) goto bad;
+                    jafter_token(&j);
+                } else if (c == 't' || c == 'f' || c == 'n') {
+                    if ((b = jlit(&j)) < 0) goto bad;
+                    t = b == 2 ? -1 : EV_BOOL;
+                } else if (c == '{' || c == '[') {
+                    if (jskip(&j, 2) != GL_OK) goto bad;
+                    t = -1;
+                } else {
+                    j.why = "invalid token";
+                    goto bad;
+                }
+                switch (hk) {
+                case H_TS: JFAIL("bad @timestamp");
+                case H_KIND: case H_DATASET: case H_ID: case H_CREATED: case H_HOST: case H_PATH:
+                    JFAIL("%.*s is not a string", (int)kn, k);
+                case H_OFFSET:
+                    if (t != EV_INT) JFAIL("log.offset is not an integer");
+                    ev->offset = iv;
+                    break;
+                default:
+                    if (t < 0) break;   /* null, arrays, objects: not part of schema v1, skipped */
+                    field_from_key(ev->nf, ki);
+                    if (t == EV_INT) event_add_int(ev, NULL, iv);
+                    else if (t == EV_NUM) event_add_num(ev, NULL, dv);
+                    else event_add_bool(ev, NULL, b);
+                    break;
+                }
+            }
+            jws(&j);
+            if (j.p < j.end && *j.p == ',') { j.p++; jws(&j); continue; }
+            if (j.p < j.end && *j.p == '}') { j.p++; break; }
+            j.why = "'}' expected";
+            goto bad;
+        }
+    }
+    jws(&j);
+    if (j.p != j.end) { j.why = "end of file expected"; goto bad; }
+    if (!have_ts) JFAIL("missing @timestamp");
+    /* valid: intern what the event keeps */
+    if (hv[3]) ev->kind = ev_kind(ev, hv[3], hn[3]);
+    if (hv[2]) ev->dataset = ev_string(ev, 2, hv[2], hn[2]);
+    if (hv[0]) ev->host = ev_string(ev, 0, hv[0], hn[0]);
+    if (hv[1]) ev->path = ev_string(ev, 1, hv[1], hn[1]);
+    size_t w = 0;
+    for (size_t i = 0; i < ev->nf; i++) {
+        const char *key = field_key(ds.fki[i], nsame);
+        if (!key) { dropped_fields++; continue; }   /* table full: bounded memory first */
+        ds.fki[w] = ds.fki[i];
+        ev->f[w] = ev->f[i];
+        ev->f[w++].key = key;
+    }
+    ev->nf = w;
+    layout_keep(ev, nk, nsame);
+    return GL_OK;
+bad:
+    JFAIL("invalid JSON: %s (column %zu)", j.why, (size_t)(j.p - json) + 1);
+}
