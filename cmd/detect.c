@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define DETECT_BATCH 1024   /* messages per rd_kafka_consume_batch_queue call */
+
 static void detect_help(void)
 {
     printf(
@@ -404,6 +406,49 @@ static int once_done(struct dctx *d)
     return 1;
 }
 
+/* Handles one consumed message: partition end, error, or an event for the
+ * engine (and the ES sink); an undecodable payload is counted and skipped. */
+static void detect_message(struct dctx *d, struct event *ev, const rd_kafka_message_t *m)
+{
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        struct pstate *p = ps_find(d, rd_kafka_topic_name(m->rkt), m->partition);
+        if (p) p->eof = 1;
+    } else if (m->err) {
+        fprintf(stderr, "gpulog detect: consume: %s\n", rd_kafka_message_errstr(m));
+        if (m->err == RD_KAFKA_RESP_ERR__FATAL) d->fatal = 1;
+    } else {
+        struct pstate *p = ps_find(d, rd_kafka_topic_name(m->rkt), m->partition);
+        if (p) {
+            d->consumed++;
+            metrics_inc(M_LINES_READ);
+            char jerr[128];
+            if (event_from_json(ev, m->payload, m->len, jerr, sizeof jerr) == GL_OK) {
+                uint64_t dropped = event_json_dropped();
+                if (dropped != d->fields_dropped) {   /* the key table is full: say so once */
+                    metrics_add(M_FIELDS_DROPPED, dropped - d->fields_dropped);
+                    if (!d->fields_dropped)
+                        log_warn("msg=\"more than %d distinct field keys: fields with new keys are dropped\" topic=\"%s\" partition=%d offset=%lld",
+                                 EVENT_INTERN_MAX, rd_kafka_topic_name(m->rkt), (int)m->partition, (long long)m->offset);
+                    d->fields_dropped = dropped;
+                }
+                d->cur = p;
+                d->cur_off = m->offset;
+                engine_feed_tag(d->eng, ev, p->tag);
+                gpumetrics_observe(ev);
+                d->cur = NULL;
+                if (d->es) detect_forward(d, p, m->offset, ev, m->payload, m->len);
+            } else {
+                metrics_inc_label(M_LINES_REJECTED, "not_json");
+                if (d->bad++ < 10)
+                    fprintf(stderr, "gpulog detect: %s[%d]@%lld: %s (skipped)\n", rd_kafka_topic_name(m->rkt),
+                            (int)m->partition, (long long)m->offset, jerr);
+            }
+            p->consumed = m->offset;
+            if (p->end >= 0 && m->offset + 1 >= p->end) p->eof = 1;
+        }
+    }
+}
+
 static int set_conf(rd_kafka_conf_t *c, const char *k, const char *v, char *err, size_t errlen)
 {
     return kafka_conf_set(c, k, v, err, errlen);   /* never prints the value */
@@ -563,7 +608,16 @@ int cmd_detect(int argc, char **argv)
               set_conf(conf, "enable.auto.offset.store", "false", err, sizeof err) ||
               set_conf(conf, "auto.offset.reset", "earliest", err, sizeof err) ||
               set_conf(conf, "enable.partition.eof", "true", err, sizeof err) ||
-              set_conf(conf, "client.id", "gpulog-detect", err, sizeof err);
+              set_conf(conf, "client.id", "gpulog-detect", err, sizeof err) ||
+              /* the pre-fetch queue, deliberately (docs/operations.md,
+               * "Kafka consumer queue"): librdkafka 2.0 refills a full queue
+               * only on its 1 s broker timer, so its size is the catch-up
+               * rate per second; 64 MiB keeps one core busy, a smaller
+               * queue (-X) saves RSS and slows catching up. One fetch
+               * response is at most 8 MiB (compressed). */
+              set_conf(conf, "queued.max.messages.kbytes", "65536", err, sizeof err) ||
+              set_conf(conf, "queued.min.messages", "100000", err, sizeof err) ||
+              set_conf(conf, "fetch.max.bytes", "8388608", err, sizeof err);
     for (size_t i = 0; !bad && i < o.nprops; i++) {
         const char *eq = strchr(props[i], '=');
         char *k = xstrndup(props[i], (size_t)(eq - props[i]));
@@ -605,6 +659,8 @@ int cmd_detect(int argc, char **argv)
     struct event ev;
     event_init(&ev);
     int64_t last_commit = gl_now_ms(), last_lag = 0;
+    rd_kafka_queue_t *cq = rd_kafka_queue_get_consumer(d.rk);
+    rd_kafka_message_t *batch[DETECT_BATCH];
     while (!stop_flag && !d.fatal) {
         if (hup_flag) {
             hup_flag = 0;
@@ -626,46 +682,35 @@ int cmd_detect(int argc, char **argv)
             }
         }
         if (!d.held.n && d.paused) set_paused(&d, 0);
-        rd_kafka_message_t *m = rd_kafka_consumer_poll(d.rk, 100);
-        if (m) {
-            if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-                struct pstate *p = ps_find(&d, rd_kafka_topic_name(m->rkt), m->partition);
-                if (p) p->eof = 1;
-            } else if (m->err) {
-                fprintf(stderr, "gpulog detect: consume: %s\n", rd_kafka_message_errstr(m));
-                if (m->err == RD_KAFKA_RESP_ERR__FATAL) d.fatal = 1;
-            } else {
-                struct pstate *p = ps_find(&d, rd_kafka_topic_name(m->rkt), m->partition);
-                if (p) {
-                    d.consumed++;
-                    metrics_inc(M_LINES_READ);
-                    char jerr[128];
-                    if (event_from_json(&ev, m->payload, m->len, jerr, sizeof jerr) == GL_OK) {
-                        uint64_t dropped = event_json_dropped();
-                        if (dropped != d.fields_dropped) {   /* the key table is full: say so once */
-                            metrics_add(M_FIELDS_DROPPED, dropped - d.fields_dropped);
-                            if (!d.fields_dropped)
-                                log_warn("msg=\"more than %d distinct field keys: fields with new keys are dropped\" topic=\"%s\" partition=%d offset=%lld",
-                                         EVENT_INTERN_MAX, rd_kafka_topic_name(m->rkt), (int)m->partition, (long long)m->offset);
-                            d.fields_dropped = dropped;
-                        }
-                        d.cur = p;
-                        d.cur_off = m->offset;
-                        engine_feed_tag(d.eng, &ev, p->tag);
-                        gpumetrics_observe(&ev);
-                        d.cur = NULL;
-                        if (d.es) detect_forward(&d, p, m->offset, &ev, m->payload, m->len);
-                    } else {
-                        metrics_inc_label(M_LINES_REJECTED, "not_json");
-                        if (d.bad++ < 10)
-                            fprintf(stderr, "gpulog detect: %s[%d]@%lld: %s (skipped)\n", rd_kafka_topic_name(m->rkt),
-                                    (int)m->partition, (long long)m->offset, jerr);
-                    }
-                    p->consumed = m->offset;
-                    if (p->end >= 0 && m->offset + 1 >= p->end) p->eof = 1;
-                }
+        if (d.paused) {
+            /* outputs full: one message at a time, as the group must still
+             * be polled. (librdkafka 2.0's batch call can skip offsets when
+             * a pause or resume lands inside it.) */
+            rd_kafka_message_t *m = rd_kafka_consumer_poll(d.rk, 100);
+            if (m) {
+                detect_message(&d, &ev, m);
+                rd_kafka_message_destroy(m);
             }
-            rd_kafka_message_destroy(m);
+        } else {
+            /* A batch at a time: one queue call for up to DETECT_BATCH
+             * messages (a call per message was the cost), each handled in
+             * order as before. The held/pause check above runs between
+             * batches, so a full output holds at most one batch's records
+             * more. Messages of a partition revoked during the call are
+             * purged by librdkafka (its barrier on assign). */
+            ssize_t nb = rd_kafka_consume_batch_queue(cq, 100, batch, DETECT_BATCH);
+            if (nb < 0) {
+                fprintf(stderr, "gpulog detect: consume: %s\n", rd_kafka_err2str(rd_kafka_last_error()));
+                nb = 0;
+            }
+            ssize_t bi = 0;
+            for (; bi < nb && !stop_flag && !d.fatal; bi++) {
+                detect_message(&d, &ev, batch[bi]);
+                rd_kafka_message_destroy(batch[bi]);
+                /* --once stops at the end offsets found at start */
+                if (d.once && once_done(&d)) { bi++; break; }
+            }
+            for (; bi < nb; bi++) rd_kafka_message_destroy(batch[bi]);   /* unprocessed: not committed */
         }
         poll_sinks(&d, 0);
         int64_t now = gl_now_ms();
@@ -680,6 +725,7 @@ int cmd_detect(int argc, char **argv)
         }
         if (d.once && once_done(&d)) break;
     }
+    rd_kafka_queue_destroy(cq);
     metrics_set_ready(0);
     event_free(&ev);
     if (d.once && !stop_flag) engine_flush(d.eng);
