@@ -74,6 +74,14 @@ echo
 echo "detector engine (one core, default GPU profile):"
 "$B/detect_bench"
 
+# One /metrics scrape with the GPU table (core/gpumetrics.c) of 8 GPUs (a node) and
+# of 10,000 GPUs (detect with gpu_metrics: on): render time, bytes, memory per GPU
+# (issue 13 target: 10,000 GPUs in < 100 ms).
+echo
+echo "/metrics scrape with the GPU table (dcgm-exporter names):"
+"$B/metrics_bench" 8 200 || rc_report=1
+"$B/metrics_bench" 10000 10 || rc_report=1
+
 # The report page: a day of 8 GPUs at 1 s into one HTML page (< 3 MB, < 2 s
 # on one core), the page stage alone (report_bench: events in memory) and
 # end to end (gpulog report on a generated day of dmon text: parse, detect, page).

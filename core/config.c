@@ -94,7 +94,7 @@ static const struct config_key keys[] = {
     { "gpu_metrics_stale_periods", CONFIG_INT, "3", O(gpu_metrics_stale_periods), NULL, 0,
       "a GPU that missed this many of its sample periods leaves /metrics and gpulog_gpu_up turns 0 (at least 1)" },
     { "gpu_metrics_max_gpus", CONFIG_INT, "16384", O(gpu_metrics_max_gpus), NULL, 0,
-      "GPUs held in the /metrics table (about 0.9 KiB each); new GPUs past it reuse a silent GPU's row or are counted in gpulog_gpu_rows_dropped_total" },
+      "GPUs held in the /metrics table (about 1 KiB each); new GPUs past it reuse a silent GPU's row or are counted in gpulog_gpu_rows_dropped_total" },
     { "shutdown_timeout", CONFIG_DURATION, "10s", O(shutdown_timeout_ms), NULL, 0,
       "on SIGTERM/SIGINT: stop reading, deliver, checkpoint or commit, and exit within this deadline" },
     { "collect.spool_max", CONFIG_SIZE, "256MiB", O(collect.spool_max), NULL, 0,

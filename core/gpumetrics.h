@@ -12,7 +12,7 @@
  * sample arrived, or event time behind the newest sample of its host) is
  * left out of the exposition, and gpulog_gpu_up{...} 0 says so.
  *
- * Bounds: at most max_gpus GPU rows (about 0.9 KiB each, allocated as
+ * Bounds: at most max_gpus GPU rows (about 1 KiB each, allocated as
  * they appear); when the table is full a stale row is reused, else the new
  * GPU is counted in gpulog_gpu_rows_dropped_total and not shown. At most
  * GM_MAX_ANOMALIES open anomaly series and GM_MAX_XID Xid count series; past
