@@ -137,7 +137,9 @@ BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR ?= $(DATADIR)/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
 UNITS      := gpulog-collect.service gpulog-detect.service
 MAN_STAMP  := $(BUILD)/man/.stamp
-SHARE_FILES := schemas/event.schema.json $(wildcard schemas/es/*.json) $(wildcard schemas/kibana/*.ndjson)
+# installed under $(DATADIR)/gpulog/ with their path, less a leading deploy/
+SHARE_FILES := schemas/event.schema.json $(wildcard schemas/es/*.json) $(wildcard schemas/kibana/*.ndjson) \
+  deploy/prometheus/gpulog-rules.yml deploy/prometheus/prometheus.yml deploy/grafana/gpulog-dashboard.json
 # the paths of this installation in the units, man pages and example config
 AT_PATHS   := sed -e 's|/usr/bin/gpulog|$(BINDIR)/gpulog|g' -e 's|/etc/gpulog|$(SYSCONFDIR)/gpulog|g'
 
@@ -150,7 +152,8 @@ $(MAN_STAMP): $(BIN) tools/genman.py
 install: $(BIN) $(MAN_STAMP)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 	  $(DESTDIR)$(SYSCONFDIR)/gpulog $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
-	  $(DESTDIR)$(DATADIR)/gpulog/schemas/es $(DESTDIR)$(DATADIR)/gpulog/schemas/kibana
+	  $(DESTDIR)$(DATADIR)/gpulog/schemas/es $(DESTDIR)$(DATADIR)/gpulog/schemas/kibana \
+	  $(DESTDIR)$(DATADIR)/gpulog/prometheus $(DESTDIR)$(DATADIR)/gpulog/grafana
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/gpulog
 	for p in $(BUILD)/man/*.[15]; do d=$(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; \
 	  $(AT_PATHS) $$p > $$d && chmod 0644 $$d || exit 1; done
@@ -161,7 +164,7 @@ install: $(BIN) $(MAN_STAMP)
 	  $(AT_PATHS) deploy/systemd/$$u > $$d && chmod 0644 $$d || exit 1; done
 	install -m 0644 deploy/completion/gpulog.bash $(DESTDIR)$(BASHCOMPDIR)/gpulog
 	install -m 0644 deploy/completion/_gpulog $(DESTDIR)$(ZSHCOMPDIR)/_gpulog
-	for f in $(SHARE_FILES); do install -m 0644 $$f $(DESTDIR)$(DATADIR)/gpulog/$$f || exit 1; done
+	for f in $(SHARE_FILES); do install -m 0644 $$f $(DESTDIR)$(DATADIR)/gpulog/$${f#deploy/} || exit 1; done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpulog $(DESTDIR)$(MANDIR)/man1/gpulog.1 $(DESTDIR)$(MANDIR)/man1/gpulog-*.1 \

@@ -81,6 +81,8 @@ for p in $pages; do
   check_cmd "lexgrog $name" sh -c 'lexgrog "$1" >/dev/null' lexgrog "$p"
   check_cmd "man -w $name finds the installed page" test "$(man -w "$name" 2>&1)" = "$p"
 done
+check_cmd "Prometheus rules and Grafana dashboard in /usr/share/gpulog" \
+  test -s /usr/share/gpulog/prometheus/gpulog-rules.yml -a -s /usr/share/gpulog/grafana/gpulog-dashboard.json
 serr=$(cd / && env -u GPULOG_SCHEMAS /usr/bin/gpulog setup --es http://127.0.0.1:1 2>&1); src=$?
 check_cmd "installed setup finds its schemas (fails only on the connection: $serr)" test "$src" = 1
 comp=$(bash -c '. /usr/share/bash-completion/completions/gpulog; COMP_WORDS=(gpulog co); COMP_CWORD=1; _gpulog; echo "${COMPREPLY[*]}"
@@ -115,7 +117,8 @@ obj=$BUILD/deb/obj
 env -u MAKEFLAGS -u MAKELEVEL make --no-print-directory -s BUILD="$obj" SANITIZE= DESTDIR="$root" install > "$tmp/mi" 2>&1
 check "make install DESTDIR= (PREFIX=/usr/local)" $? "$(cat "$tmp/mi")"
 nfiles=$(find "$root" -type f | wc -l)
-nshare=$(ls schemas/event.schema.json schemas/es/*.json schemas/kibana/*.ndjson | wc -l)
+nshare=$(ls schemas/event.schema.json schemas/es/*.json schemas/kibana/*.ndjson deploy/prometheus/gpulog-rules.yml \
+           deploy/prometheus/prometheus.yml deploy/grafana/gpulog-dashboard.json | wc -l)
 check_cmd "$nfiles files: binary, $npages man pages, gpulog.yaml, 2 units, 2 completions, $nshare share files" \
   test "$nfiles" = $((1 + npages + 1 + 2 + 2 + nshare))
 check_cmd "the units run /usr/local/bin/gpulog with /usr/local/etc/gpulog" \
