@@ -5,7 +5,9 @@
 # a time on one connection, in the same run. Target: sink >= 90% of curl.
 #
 #   bench/es_bench.sh            (needs $OPENSEARCH_URL or services/env.sh)
-# Env: ES_BENCH_DOCS (default 40000), ES_BENCH_ROUNDS (default 3; medians),
+# Env: ES_BENCH_ENGINE (opensearch, default, or elasticsearch: $ELASTICSEARCH_URL;
+#      Elasticsearch's minimal distribution cannot delete the data streams afterwards),
+#      ES_BENCH_DOCS (default 40000), ES_BENCH_ROUNDS (default 3; medians),
 #      BUILD (default build).
 # Prints one line per round and a summary with the medians:
 #   es_bench: sink D docs/s, curl D docs/s (gzip bodies) / D docs/s (plain bodies) ...; sink/curl ratio median R
@@ -15,11 +17,17 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 [ -z "${OPENSEARCH_URL:-}" ] && [ -f services/env.sh ] && . services/env.sh
-URL=${OPENSEARCH_URL:-}
+ENGINE=${ES_BENCH_ENGINE:-opensearch}
+case "$ENGINE" in
+  opensearch) URL=${OPENSEARCH_URL:-} ;;
+  elasticsearch) URL=${ELASTICSEARCH_URL:-} ;;
+  *) echo "es_bench: FAILED: ES_BENCH_ENGINE must be opensearch or elasticsearch"; exit 1 ;;
+esac
 N=${ES_BENCH_DOCS:-40000}
 ROUNDS=${ES_BENCH_ROUNDS:-3}
-if [ -z "$URL" ] || ! curl -fsS -m 5 "$URL/" >/dev/null 2>&1; then
-  echo "es_bench: FAILED: no OpenSearch at '${URL}' (scripts/services.sh up)"; exit 1
+# _nodes/_local, not GET /: Elasticsearch's minimal distribution answers 405 there
+if [ -z "$URL" ] || ! curl -fsS -m 5 "$URL/_nodes/_local" >/dev/null 2>&1; then
+  echo "es_bench: FAILED: no $ENGINE at '${URL}' (scripts/services.sh up)"; exit 1
 fi
 for x in "$BUILD/gpulog" "$BUILD/bench/es_push"; do
   [ -x "$x" ] || { echo "es_bench: FAILED: $x not built (make BUILD=$BUILD bench)"; exit 1; }
@@ -50,7 +58,7 @@ GPULOG_READ_TIME=2025-03-01T00:00:00.000Z TZ=UTC "$BUILD/gpulog" parse --tz UTC 
   "$TMP/dmon.txt" > "$TMP/events.ndjson" 2>/dev/null
 ndocs=$(wc -l < "$TMP/events.ndjson")
 bytes=$(wc -c < "$TMP/events.ndjson")
-echo "es_bench: $ndocs documents, $((bytes / ndocs)) bytes each, node $URL"
+echo "es_bench: $ndocs documents, $((bytes / ndocs)) bytes each, $ENGINE node $URL"
 
 # the same bulk bodies the sink builds: create actions, 5 MiB batches
 mkbodies() {   # $1 namespace $2 dir
@@ -130,5 +138,5 @@ for r in $(seq 1 "$ROUNDS"); do
   ratios+=("$(python3 -c "print('%.3f' % ($s / $g if $g else 0))")")
 done
 med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-echo "es_bench: sink $(med "${sinks[@]}") docs/s, curl $(med "${gzips[@]}") docs/s (gzip bodies) / $(med "${plains[@]}") docs/s (plain bodies) (medians of $ROUNDS rounds); sink/curl ratio median $(med "${ratios[@]}") (rounds: ${ratios[*]}; target >= 0.90)"
+echo "es_bench: $ENGINE: sink $(med "${sinks[@]}") docs/s, curl $(med "${gzips[@]}") docs/s (gzip bodies) / $(med "${plains[@]}") docs/s (plain bodies) (medians of $ROUNDS rounds); sink/curl ratio median $(med "${ratios[@]}") (rounds: ${ratios[*]}; target >= 0.90)"
 [ "$(med "${sinks[@]}")" != 0 ]
