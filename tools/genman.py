@@ -98,7 +98,7 @@ def split_item(ln, col):
     return body, ""
 
 
-def render_help(text, page, r):
+def render_help(text, r):
     """Turns a --help text (after its usage block) into roff sections."""
     lines = text.split("\n")
     col = desc_column(lines)
@@ -212,8 +212,6 @@ def render_help(text, page, r):
             r.text(body)
             continue
         if state != "example":
-            if state == "para" or state is None:
-                pass
             r.req(".RS 4")
             r.req(".nf")
             state = "example"
@@ -264,7 +262,7 @@ def md_inline(s):
     """Markdown inline markup of docs/configuration.md -> roff."""
     s = s.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").replace("\\|", "|")
     out = []
-    for k, part in enumerate(re.split(r"(`[^`]*`)", s)):
+    for part in re.split(r"(`[^`]*`)", s):
         if part.startswith("`") and part.endswith("`") and len(part) > 1:
             out.append("\\fB" + esc(part[1:-1]) + "\\fR")
         else:
@@ -365,7 +363,7 @@ def main():
     r.req(".SH DESCRIPTION")
     r.raw("One binary with subcommands; each has its own page, "
           "\\fBgpulog\\-\\fIcommand\\fR(1), and answers \\fB\\-\\-help\\fR.")
-    render_help(rest, "gpulog", r)
+    render_help(rest, r)
     r.req(".SH FILES")
     r.req(".TP")
     r.raw("\\fI/etc/gpulog/gpulog.yaml\\fR")
@@ -381,7 +379,7 @@ def main():
         r.raw("gpulog\\-%s \\- %s" % (esc(name), esc(summ)))
         synopsis(r, usage)
         r.req(".SH DESCRIPTION")
-        render_help(rest, name, r)
+        render_help(rest, r)
         see_also(r, [("gpulog", "1")] + [p for p in cmd_pages if p[0] != "gpulog-" + name]
                  + [("gpulog.yaml", "5")])
         written.append(("gpulog-%s.1" % name, r.out()))
