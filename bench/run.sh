@@ -108,6 +108,8 @@ rc=${rc_report:-0}
 echo
 bash bench/collect_bench.sh || rc=1
 echo
+bash bench/detect_kafka_bench.sh || rc=1
+echo
 bash bench/es_bench.sh || rc=1
 echo
 ES_BENCH_ENGINE=elasticsearch bash bench/es_bench.sh || rc=1
