@@ -62,12 +62,8 @@ static const char gpu_profile[] =
 static const char generic_profile[] =
 "{\"name\":\"generic\",\"window\":64,\"window_span_s\":3600,\"max_series\":200000,\"idle_evict_s\":86400,"
 " \"out_of_order_tolerance_ms\":2000,\"gap_s\":300,\"rules\":["
-"{\"id\":\"metric.robust_z\",\"name\":\"Value far from its recent median\",\"detector\":\"robust_z\",\"metric\":\"*\","
-"  \"severity\":2,\"for\":1,\"clear\":3,\"params\":{\"z\":6,\"min_n\":30}},"
-"{\"id\":\"metric.ewma\",\"name\":\"Value drifting (EWMA chart)\",\"detector\":\"ewma\",\"metric\":\"*\","
-"  \"severity\":1,\"for\":5,\"clear\":10,\"params\":{\"lambda\":0.2,\"L\":5,\"min_n\":30}},"
-"{\"id\":\"metric.cusum\",\"name\":\"Level shift (CUSUM)\",\"detector\":\"cusum\",\"metric\":\"*\","
-"  \"severity\":1,\"for\":3,\"clear\":10,\"params\":{\"k\":0.5,\"h\":10,\"min_n\":30}},"
+"{\"id\":\"metric.likelihood\",\"name\":\"Unlikely behaviour for this series\",\"detector\":\"likelihood\","
+"  \"metric\":\"*\",\"severity\":2,\"for\":1,\"clear\":5},"
 "{\"id\":\"metric.xid\",\"name\":\"GPU kernel error (Xid/SXid)\",\"detector\":\"xid\",\"metric\":\"gpu.xid.code\","
 "  \"severity\":2,\"cooldown_s\":300},"
 "{\"id\":\"metric.missing\",\"name\":\"Series stopped reporting\",\"detector\":\"missing_data\",\"metric\":\"sample_age_s\","
@@ -136,7 +132,7 @@ static int compile_rule(struct profile *p, json_t *r, char *err, size_t errlen)
     rc.change_ms = (int64_t)(num_or(r, "change_s", 60) * 1000);
     json_t *params = json_object_get(r, "params");
     size_t np = 0;
-    for (; ops->params[np].name; np++) rc.p[np] = ops->params[np].def;
+    for (; np < DET_MAX_PARAMS && ops->params[np].name; np++) rc.p[np] = ops->params[np].def;   /* never past rc.p */
     if (params) {
         if (!json_is_object(params)) { snprintf(err, errlen, "rule %s: \"params\" must be an object", id); return GL_ERROR; }
         const char *k;

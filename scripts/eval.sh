@@ -4,6 +4,9 @@
 # traces for the evaluation seeds, runs `gpulog run` on each, and scores the
 # episodes against the labels (tools/evalscore.py). The evaluation seeds are
 # never used for tuning: tune with `scripts/eval.sh --tune` (other seeds).
+# Then the generic part: labelled generic series (tools/genseries.py) through
+# the generic profile and a rolling-Gaussian baseline, window-scored on a tune
+# and a report split (tools/winscore.py).
 # Ends with: eval: macro-F1 X, false alarms/GPU-hour Y, median delay Z samples
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,5 +38,24 @@ for p in "${pids[@]}"; do wait "$p"; done
 fault_pairs=(); clean_pairs=()
 for s in $FAULT_SEEDS; do fault_pairs+=("$tmp/trace-$s.json:$tmp/trace-$s.ndjson"); done
 for s in $CLEAN_SEEDS; do clean_pairs+=("$tmp/trace-$s.json:$tmp/trace-$s.ndjson"); done
+# generic part: labelled generic series (tools/genseries.py, a fault model of
+# its own) through the generic profile, next to a rolling-Gaussian baseline
+# (tools/winscore.py); tune seeds 11-12 (the likelihood rule's defaults and
+# the baseline's settings were chosen on them), report seeds 3001-3003
+GEN_TUNE=${GEN_TUNE_SEEDS:-"11 12"}; GEN_REPORT=${GEN_REPORT_SEEDS:-"3001 3002 3003"}
+gen_dirs() {   # seeds -> prints the series folders, each scored by gpulog
+  local s f
+  for s in "$@"; do
+    "$PY" tools/genseries.py --seed "$s" --count 12 -o "$tmp/series-$s"
+    for f in "$tmp/series-$s"/*.csv; do
+      "$GPULOG" run --no-live --tz UTC --profile generic --format csv --quiet "$f" > "${f%.csv}.ndjson" 2> "${f%.csv}.err" ||
+        { echo "eval: gpulog run failed on $f:" >&2; cat "${f%.csv}.err" >&2; exit 1; }
+    done
+    echo "$tmp/series-$s"
+  done
+}
+# shellcheck disable=SC2046,SC2086
+"$PY" tools/winscore.py $(gen_dirs $GEN_TUNE) -- $(gen_dirs $GEN_REPORT)
+echo
 echo "eval: ${#fault_pairs[@]} fault traces, ${#clean_pairs[@]} fault-free traces, ${HOURS} h x 8 GPUs each"
 "$PY" tools/evalscore.py "${fault_pairs[@]}" -- "${clean_pairs[@]}"

@@ -567,6 +567,70 @@ TEST(slow_series_warm_up_judge_and_count_gaps)
     }
 }
 
+/* ---- the generic likelihood detector (issue 11, item 3) ----------------- */
+
+/* Deterministic standard normal numbers (xorshift64 + Box-Muller). */
+static double gauss(uint64_t *st)
+{
+    double u[2];
+    for (int i = 0; i < 2; i++) {
+        *st ^= *st << 13; *st ^= *st >> 7; *st ^= *st << 17;
+        u[i] = ((double)(*st >> 11) + 0.5) / 9007199254740992.0;
+    }
+    return sqrt(-2 * log(u[0])) * cos(2 * M_PI * u[1]);
+}
+
+static const char *LK_PROFILE = "{\"rules\":[{\"id\":\"lk\",\"detector\":\"likelihood\",\"metric\":\"m\",\"for\":1,\"clear\":5}]}";
+
+/* Starts of rule lk over n samples of mean + scale x (noise, events). */
+static int lk_starts(double scale, int n, int spike_at, int shift_at, double drift, int64_t *first, int64_t *second)
+{
+    struct profile *p = prof_of(LK_PROFILE);
+    if (!p) return -1;
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    uint64_t rs = 88172645463325252ULL;
+    for (int i = 0; i < n; i++) {
+        double v = 100 + 2 * gauss(&rs) + drift * i;
+        if (i == spike_at) v += 30;
+        if (shift_at >= 0 && i >= shift_at) v += 20;
+        sample(e, "h", -1, i * 60, "m", scale * v, NULL);
+    }
+    int k = c.n[0];
+    int64_t st[2] = { 0, 0 };
+    for (int i = 0, j = 0; i < c.nrec && j < 2; i++)
+        if (!strcmp(c.type[i], "start")) st[j++] = c.start_field[i];
+    if (first) *first = st[0];
+    if (second) *second = st[1];
+    cap_done(e, p, &c);
+    return k;
+}
+
+TEST(likelihood_spike_and_level_shift_are_one_episode_each)
+{
+    int64_t a = 0, b = 0;
+    int k = lk_starts(1, 1500, 400, 900, 0, &a, &b);
+    CHECK_EQ_INT(k, 2);
+    CHECK_EQ_INT(a, T0 + 400 * 60000LL);
+    /* the shift is seen at once and learned: no flood after it */
+    CHECK(b >= T0 + 900 * 60000LL && b <= T0 + 903 * 60000LL);
+}
+
+TEST(likelihood_calibrated_quiet_on_noise_and_trend_scale_free)
+{
+    /* 20000 samples of plain noise, then with a slow benign trend: the tail
+     * threshold 1e-3 on a short average of 4 allows about one episode per
+     * 1000 samples (the price of catching subtle changes early) */
+    int k0 = lk_starts(1, 20000, -1, -1, 0, NULL, NULL);
+    CHECK(k0 >= 0 && k0 <= 25);
+    int k1 = lk_starts(1, 20000, -1, -1, 0.002, NULL, NULL);
+    CHECK(k1 >= 0 && k1 <= 25);
+    /* the same series in other units gives the same verdicts */
+    CHECK_EQ_INT(lk_starts(1000, 20000, -1, -1, 0, NULL, NULL), k0);
+    CHECK_EQ_INT(lk_starts(1000, 1500, 400, 900, 0, NULL, NULL), 2);
+    CHECK(det_likelihood.state_size <= 96);
+}
+
 TEST(xid_burst_is_one_episode)
 {
     struct profile *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
@@ -813,6 +877,8 @@ int main(void)
     RUN(power_cap_stays_open_while_violation_goes_on);
     RUN(xid79_stays_open_while_gpu_gone);
     RUN(slow_series_warm_up_judge_and_count_gaps);
+    RUN(likelihood_spike_and_level_shift_are_one_episode_each);
+    RUN(likelihood_calibrated_quiet_on_noise_and_trend_scale_free);
     RUN(xid_burst_is_one_episode);
     RUN(xid_mapped_to_gpu_by_bus_id);
     RUN(out_of_order_and_duplicates);
