@@ -7,6 +7,7 @@
 #include "test.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -271,6 +272,74 @@ static long rss_kb(void)
 /* a topic whose events carry a million distinct keys (and ten thousand host
  * names) must not grow the decoder without bound; schema keys still decode
  * once the table is full. Runs last: it fills the process-wide table. */
+/* The flat decoder (event_from_json) against the jansson reference on JSON
+ * edges, and its layout shortcut: a message that starts like the last one
+ * and then repeats a key is still refused. */
+TEST(json_flat_edges)
+{
+    struct event a, b;
+    event_init(&a);
+    event_init(&b);
+    char err[GL_ERRLEN];
+#define TS "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\""
+    static const struct { const char *json; size_t len; int ok; } cases[] = {
+        { TS ",\"a\":1,\"b\":2}", 0, 1 },
+        { TS ",\"a\":1,\"a\":3}", 0, 0 },          /* after a layout [ts,a,b]: differs at the 3rd key */
+        { TS ",\"a\":1,\"b\":2,\"a\":4}", 0, 0 },  /* longer than the layout */
+        { TS ",\"a\":1,\"\\u0062\":2,\"b\":5}", 0, 0 },   /* escaped duplicate */
+        { TS ",\"s\":\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\"}", 0, 1 },
+        { TS ",\"s\":\"\\ud83d\"}", 0, 0 },
+        { TS ",\"s\":\"\\ude00\"}", 0, 0 },
+        { TS ",\"s\":\"a\\u0000\"}", 0, 0 },
+        { TS ",\"s\":\"\xed\xa0\x80\"}", 0, 0 },  /* a surrogate in UTF-8 */
+        { TS ",\"s\":\"\xc0\xaf\"}", 0, 0 },      /* overlong */
+        { TS ",\"s\":\"\xf4\x8f\xbf\xbf\"}", 0, 1 },
+        { TS ",\"i\":9223372036854775807,\"j\":-9223372036854775808,\"k\":-0,\"r\":-0.0,\"e\":1e2,\"f\":1.0}", 0, 1 },
+        { TS ",\"i\":9223372036854775808}", 0, 0 },
+        { TS ",\"r\":1e309}", 0, 0 },
+        { TS ",\"r\":01}", 0, 0 },
+        { TS ",\"r\":1.}", 0, 0 },
+        { TS ",\"r\":.5}", 0, 0 },
+        { TS ",\"n\":[{\"x\":1,\"x\":2}]}", 0, 0 },
+        { TS ",\"n\":[{\"x\":1,\"y\":{\"x\":2}}]}", 0, 1 },
+        { TS ",\"a\":1,}", 0, 0 },
+        { TS ",\"a\":1\0}", sizeof(TS ",\"a\":1\0}") - 1, 1 },      /* jansson drops one NUL after a number */
+        { TS ",\"a\":true\0\0}", sizeof(TS ",\"a\":true\0\0}") - 1, 0 },
+        { TS ",\"a\":\"x\"\0}", sizeof(TS ",\"a\":\"x\"\0}") - 1, 0 },
+    };
+#undef TS
+    for (size_t i = 0; i < GL_ARRAY_LEN(cases); i++) {
+        size_t n = cases[i].len ? cases[i].len : strlen(cases[i].json);
+        int r1 = event_from_json(&a, cases[i].json, n, err, sizeof err);
+        int r2 = event_from_json_jansson(&b, cases[i].json, n, err, sizeof err);
+        if ((r1 == GL_OK) != cases[i].ok || r1 != r2) {
+            printf("  case %zu: flat %d, jansson %d, want %s: %.*s\n", i, r1, r2, cases[i].ok ? "ok" : "refused",
+                   (int)n, cases[i].json);
+            CHECK(0);
+            continue;
+        }
+        if (r1 != GL_OK) continue;
+        CHECK_EQ_INT(a.nf, b.nf);
+        for (size_t k = 0; k < a.nf && k < b.nf; k++) {
+            CHECK(a.f[k].key == b.f[k].key);
+            CHECK_EQ_INT(a.f[k].type, b.f[k].type);
+            if (a.f[k].type == EV_NUM) CHECK(!memcmp(&a.f[k].v.d, &b.f[k].v.d, sizeof(double)));
+            else if (a.f[k].type == EV_STR)
+                CHECK(a.f[k].v.s.len == b.f[k].v.s.len && !memcmp(event_str(&a, &a.f[k]), event_str(&b, &b.f[k]), a.f[k].v.s.len));
+            else CHECK(a.f[k].v.i == b.f[k].v.i);
+        }
+    }
+    /* the numbers keep jansson's classes and values */
+    const char *nums = "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\",\"k\":-0,\"r\":-0.0,\"e\":1e2,\"f\":0.1}";
+    CHECK_EQ_INT(event_from_json(&a, nums, strlen(nums), err, sizeof err), GL_OK);
+    CHECK(a.nf == 4 && a.f[0].type == EV_INT && a.f[0].v.i == 0);
+    CHECK(a.f[1].type == EV_NUM && a.f[1].v.d == 0 && signbit(a.f[1].v.d));
+    CHECK(a.f[2].type == EV_NUM && a.f[2].v.d == 100);
+    CHECK(a.f[3].type == EV_NUM && a.f[3].v.d == 0.1);
+    event_free(&a);
+    event_free(&b);
+}
+
 TEST(json_random_keys_bounded)
 {
     struct event ev;
@@ -332,6 +401,7 @@ int main(void)
     RUN(json_minimal_header);
     RUN(json_decode_refusals);
     RUN(json_header_strings_escaped);
+    RUN(json_flat_edges);
     RUN(json_random_keys_bounded);
     return TEST_REPORT();
 }
