@@ -36,7 +36,7 @@ static int rz_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
     if (!w || win_count(w) < rc->p[1]) return DET_UNKNOWN;
     if ((rc->aux[0] >= 0 || rc->aux[1] >= 0) &&
         !det_load_steady(cx->e, rc->aux[0], rc->p[5], rc->aux[1], rc->p[6], (unsigned)rc->p[1]))
-        return cx->open ? DET_NORMAL : DET_UNKNOWN;
+        return cx->open ? DET_HOLD : DET_UNKNOWN;   /* load changed: cannot judge, an open episode stays */
     double med = win_median(w), sc = 1.4826 * win_mad(w);
     /* discrete data (integer readings) often has MAD 0: fall back to the
      * mean absolute deviation, scaled to sigma for normal data */

@@ -38,7 +38,7 @@ static int trend_update(const struct rule_cfg *rc, void *st, const struct det_ct
     if (!w || win_count(w) + 1 < span) return DET_UNKNOWN;
     if ((rc->aux[0] >= 0 || rc->aux[1] >= 0) &&
         !det_load_steady(cx->e, rc->aux[0], rc->p[4], rc->aux[1], rc->p[5], (unsigned)rc->p[6]))
-        return cx->open ? DET_NORMAL : DET_UNKNOWN;
+        return cx->open ? DET_HOLD : DET_UNKNOWN;   /* load changed: cannot judge, an open episode stays */
     /* the last span-1 window samples plus this one, times relative to now */
     unsigned n = win_count(w), start = n - (span - 1);
     double st_ = 0, sv = 0, stt = 0, stv = 0;

@@ -501,6 +501,28 @@ TEST(power_cap_stays_open_while_violation_goes_on)
     cap_done(e, p, &c);
 }
 
+TEST(temp_rise_stays_open_while_load_unsteady)
+{
+    struct profile *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
+    if (!p) { CHECK(0); return; }
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    const char *P = "gpu.power.usage";
+    int t = 0;
+    for (; t < 100; t++) sample(e, "h", 0, t, UT, 90.0, P, 500.0, TEMP, 60.0 + (t % 3) * 0.5, NULL);
+    for (; t < 110; t++) sample(e, "h", 0, t, UT, 90.0, P, 500.0, TEMP, 70.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "gpu.temp.rise", "start"), 1);
+    /* the load swings (power 300-600 W) while the GPU stays at 70 C: the
+     * rule cannot judge, the episode must not end */
+    for (; t < 170; t++) sample(e, "h", 0, t, UT, 90.0, P, t % 2 ? 300.0 : 600.0, TEMP, 70.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "gpu.temp.rise", "end"), 0);
+    /* steady again and cooled down: judged normal, it ends */
+    for (; t < 300; t++) sample(e, "h", 0, t, UT, 90.0, P, 500.0, TEMP, 60.0, NULL);
+    CHECK_EQ_INT(count_rec(&c, "gpu.temp.rise", "end"), 1);
+    CHECK_EQ_INT(count_rec(&c, "gpu.temp.rise", "start"), 1);
+    cap_done(e, p, &c);
+}
+
 /* Feeds an Xid 79 of host h (gpu < 0: no GPU index, an unknown bus id). */
 static void xid79(struct engine *e, int64_t ms, int gpu)
 {
@@ -875,6 +897,7 @@ int main(void)
     RUN(peer_clock_stays_open_while_unjudged_or_still_below);
     RUN(temp_high_survives_checkpoint_dip);
     RUN(power_cap_stays_open_while_violation_goes_on);
+    RUN(temp_rise_stays_open_while_load_unsteady);
     RUN(xid79_stays_open_while_gpu_gone);
     RUN(slow_series_warm_up_judge_and_count_gaps);
     RUN(likelihood_spike_and_level_shift_are_one_episode_each);
