@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# needs: kafka opensearch
+# needs: kafka opensearch elasticsearch
 # t_e2e.sh - end to end against the REAL Kafka and OpenSearch of
 # scripts/services.sh (fails when either is unset or unreachable):
 #   a dmon trace with injected faults (tools/gentrace.py, labels kept) and a
@@ -10,14 +10,18 @@
 #   metric, Xid event and anomaly record is a document,
 #   and a _search finds the anomaly of an injected fault by GPU, metric and
 #   time. Then a second consumer group reads the same topics again: 409s,
-#   still the same counts.
+#   still the same counts. A third group writes the same topics into the real
+#   Elasticsearch ($ELASTICSEARCH_URL): the same documents and records there,
+#   and _search finds the fault there too.
 # Ends with "N passed, N failed".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 G=$GPULOG
 [ -z "${OPENSEARCH_URL:-}${KAFKA_BROKERS:-}" ] && [ -f services/env.sh ] && . services/env.sh
-URL=${OPENSEARCH_URL:-}; BROKERS=${KAFKA_BROKERS:-}
+URL=${OPENSEARCH_URL:-}; BROKERS=${KAFKA_BROKERS:-}; EURL=${ELASTICSEARCH_URL:-}
 curl -fsS -m 5 "$URL/" >/dev/null 2>&1; check "OpenSearch answers at '${URL}'" $?
+# _nodes/_local: Elasticsearch's minimal distribution answers 405 on GET /
+curl -fsS -m 5 "$EURL/_nodes/_local" >/dev/null 2>&1; check "Elasticsearch answers at '${EURL}'" $?
 kcat -b "$BROKERS" -L -m 5 >/dev/null 2>&1; check "Kafka answers at '${BROKERS}'" $?
 [ "$failed" = 0 ] || finish
 [ -x "$G" ] && [ -f tools/gentrace.py ]; check "gpulog and tools/gentrace.py are there" $?
@@ -47,13 +51,13 @@ nxid=$("$G" parse --host e2e-node "$tmp/kern.log" 2>/dev/null | wc -l)
   --file "$tmp/dmon.log" --file "$tmp/kern.log" > "$tmp/collect.out" 2>&1
 check "gpulog collect --once into topics $MT, $ET" $?
 
-detect() {   # $1 group $2 records file
+detect() {   # $1 group $2 records file [$3 cluster URL, default OpenSearch]
   timeout 300 "$G" detect --once --brokers "$BROKERS" --group "$1" --topics "$MT,$ET" \
-    --es "$URL" --es-namespace "$NS" --index-metrics --es-batch-age-ms 200 --output "$2" > "$tmp/detect.$1.out" 2>&1
+    --es "${3:-$URL}" --es-namespace "$NS" --index-metrics --es-batch-age-ms 200 --output "$2" > "$tmp/detect.$1.out" 2>&1
 }
-count() {
-  curl -s -o /dev/null -XPOST "$URL/$1-$NS/_refresh"
-  curl -s "$URL/$1-$NS/_count" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("count",-1))'
+count() {   # $1 data stream kind [$2 cluster URL, default OpenSearch]
+  curl -s -o /dev/null -XPOST "${2:-$URL}/$1-$NS/_refresh"
+  curl -s "${2:-$URL}/$1-$NS/_count" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("count",-1))'
 }
 # a detect that cannot reach the cluster and is killed: it must not have
 # committed offsets of events that never reached OpenSearch
@@ -72,7 +76,8 @@ m=$(count metrics-gpu.dmon); x=$(count logs-gpu.xid); a=$(count logs-gpu.anomaly
 [ "$x" = "$nxid" ]; check "logs-gpu.xid-$NS holds every Xid event ($x of $nxid)" $?
 [ "$nrec" -gt 0 ] && [ "$a" = "$nrec" ]; check "logs-gpu.anomaly-$NS holds every anomaly record ($a of $nrec)" $?
 
-python3 - "$URL/logs-gpu.anomaly-$NS" "$tmp/labels.json" "$tmp/records1.ndjson" <<'EOF'
+find_fault() {   # $1 cluster URL: _search there finds the anomaly of an injected fault
+python3 - "$1/logs-gpu.anomaly-$NS" "$tmp/labels.json" "$tmp/records1.ndjson" <<'EOF'
 import json, sys, urllib.request
 url, labels, records = sys.argv[1:]
 recs = [json.loads(l) for l in open(records)]
@@ -94,7 +99,8 @@ for lab in json.load(open(labels))["labels"]:
 print("\n".join("     found " + f for f in found))
 sys.exit(0 if found else 1)
 EOF
-check "_search finds the anomaly of an injected fault by GPU, metric and time" $?
+}
+find_fault "$URL"; check "_search finds the anomaly of an injected fault by GPU, metric and time" $?
 
 detect "g2$ID" "$tmp/records2.ndjson"; check "a second consumer group reads the same topics again" $?
 m2=$(count metrics-gpu.dmon); x2=$(count logs-gpu.xid); a2=$(count logs-gpu.anomaly)
@@ -103,6 +109,16 @@ ids() { python3 -c 'import json,sys; print("\n".join(sorted(json.loads(l)["event
 check "still $m / $x / $a documents after the replay (409 = already stored; same record ids)" $?
 grep -q "stored=0 duplicates=$((m + x + a))" "$tmp/detect.g2$ID.out"
 check "the replay was answered 409 for every document ($(grep -o 'stored=[0-9]* duplicates=[0-9]*' "$tmp/detect.g2$ID.out"))" $?
+
+# the same topics into Elasticsearch: a third group, the same documents and records
+# (not deleted afterwards: its minimal distribution has no _data_stream API)
+"$G" setup --es "$EURL" --namespace "$NS" > "$tmp/setup.es.out" 2>&1
+check "gpulog setup on Elasticsearch" $? "$(tail -n 5 "$tmp/setup.es.out")"
+detect "g5$ID" "$tmp/records5.ndjson" "$EURL"; check "gpulog detect --once --es into Elasticsearch (group g5$ID)" $?
+m5=$(count metrics-gpu.dmon "$EURL"); x5=$(count logs-gpu.xid "$EURL"); a5=$(count logs-gpu.anomaly "$EURL")
+[ "$m5" = "$m" ] && [ "$x5" = "$x" ] && [ "$a5" = "$a" ] && [ "$(ids "$tmp/records1.ndjson")" = "$(ids "$tmp/records5.ndjson")" ]
+check "Elasticsearch holds the same $m5 / $x5 / $a5 documents and records as OpenSearch ($m / $x / $a)" $?
+find_fault "$EURL"; check "_search on Elasticsearch finds the anomaly of an injected fault too" $?
 
 # an outage of the cluster longer than max.poll.interval.ms (8 s here): with
 # its outputs full, detect pauses its partitions and keeps polling the group,
