@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "common.h"
+#include "yamldoc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -818,19 +819,13 @@ static void load_mapping(struct load *L, yaml_node_t *node, const char *prefix)
     }
 }
 
-static int load_parser(const char *name, yaml_parser_t *parser, struct gpulog_config *cfg,
-                       char *err, size_t errlen)
+int config_load_string(const char *name, const char *yaml, size_t len,
+                       struct gpulog_config *cfg, char *err, size_t errlen)
 {
     struct load L = { name, NULL, cfg, err, errlen, 0, 0 };
     if (err && errlen) err[0] = '\0';
     yaml_document_t doc;
-    if (!yaml_parser_load(parser, &doc)) {
-        errf(err, errlen, "%s:%lu:%lu: %s%s%s", name,
-             (unsigned long)parser->problem_mark.line + 1, (unsigned long)parser->problem_mark.column + 1,
-             parser->problem ? parser->problem : "YAML syntax error",
-             parser->context ? " " : "", parser->context ? parser->context : "");
-        return GL_ERROR;
-    }
+    if (ydoc_load(name, yaml, len, &doc, err, errlen) != GL_OK) return GL_ERROR;
     L.doc = &doc;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root && !is_null(root)) {
@@ -838,48 +833,16 @@ static int load_parser(const char *name, yaml_parser_t *parser, struct gpulog_co
         else load_mapping(&L, root, NULL);
     }
     yaml_document_delete(&doc);
-    if (root) {   /* a second document is a mistake (two files pasted together) */
-        yaml_document_t doc2;
-        if (yaml_parser_load(parser, &doc2)) {
-            yaml_node_t *r2 = yaml_document_get_root_node(&doc2);
-            if (r2) lerr(&L, r2, "only one YAML document is allowed");
-            yaml_document_delete(&doc2);
-        }
-    }
     return L.nerr ? GL_ERROR : GL_OK;
-}
-
-int config_load_string(const char *name, const char *yaml, size_t len,
-                       struct gpulog_config *cfg, char *err, size_t errlen)
-{
-    yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser)) {
-        errf(err, errlen, "%s: out of memory", name);
-        return GL_ERROR;
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
-    int rc = load_parser(name, &parser, cfg, err, errlen);
-    yaml_parser_delete(&parser);
-    return rc;
 }
 
 int config_load(const char *path, struct gpulog_config *cfg, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        errf(err, errlen, "%s: %s", path, strerror(errno));
-        return GL_ERROR;
-    }
-    yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser)) {
-        fclose(f);
-        errf(err, errlen, "%s: out of memory", path);
-        return GL_ERROR;
-    }
-    yaml_parser_set_input_file(&parser, f);
-    int rc = load_parser(path, &parser, cfg, err, errlen);
-    yaml_parser_delete(&parser);
-    fclose(f);
+    struct buf text;
+    buf_init(&text);
+    int rc = ydoc_read_file(path, &text, err, errlen);
+    if (rc == GL_OK) rc = config_load_string(path, text.p, text.len, cfg, err, errlen);
+    buf_free(&text);
     return rc;
 }
 

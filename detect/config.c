@@ -2,9 +2,11 @@
  * JSON (or YAML: *.yaml, *.yml) files that extend or replace them (see
  * docs/detectors.md). */
 #include "engine.h"
+#include "../core/yamldoc.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <yaml.h>
 #include <stdlib.h>
@@ -256,63 +258,153 @@ struct profile *profile_from_json(const char *text, size_t len, char *err, size_
     return p;
 }
 
-/* YAML -> JSON value: mappings, sequences, plain scalars typed as JSON would
- * (numbers, true/false, null), quoted scalars as strings. */
-static json_t *yaml_node_json(yaml_document_t *doc, yaml_node_t *n, int depth)
+/* Where each value of a loaded file was (its key's and its own line and
+ * column), for FILE:LINE:COL errors; owned by profile_load. */
+struct ymark { const json_t *v; unsigned kl, kc, vl, vc; };
+struct ymarks { const char *file; struct ymark *m; size_t n, cap; int bad; char *err; size_t errlen; };
+
+static void ymark_add(struct ymarks *M, const json_t *v, const yaml_node_t *k, const yaml_node_t *n)
 {
-    if (!n || depth > 32) return NULL;
+    if (M->n == M->cap) { M->cap = M->cap ? M->cap * 2 : 64; M->m = xrealloc(M->m, M->cap * sizeof *M->m); }
+    struct ymark *m = &M->m[M->n++];
+    m->v = v;
+    m->kl = (unsigned)(k ? k : n)->start_mark.line + 1;
+    m->kc = (unsigned)(k ? k : n)->start_mark.column + 1;
+    m->vl = (unsigned)n->start_mark.line + 1;
+    m->vc = (unsigned)n->start_mark.column + 1;
+}
+
+/* The first error of a detector file: "FILE:LINE:COL: msg" at v's key (at_key)
+ * or value, "FILE: msg" when v has no mark. Later errors are dropped. */
+static void yfail(struct ymarks *M, const json_t *v, int at_key, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void yfail(struct ymarks *M, const json_t *v, int at_key, const char *fmt, ...)
+{
+    if (M->bad++) return;
+    char msg[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    for (size_t i = 0; v && i < M->n; i++)
+        if (M->m[i].v == v) {
+            snprintf(M->err, M->errlen, "%s:%u:%u: %s", M->file, at_key ? M->m[i].kl : M->m[i].vl,
+                     at_key ? M->m[i].kc : M->m[i].vc, msg);
+            return;
+        }
+    snprintf(M->err, M->errlen, "%s: %s", M->file, msg);
+}
+
+/* YAML -> JSON value: mappings, sequences, plain scalars typed as JSON would
+ * (numbers, true/false, null), quoted scalars as strings; marks recorded in
+ * M, duplicate and non-scalar keys refused. */
+static json_t *yaml_node_json(yaml_document_t *doc, yaml_node_t *n, const yaml_node_t *key, struct ymarks *M)
+{
+    if (!n) return NULL;
+    json_t *out = NULL;
     if (n->type == YAML_SCALAR_NODE) {
         const char *v = (const char *)n->data.scalar.value;
         size_t len = n->data.scalar.length;
-        if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
-            if (!strcmp(v, "true")) return json_true();
-            if (!strcmp(v, "false")) return json_false();
-            if (!strcmp(v, "null") || !strcmp(v, "~") || !len) return json_null();
-            int64_t i;
-            double d;
-            if (gl_parse_i64(v, len, &i)) return json_integer(i);
-            if (gl_parse_double(v, len, &d)) return json_real(d);
+        int64_t i;
+        double d;
+        if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) out = json_stringn(v, len);
+        else if (!strcmp(v, "true")) out = json_true();
+        else if (!strcmp(v, "false")) out = json_false();
+        else if (!strcmp(v, "null") || !strcmp(v, "~") || !len) out = json_null();
+        else if (gl_parse_i64(v, len, &i)) out = json_integer(i);
+        else if (gl_parse_double(v, len, &d)) out = json_real(d);
+        else out = json_stringn(v, len);
+    } else if (n->type == YAML_SEQUENCE_NODE) {
+        out = json_array();
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+            json_t *e = yaml_node_json(doc, yaml_document_get_node(doc, *it), NULL, M);
+            json_array_append_new(out, e ? e : json_null());
         }
-        return json_stringn(v, len);
-    }
-    if (n->type == YAML_SEQUENCE_NODE) {
-        json_t *a = json_array();
-        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++)
-            json_array_append_new(a, yaml_node_json(doc, yaml_document_get_node(doc, *it), depth + 1));
-        return a;
-    }
-    if (n->type == YAML_MAPPING_NODE) {
-        json_t *o = json_object();
+    } else if (n->type == YAML_MAPPING_NODE) {
+        out = json_object();
         for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
             yaml_node_t *k = yaml_document_get_node(doc, pr->key);
-            if (!k || k->type != YAML_SCALAR_NODE) continue;
-            json_t *v = yaml_node_json(doc, yaml_document_get_node(doc, pr->value), depth + 1);
-            json_object_set_new(o, (const char *)k->data.scalar.value, v ? v : json_null());
+            json_t *v = yaml_node_json(doc, yaml_document_get_node(doc, pr->value), k, M);
+            if (!v) v = json_null();
+            if (!k || k->type != YAML_SCALAR_NODE) {
+                yfail(M, v, 1, "keys must be scalars");
+            } else if (json_object_get(out, (const char *)k->data.scalar.value)) {
+                yfail(M, v, 1, "duplicate key \"%s\"", (const char *)k->data.scalar.value);
+            } else {
+                json_object_set(out, (const char *)k->data.scalar.value, v);
+            }
+            json_decref(v);
         }
-        return o;
     }
-    return NULL;
+    if (out) ymark_add(M, out, key, n);
+    return out;
 }
 
-static json_t *yaml_load_file(const char *path, char *err, size_t errlen)
+/* Ranges of the numbers a detector file may set (beyond them the engine's
+ * arithmetic overflows or the setting makes no sense). */
+struct yrange { const char *key; double lo, hi; };
+static const struct yrange top_ranges[] = {
+    { "window", 4, WIN_CAP }, { "window_span_s", 1, 30 * 86400 }, { "max_series", 16, 100000000 },
+    { "idle_evict_s", 1, 365 * 86400 }, { "out_of_order_tolerance_ms", 0, 3600000 }, { "gap_s", 0.001, 7 * 86400 },
+};
+static const struct yrange rule_ranges[] = {
+    { "severity", 1, 3 }, { "for", 1, 65000 }, { "clear", 1, 65000 },
+    { "cooldown_s", 0, 30 * 86400 }, { "change_s", 0, 30 * 86400 },
+};
+static const char *const top_keys[] = { "name", "extends", "rules", "description" };
+static const char *const rule_keys[] = { "id", "name", "detector", "metric", "enabled", "params", "description" };
+#define PARAM_MAX 1e15   /* any detector parameter: finite, |v| <= this */
+
+/* Checks o's keys against names[] and ranges[] (numbers in range); 0 if ok. */
+static int check_keys(struct ymarks *M, json_t *o, const char *what, const char *const *names, size_t nn,
+                      const struct yrange *ranges, size_t nr)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); return NULL; }
-    yaml_parser_t yp;
-    yaml_document_t doc;
-    yaml_parser_initialize(&yp);
-    yaml_parser_set_input_file(&yp, f);
-    json_t *root = NULL;
-    if (!yaml_parser_load(&yp, &doc)) {
-        snprintf(err, errlen, "%s:%zu: %s", path, yp.problem_mark.line + 1, yp.problem ? yp.problem : "YAML error");
-    } else {
-        root = yaml_node_json(&doc, yaml_document_get_root_node(&doc), 0);
-        if (!root) snprintf(err, errlen, "%s: empty YAML document", path);
-        yaml_document_delete(&doc);
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v) {
+        size_t i = 0;
+        while (i < nn && strcmp(names[i], k)) i++;
+        if (i < nn) continue;
+        i = 0;
+        while (i < nr && strcmp(ranges[i].key, k)) i++;
+        if (i == nr) { yfail(M, v, 1, "%s: unknown key \"%s\"", what, k); return 1; }
+        double d = json_number_value(v);
+        if (!json_is_number(v) || !(d >= ranges[i].lo && d <= ranges[i].hi)) {
+            yfail(M, v, 0, "%s: %s must be a number from %g to %g", what, k, ranges[i].lo, ranges[i].hi);
+            return 1;
+        }
     }
-    yaml_parser_delete(&yp);
-    fclose(f);
-    return root;
+    return 0;
+}
+
+/* Validates a detector file's tree before it is compiled: known keys only,
+ * numbers in range, parameters finite and bounded. 0 if ok, else the first
+ * error in M->err. */
+static int validate_file(struct ymarks *M, json_t *root)
+{
+    if (!json_is_object(root)) { yfail(M, root, 0, "a detector file is a mapping (JSON object)"); return 1; }
+    if (check_keys(M, root, "top level", top_keys, GL_ARRAY_LEN(top_keys), top_ranges, GL_ARRAY_LEN(top_ranges))) return 1;
+    json_t *rules = json_object_get(root, "rules");
+    if (rules && !json_is_array(rules)) { yfail(M, rules, 0, "\"rules\" must be a list"); return 1; }
+    size_t i;
+    json_t *r;
+    json_array_foreach(rules, i, r) {
+        char what[96];
+        const char *id = json_string_value(json_object_get(r, "id"));
+        snprintf(what, sizeof what, "rule %.60s", id ? id : "(no id)");
+        if (!json_is_object(r)) { yfail(M, r, 0, "rule %zu is not a mapping", i + 1); return 1; }
+        if (check_keys(M, r, what, rule_keys, GL_ARRAY_LEN(rule_keys), rule_ranges, GL_ARRAY_LEN(rule_ranges))) return 1;
+        json_t *params = json_object_get(r, "params"), *v;
+        const char *k;
+        if (params && !json_is_object(params)) { yfail(M, params, 0, "%s: \"params\" must be a mapping", what); return 1; }
+        json_object_foreach(params, k, v) {
+            double d = json_number_value(v);
+            if (!json_is_number(v) || !(d >= -PARAM_MAX && d <= PARAM_MAX)) {
+                yfail(M, v, 0, "%s: parameter %s must be a number from %g to %g", what, k, -PARAM_MAX, PARAM_MAX);
+                return 1;
+            }
+        }
+    }
+    return 0;
 }
 
 struct profile *profile_load(const char *path, const char *builtin, char *err, size_t errlen)
@@ -322,17 +414,37 @@ struct profile *profile_load(const char *path, const char *builtin, char *err, s
         if (!t) { snprintf(err, errlen, "unknown profile \"%s\" (auto, gpu or generic)", builtin); return NULL; }
         return profile_from_json(t, strlen(t), err, errlen);
     }
+    /* JSON or YAML, both through the bounded YAML loader (JSON is YAML's
+     * flow style) so both get FILE:LINE:COL; JSON syntax is checked first */
+    struct buf text;
+    buf_init(&text);
+    if (ydoc_read_file(path, &text, err, errlen) != GL_OK) { buf_free(&text); return NULL; }
     size_t pl = strlen(path);
-    json_t *root;
-    if ((pl > 5 && !strcmp(path + pl - 5, ".yaml")) || (pl > 4 && !strcmp(path + pl - 4, ".yml"))) {
-        root = yaml_load_file(path, err, errlen);
-        if (!root) return NULL;
-    } else {
+    int is_yaml = (pl > 5 && !strcmp(path + pl - 5, ".yaml")) || (pl > 4 && !strcmp(path + pl - 4, ".yml"));
+    if (!is_yaml) {
         json_error_t je;
-        root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-        if (!root) { snprintf(err, errlen, "%s:%d: %s", path, je.line, je.text); return NULL; }
+        json_t *j = json_loadb(text.p, text.len, JSON_REJECT_DUPLICATES, &je);
+        if (!j) { snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text); buf_free(&text); return NULL; }
+        json_decref(j);
     }
-    struct profile *p = load_root(root, err, errlen);
+    yaml_document_t doc;
+    if (ydoc_load(path, text.p, text.len, &doc, err, errlen) != GL_OK) { buf_free(&text); return NULL; }
+    buf_free(&text);
+    struct ymarks M = { .file = path, .err = err, .errlen = errlen };
+    yaml_node_t *rn = yaml_document_get_root_node(&doc);
+    json_t *root = rn ? yaml_node_json(&doc, rn, NULL, &M) : NULL;
+    yaml_document_delete(&doc);
+    struct profile *p = NULL;
+    if (!root && !M.bad) snprintf(err, errlen, "%s: empty document", path);
+    else if (!M.bad && !validate_file(&M, root)) {
+        p = load_root(root, err, errlen);
+        if (!p) {   /* a compile error (unknown detector or parameter): name the file */
+            char e[GL_ERRLEN];
+            snprintf(e, sizeof e, "%s", err);
+            snprintf(err, errlen, "%s: %s", path, e);
+        }
+    }
     json_decref(root);
+    free(M.m);
     return p;
 }

@@ -144,4 +144,56 @@ out=$(timeout 30 "$GPULOG" setup --es "http://127.0.0.1:$es500" 2>&1); rc=$?
 check "setup against a server answering 500 fails and names HTTP 500, not credentials" \
   "$([ "$rc" != 0 ] && grep -q 'HTTP 500' <<<"$out" && ! grep -qi 'credential' <<<"$out"; echo $?)" "rc=$rc: $out"
 
+# ------ items 1, 6, 13: one bounded YAML loader; detector files checked
+# (an old binary would take gigabytes on these: each runs under a 2 GB limit;
+# ASan reserves terabytes of address space, so there its own RSS limit)
+if grep -qa __asan_init "$GPULOG"; then
+  memcap() { export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=2000"; }
+else memcap() { ulimit -v 2000000; }; fi
+mkdir -p "$tmp/yaml"
+cp tests/fuzz/corpus/detectors/alias-bomb.yaml "$tmp/yaml/bomb.yaml"
+out=$( (memcap; timeout 10 "$GPULOG" run --detectors "$tmp/yaml/bomb.yaml" "$CSV") 2>&1 >/dev/null); rc=$?
+check "run --detectors with an alias bomb is refused at once (exit 2, FILE:LINE:COL)" \
+  "$([ "$rc" = 2 ] && grep -q 'bomb.yaml:1:1: aliases expand to more than 100000 nodes' <<<"$out"; echo $?)" "rc=$rc: $out"
+{ printf 'kafka:\n  properties: '; head -c 200000 /dev/zero | tr '\0' '['; echo; } >"$tmp/yaml/nested.yaml"
+start=$(date +%s%N)
+out=$( (memcap; timeout 30 "$GPULOG" config check "$tmp/yaml/nested.yaml") 2>&1); rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "config check of 200 KB of nested [ is refused within 1 s (${ms} ms)" \
+  "$([ "$rc" = 2 ] && [ "$ms" -lt 1000 ] && grep -q 'nested.yaml:2:79: nested deeper than 64 levels' <<<"$out"; echo $?)" "rc=$rc: $out"
+det_refused() {   # NAME FILE-CONTENT EXPECTED-MESSAGE (the file is d.yaml or d.json by $4)
+  local f="$tmp/yaml/d.${4:-yaml}" out rc
+  printf '%b' "$2" >"$f"
+  out=$( (memcap; timeout 10 "$GPULOG" run --detectors "$f" "$CSV") 2>&1 >/dev/null); rc=$?
+  check "$1" "$([ "$rc" = 2 ] && grep -qF "$3" <<<"$out"; echo $?)" "rc=$rc: $out"
+}
+det_refused "detector file: out_of_order_tolerance_ms 1e300 refused with FILE:LINE:COL" \
+  'extends: gpu\nout_of_order_tolerance_ms: 1e300\n' 'd.yaml:2:28: top level: out_of_order_tolerance_ms must be a number from 0 to'
+det_refused "detector file: params window_s 1e300 refused" \
+  'extends: gpu\nrules:\n  - id: gpu.ecc.sbe\n    params: {window_s: 1e300}\n' 'd.yaml:4:24: rule gpu.ecc.sbe: parameter window_s must be a number'
+det_refused "detector file: max_series 0 refused (was silently 16)" \
+  'extends: gpu\nmax_series: 0\n' 'd.yaml:2:13: top level: max_series must be a number from 16'
+det_refused "detector file (JSON): negative gap_s refused with FILE:LINE:COL" \
+  '{"extends": "gpu",\n "gap_s": -5}\n' 'd.json:2:11: top level: gap_s must be a number from 0.001' json
+det_refused "detector file: unknown rule key 'windw' refused" \
+  'extends: gpu\nrules:\n  - id: x\n    detector: counter_increase\n    metric: m\n    windw: 5\n' 'd.yaml:6:5: rule x: unknown key "windw"'
+det_refused "detector file: unknown top-level key refused" \
+  'extends: gpu\nwindw: 5\n' 'd.yaml:2:1: top level: unknown key "windw"'
+# SIGHUP with a bomb: refused, the running rules stay, SIGTERM still works
+printf 'extends: gpu\n' >"$tmp/yaml/live.yaml"
+mkfifo "$tmp/yaml/in"
+( memcap; exec "$GPULOG" run --detectors "$tmp/yaml/live.yaml" --no-live - <"$tmp/yaml/in" >/dev/null 2>"$tmp/yaml/run.err" ) &
+pids+=($!); rpid=$!
+exec 7>"$tmp/yaml/in"
+cat "$CSV" >&7
+wait_for 50 grep -q 'msg=started' "$tmp/yaml/run.err"
+cp "$tmp/yaml/bomb.yaml" "$tmp/yaml/live.yaml"
+kill -HUP "$rpid"
+if wait_for 50 grep -q 'reload refused.*aliases expand' "$tmp/yaml/run.err"; then ok "run: SIGHUP with an alias bomb is refused, logged"
+else bad "run: SIGHUP with an alias bomb is refused, logged" "$(cat "$tmp/yaml/run.err")"; fi
+kill -TERM "$rpid"
+if wait_for 30 eval '! kill -0 '"$rpid"' 2>/dev/null'; then ok "run: SIGTERM after the refused reload ends it within 3 s"
+else bad "run: SIGTERM after the refused reload ends it within 3 s"; fi
+exec 7>&-
+
 finish
