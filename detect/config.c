@@ -149,7 +149,7 @@ static int compile_rule(struct profile *p, json_t *r, char *err, size_t errlen)
     }
     int is_star = !strcmp(metric, "*");
     if (is_star && ops->scope != DS_SERIES) { snprintf(err, errlen, "rule %s: \"*\" only for single-metric detectors", id); return GL_ERROR; }
-    rc.slot = is_star || !named ? -1 : profile_slot(&p->slots, metric, ops->scope == DS_SERIES);
+    rc.slot = is_star || !named ? -1 : profile_slot(&p->slots, metric, ops->scope == DS_SERIES && !ops->no_window);
     if (named && !is_star && rc.slot < 0) { snprintf(err, errlen, "too many metrics (max %d)", ENG_MAX_SLOTS); return GL_ERROR; }
     if (is_star) p->star = 1;
     if (ops->configure && ops->configure(&rc, &p->slots, err, errlen) != GL_OK) return GL_ERROR;

@@ -114,6 +114,6 @@ static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
 }
 
 const struct det_ops det_likelihood = {
-    .name = "likelihood", .scope = DS_SERIES, .state_size = sizeof(struct lk_st), .params = params,
+    .name = "likelihood", .scope = DS_SERIES, .no_window = 1, .state_size = sizeof(struct lk_st), .params = params,
     .update = lk_update,
 };

@@ -53,9 +53,13 @@ struct det_ops {
     /* traits the configuration reads instead of special cases: a rule of
      * this detector must name a metric (needs_metric, true for every
      * DS_SERIES detector whatever this says), and the metric it judges when
-     * the rule names none (default_metric; NULL = the detector's name) */
+     * the rule names none (default_metric; NULL = the detector's name), and
+ * whether it needs no window (no_window) */
     int needs_metric;
     const char *default_metric;
+    /* a DS_SERIES rule of this detector keeps all it needs in its own state:
+     * a series judged only by such rules gets no window (800 bytes) */
+    int no_window;
     size_t state_size;
     const struct det_param *params;          /* NULL-name terminated */
     /* Resolves extra metric slots (multi-metric rules); may be NULL. */

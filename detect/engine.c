@@ -205,6 +205,16 @@ static struct ent *ent_get(struct engine *e, struct host *h, int gpu)
     return x;
 }
 
+/* 1 when a series of slot s needs a window: a multi-metric rule reads it
+ * (need_win) or one of the slot's rules (rs) is not a no_window detector. */
+static int slot_needs_window(const struct profile *p, const struct rule_set *rs, int s)
+{
+    if (p->slots.need_win[s]) return 1;
+    for (size_t k = 0; k < rs->n; k++)
+        if (!p->rules[rs->idx[k]].ops->no_window) return 1;
+    return 0;
+}
+
 static struct series *series_get(struct engine *e, struct ent *x, int slot)
 {
     if (x->sidx[slot]) return &x->ser[x->sidx[slot] - 1];
@@ -230,7 +240,7 @@ static struct series *series_get(struct engine *e, struct ent *x, int slot)
     memset(s, 0, sizeof *s);
     s->slot = (uint16_t)slot;
     const struct rule_set *rs = &e->slot_rules[slot];
-    if (e->prof->slots.need_win[slot] || rs->n) {
+    if (slot_needs_window(e->prof, rs, slot)) {
         s->w = xmalloc(sizeof *s->w);
         win_init(s->w, e->prof->win_cap, e->prof->win_span_ms);
         e->mem += sizeof *s->w;
@@ -419,7 +429,7 @@ static int key_slot(struct engine *e, const char *key, int numeric, int metric_e
         int ok = strncmp(key, "gpu.mig.", 8) && strncmp(key, "gpu.xid.", 8) && strncmp(key, "gpu.sxid.", 9);
         for (size_t i = 0; ok && skip[i]; i++) if (!strcmp(skip[i], key)) ok = 0;
         if (ok) {
-            slot = profile_slot(ps, key, 1);
+            slot = profile_slot(ps, key, 0);   /* a window only if its rules need one */
             if (slot >= 0) e->slot_star[slot] = 1;
         }
     }
@@ -879,7 +889,7 @@ size_t engine_reload(struct engine *e, struct profile *np, size_t *changed)
                     const struct rule_set *nrs = &e->slot_rules[ns];
                     e->mem += nrs->size - old_slot[os].size;
                     s->rstate = move_states(e, op, &old_slot[os], s->rstate, nrs, x, op->slots.name[os]);
-                    if (!s->w && (np->slots.need_win[ns] || nrs->n)) {
+                    if (!s->w && slot_needs_window(np, nrs, ns)) {
                         s->w = xmalloc(sizeof *s->w);
                         win_init(s->w, np->win_cap, np->win_span_ms);
                         e->mem += sizeof *s->w;

@@ -653,6 +653,35 @@ TEST(likelihood_calibrated_quiet_on_noise_and_trend_scale_free)
     CHECK(det_likelihood.state_size <= 96);
 }
 
+TEST(generic_profile_state_per_series_without_windows)
+{
+    /* the generic profile's one rule keeps its state itself: no 800-byte
+     * window per series; 40 numeric fields of one host-level series set */
+    struct profile *p = profile_load(NULL, "generic", (char[256]){ 0 }, 256);
+    if (!p) { CHECK(0); return; }
+    struct engine *e = engine_new(p, NULL, NULL);
+    size_t m0 = 0;
+    for (int t = 0; t < 3; t++) {
+        struct event ev;
+        event_init(&ev);
+        ev.kind = "metric"; ev.dataset = "csv.generic"; ev.host = "h"; ev.offset = -1; ev.ts_ms = T0 + t * 300000LL;
+        char key[40][24];
+        for (int i = 0; i < 40; i++) {
+            snprintf(key[i], sizeof key[i], "metrics.c%02d", i);
+            event_add_num(&ev, key[i], i + t);
+        }
+        if (t == 0) m0 = engine_memory(e);
+        engine_feed(e, &ev);
+        event_free(&ev);
+    }
+    size_t per = (engine_memory(e) - m0) / 40;
+    printf("  generic profile: %zu bytes per series\n", per);
+    CHECK_EQ_INT((int)engine_get_stats(e)->series, 40);
+    CHECK(per < 400);
+    engine_free(e);
+    profile_free(p);
+}
+
 TEST(xid_burst_is_one_episode)
 {
     struct profile *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
@@ -902,6 +931,7 @@ int main(void)
     RUN(slow_series_warm_up_judge_and_count_gaps);
     RUN(likelihood_spike_and_level_shift_are_one_episode_each);
     RUN(likelihood_calibrated_quiet_on_noise_and_trend_scale_free);
+    RUN(generic_profile_state_per_series_without_windows);
     RUN(xid_burst_is_one_episode);
     RUN(xid_mapped_to_gpu_by_bus_id);
     RUN(out_of_order_and_duplicates);
