@@ -93,7 +93,7 @@ int main(int argc, char **argv)
             size_t len = (size_t)(e - p) + 1;
             dcgm_ours += len;
             /* pci_bus_id "0000:bb:dd" (10) is "00000000:BB:DD.0" (16) there */
-            dcgm_theirs += len + (sizeof driver - 1) + (strstr(p, "pci_bus_id=") && strstr(p, "pci_bus_id=") < e ? 6 : 0);
+            dcgm_theirs += len + (sizeof driver - 1) + (memmem(p, len, "pci_bus_id=", 11) ? 6 : 0);
         }
         p = e + 1;
     }
