@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 struct lk_st {
     double level, trend, scale;   /* predictor and typical absolute error */
@@ -52,6 +53,11 @@ static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
         return DET_UNKNOWN;
     }
     double pred = st->level + st->trend, err = x - pred;
+    if (!isfinite(err) || !isfinite(st->var) || !isfinite(st->bvar)) {
+        /* values beyond double range (1e308 swings): start over, never a NaN state */
+        memset(st, 0, sizeof *st);
+        return DET_UNKNOWN;
+    }
     double floor_sc = 1e-4 * fabs(st->level);   /* a constant series still has a scale */
     if (floor_sc < 1e-9) floor_sc = 1e-9;
     double sc = st->scale > floor_sc ? st->scale : floor_sc;

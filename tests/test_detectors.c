@@ -650,6 +650,22 @@ TEST(likelihood_calibrated_quiet_on_noise_and_trend_scale_free)
     /* the same series in other units gives the same verdicts */
     CHECK_EQ_INT(lk_starts(1000, 20000, -1, -1, 0, NULL, NULL), k0);
     CHECK_EQ_INT(lk_starts(1000, 1500, 400, 900, 0, NULL, NULL), 2);
+    /* values at the edge of double range: no NaN state, later data judged */
+    CHECK_EQ_INT(lk_starts(1e306, 1500, 400, 900, 0, NULL, NULL), 2);
+    struct profile *p = prof_of(LK_PROFILE);
+    if (!p) { CHECK(0); return; }
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    uint64_t rs = 7;
+    for (int i = 0; i < 1500; i++) {
+        double v = i < 100 ? (i % 2 ? 1.5e308 : -1.5e308) : 100 + 2 * gauss(&rs) + (i == 1400 ? 30 : 0);
+        sample(e, "h", -1, i * 60, "m", v, NULL);
+    }
+    int at1400 = 0;
+    for (int i = 0; i < c.nrec; i++) if (!strcmp(c.type[i], "start") && c.start_field[i] == T0 + 1400 * 60000LL) at1400 = 1;
+    CHECK(at1400);
+    CHECK(!c.out.p || (strstr(c.out.p, "nan") == NULL && strstr(c.out.p, "inf") == NULL));
+    cap_done(e, p, &c);
     CHECK(det_likelihood.state_size <= 96);
 }
 
