@@ -16,6 +16,7 @@
 #   services.sh status   exit 0 when both run and answer
 #   services.sh stop-kafka | start-kafka | stop-opensearch | start-opensearch
 #               | stop-elasticsearch | start-elasticsearch (both Elasticsearch nodes)
+#               | stop-prometheus | start-prometheus
 #                        for fault tests: stop/restart one service; data is kept, so
 #                        topics and indices survive the restart
 # Env: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093), KAFKA_PARTITIONS (3),
@@ -114,5 +115,5 @@ start-opensearch) fetch && O start && write_env ;;
 stop-opensearch)  O stop ;;
 start-elasticsearch) fetch && E start && S start && write_env ;;
 stop-elasticsearch)  E stop; S stop ;;
-*) echo "usage: $0 up|down|status|stop-kafka|start-kafka|stop-opensearch|start-opensearch|stop-elasticsearch|start-elasticsearch" >&2; exit 2 ;;
+*) echo "usage: $0 up|down|status|stop-kafka|start-kafka|stop-opensearch|start-opensearch|stop-elasticsearch|start-elasticsearch|stop-prometheus|start-prometheus" >&2; exit 2 ;;
 esac
