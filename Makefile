@@ -24,9 +24,9 @@ OPT        ?= -O2 -g
 endif
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-# libcurl and libmicrohttpd are not linked: core/dynlib.c loads them with
-# dlopen() on first use, so parse/collect do not carry their pages.
-LINK_PKGS  := rdkafka libpcre2-8 jansson yaml-0.1 zlib
+# libcurl, libmicrohttpd and librdkafka are not linked: core/dynlib.c loads
+# them with dlopen() on first use, so parse does not carry their pages.
+LINK_PKGS  := libpcre2-8 jansson yaml-0.1 zlib
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(LINK_PKGS) 2>/dev/null) -ldl
 
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wwrite-strings -Wshadow -Wno-unused-parameter

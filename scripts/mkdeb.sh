@@ -8,7 +8,7 @@
 #      and conffiles from deploy/debian/;
 #   3. Depends from dpkg-shlibdeps over the binary and over a stub linked
 #      with the libraries core/dynlib.c opens with dlopen() (libcurl,
-#      libmicrohttpd), which no ELF dependency shows; DEBIAN/control by
+#      libmicrohttpd, librdkafka), which no ELF dependency shows; DEBIAN/control by
 #      dpkg-gencontrol from deploy/debian/control and changelog;
 #   4. dpkg-deb --root-owner-group --build.
 # Prints the path of the package. Needs dpkg-dev and python3 (the man pages).
@@ -55,11 +55,12 @@ mkdir -p "$work/stub/DEBIAN"
 cat > "$work/stub/dlopen-stub.c" <<'EOF'
 #include <curl/curl.h>
 #include <microhttpd.h>
-int main(void) { return curl_version() && MHD_get_version() ? 0 : 1; }
+#include <librdkafka/rdkafka.h>
+int main(void) { return curl_version() && MHD_get_version() && rd_kafka_version() ? 0 : 1; }
 EOF
 # shellcheck disable=SC2046
 cc -o "$work/stub/dlopen-stub" "$work/stub/dlopen-stub.c" -Wl,--no-as-needed \
-   $(pkg-config --cflags --libs libcurl libmicrohttpd)
+   $(pkg-config --cflags --libs libcurl libmicrohttpd rdkafka)
 (cd "$work" && dpkg-shlibdeps -Tdebian/substvars root/usr/bin/gpulog stub/dlopen-stub)
 (cd "$work" && find root -type f ! -path 'root/DEBIAN/*' -printf '%P\0' | sort -z \
    | (cd root && xargs -0 md5sum) > root/DEBIAN/md5sums)

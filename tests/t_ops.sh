@@ -236,12 +236,12 @@ EOF
 # Every shared library the binary needs comes from a package the runtime
 # stage installs (libc, libm, libz and friends are in the base image; the
 # sanitizer runtimes only exist in the SANITIZE=1 test build, never in the
-# image). libcurl and libmicrohttpd are loaded with dlopen (core/dynlib.c), so
-# they are checked by their sonames as well.
+# image). libcurl, libmicrohttpd and librdkafka are loaded with dlopen
+# (core/dynlib.c), so they are checked by their sonames as well.
 if command -v dpkg >/dev/null 2>&1 && command -v objdump >/dev/null 2>&1; then
   runtime_pkgs=$(awk '/^FROM /{n++} n>=2' Dockerfile | tr -s ' \\' '\n')
   missing=""
-  for lib in $(objdump -p "$GPULOG" | awk '/NEEDED/{print $2}') libcurl.so.4 libmicrohttpd.so.12; do
+  for lib in $(objdump -p "$GPULOG" | awk '/NEEDED/{print $2}') libcurl.so.4 libmicrohttpd.so.12 librdkafka.so.1; do
     case "$lib" in libc.so*|libm.so*|libz.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) continue ;;
       libasan.so*|libubsan.so*|liblsan.so*|libtsan.so*) continue ;; esac
     path=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')
