@@ -26,61 +26,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void *lib_open(void **handle, const char *const names[], const char *package)
-{
-    if (*handle) return *handle;
-    for (size_t i = 0; names[i]; i++) {
-        *handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (*handle) return *handle;
-    }
-    fprintf(stderr, "gpulog: cannot load %s (%s): install the Debian package %s\n",
-            names[0], dlerror(), package);
-    exit(1);
-}
+/* One library loaded on first use: its sonames (tried in order), the
+ * Debian package that has it, and the handle once open (under mu). */
+struct dlib {
+    const char *const names[3];
+    const char *package;
+    void *h;
+    pthread_mutex_t mu;
+};
+static struct dlib curl_lib = { { "libcurl.so.4", "libcurl-gnutls.so.4", NULL }, "libcurl4", NULL, PTHREAD_MUTEX_INITIALIZER };
+static struct dlib mhd_lib = { { "libmicrohttpd.so.12", NULL, NULL }, "libmicrohttpd12", NULL, PTHREAD_MUTEX_INITIALIZER };
+static struct dlib kafka_lib = { { "librdkafka.so.1", NULL, NULL }, "librdkafka1", NULL, PTHREAD_MUTEX_INITIALIZER };
 
-static void *curl_sym(const char *name)
+/* The address of symbol name in l, opening l first; a library or symbol
+ * that is missing ends the process with the package to install. */
+static void *lib_sym(struct dlib *l, const char *name)
 {
-    static void *h;
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    static const char *const names[] = { "libcurl.so.4", "libcurl-gnutls.so.4", NULL };
-    pthread_mutex_lock(&mu);
-    lib_open(&h, names, "libcurl4");
-    void *f = dlsym(h, name);
-    pthread_mutex_unlock(&mu);
-    if (!f) {
-        fprintf(stderr, "gpulog: libcurl lacks %s: %s\n", name, dlerror());
+    pthread_mutex_lock(&l->mu);
+    for (size_t i = 0; !l->h && l->names[i]; i++) l->h = dlopen(l->names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!l->h) {
+        fprintf(stderr, "gpulog: cannot load %s (%s): install the Debian package %s\n", l->names[0], dlerror(),
+                l->package);
         exit(1);
     }
-    return f;
-}
-
-static void *mhd_sym(const char *name)
-{
-    static void *h;
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    static const char *const names[] = { "libmicrohttpd.so.12", NULL };
-    pthread_mutex_lock(&mu);
-    lib_open(&h, names, "libmicrohttpd12");
-    void *f = dlsym(h, name);
-    pthread_mutex_unlock(&mu);
+    void *f = dlsym(l->h, name);
+    pthread_mutex_unlock(&l->mu);
     if (!f) {
-        fprintf(stderr, "gpulog: libmicrohttpd lacks %s: %s\n", name, dlerror());
-        exit(1);
-    }
-    return f;
-}
-
-static void *kafka_sym(const char *name)
-{
-    static void *h;
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    static const char *const names[] = { "librdkafka.so.1", NULL };
-    pthread_mutex_lock(&mu);
-    lib_open(&h, names, "librdkafka1");
-    void *f = dlsym(h, name);
-    pthread_mutex_unlock(&mu);
-    if (!f) {
-        fprintf(stderr, "gpulog: librdkafka lacks %s: %s\n", name, dlerror());
+        fprintf(stderr, "gpulog: %s lacks %s: %s\n", l->names[0], name, dlerror());
         exit(1);
     }
     return f;
@@ -90,7 +62,7 @@ static void *kafka_sym(const char *name)
  * (SYM names the symbol when it differs, e.g. MHD_start_daemon_va). */
 #define RESOLVE_AS(lib, T, SYM) \
     static T real_; \
-    if (!real_) *(void **)&real_ = lib##_sym(SYM)
+    if (!real_) *(void **)&real_ = lib_sym(&lib##_lib, SYM)
 
 /* ---------------------------------------------------------------- libcurl */
 
