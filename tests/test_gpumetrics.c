@@ -6,6 +6,7 @@
 #include "../core/metrics.h"
 #include "../core/event.h"
 #include "../core/common.h"
+#include "../core/config.h"
 
 #include <stdlib.h>
 
@@ -336,6 +337,36 @@ TEST(exposition_well_formed)
     event_free(&ev);
 }
 
+/* The configuration keys: auto follows the command (detect: off), on/off
+ * override it, out-of-range bounds are refused with the key's name. */
+TEST(setup_from_config)
+{
+    struct gpulog_config c;
+    char err[256];
+    config_defaults(&c);
+    gpumetrics_reset();
+    CHECK_EQ_INT(gpumetrics_setup(&c, 0, err, sizeof err), GL_OK);
+    CHECK(!gpumetrics_enabled());
+    CHECK_EQ_INT(gpumetrics_setup(&c, 1, err, sizeof err), GL_OK);
+    CHECK(gpumetrics_enabled());
+    CHECK_EQ_INT(config_set(&c, "gpu_metrics", "on", err, sizeof err), GL_OK);
+    CHECK_EQ_INT(gpumetrics_setup(&c, 0, err, sizeof err), GL_OK);
+    CHECK(gpumetrics_enabled());
+    CHECK_EQ_INT(config_set(&c, "gpu_metrics", "off", err, sizeof err), GL_OK);
+    CHECK_EQ_INT(gpumetrics_setup(&c, 1, err, sizeof err), GL_OK);
+    CHECK(!gpumetrics_enabled());
+    CHECK(config_set(&c, "gpu_metrics", "maybe", err, sizeof err) != GL_OK);
+    CHECK_EQ_INT(config_set(&c, "gpu_metrics_stale_periods", "0", err, sizeof err), GL_OK);
+    CHECK_EQ_INT(gpumetrics_setup(&c, 1, err, sizeof err), GL_ERROR);
+    CHECK(strstr(err, "gpu_metrics_stale_periods") != NULL);
+    CHECK_EQ_INT(config_set(&c, "gpu_metrics_stale_periods", "3", err, sizeof err), GL_OK);
+    CHECK_EQ_INT(config_set(&c, "gpu_metrics_max_gpus", "-5", err, sizeof err), GL_OK);
+    CHECK_EQ_INT(gpumetrics_setup(&c, 1, err, sizeof err), GL_ERROR);
+    CHECK(strstr(err, "gpu_metrics_max_gpus") != NULL);
+    config_free(&c);
+    gpumetrics_reset();
+}
+
 int main(void)
 {
     buf_init(&out);
@@ -345,6 +376,7 @@ int main(void)
     RUN(xid_counts_and_last_xid);
     RUN(anomalies_open_and_counted);
     RUN(exposition_well_formed);
+    RUN(setup_from_config);
     gpumetrics_reset();
     buf_free(&out);
     return TEST_REPORT();
