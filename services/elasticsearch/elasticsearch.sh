@@ -36,16 +36,29 @@ VER="${ELASTICSEARCH_VERSION:-8.19.7}"
 DIST="$HERE/target/elasticsearch-$VER"
 SECURE="${ELASTICSEARCH_SECURE:-0}"
 if [ "$SECURE" = 1 ]; then
-  NAME=elasticsearch-secure; SCHEME=https
+  NAME=elasticsearch-secure; SCHEME=https; RUNNAME=run-secure
   PORT="${ELASTICSEARCH_SECURE_PORT:-19410}"; TPORT="${ELASTICSEARCH_SECURE_TRANSPORT_PORT:-$((PORT + 1))}"
-  RUN="${ELASTICSEARCH_SECURE_RUN_DIR:-$HERE/run-secure}"
+  RUN="${ELASTICSEARCH_SECURE_RUN_DIR:-}"
 else
-  NAME=elasticsearch; SCHEME=http
+  NAME=elasticsearch; SCHEME=http; RUNNAME=run
   PORT="${ELASTICSEARCH_PORT:-19400}"; TPORT="${ELASTICSEARCH_TRANSPORT_PORT:-$((PORT + 1))}"
-  RUN="${ELASTICSEARCH_RUN_DIR:-$HERE/run}"
+  RUN="${ELASTICSEARCH_RUN_DIR:-}"
 fi
 HEAP="${ELASTICSEARCH_HEAP:-512m}"
 ESUSER="${ELASTICSEARCH_USER:-gpulog-es}"
+# As root the node runs as $ESUSER, who must reach the distribution and the run dir.
+# Where this clone is not searchable by others (under /root, say), both live in
+# /var/tmp/gpulog-es.<hash of this folder> instead (start copies the distribution).
+NODEDIST="$DIST"
+if [ "$(id -u)" = 0 ]; then
+  id "$ESUSER" >/dev/null 2>&1 || useradd -r -M -d /nonexistent -s /usr/sbin/nologin "$ESUSER"
+  if ! runuser -u "$ESUSER" -- test -x "$HERE" 2>/dev/null; then
+    ALT="/var/tmp/gpulog-es.$(printf '%s' "$HERE" | md5sum | cut -c1-8)"
+    NODEDIST="$ALT/elasticsearch-$VER"
+    RUN="${RUN:-$ALT/$RUNNAME}"
+  fi
+fi
+RUN="${RUN:-$HERE/$RUNNAME}"
 URL="$SCHEME://127.0.0.1:$PORT"
 PIDF="$RUN/es.pid"
 WHERE="$URL"
@@ -88,9 +101,9 @@ make_certs() {
 
 write_config() {
   mkdir -p "$RUN/config" "$RUN/data" "$RUN/logs" "$RUN/tmp"
-  cp "$DIST/config/log4j2.properties" "$RUN/config/"
+  cp "$NODEDIST/config/log4j2.properties" "$RUN/config/"
   # the distribution's options minus gc logging and heap dumps (CI disk, CPU)
-  grep -vE '^-Xlog:gc|HeapDump' "$DIST/config/jvm.options" > "$RUN/config/jvm.options"
+  grep -vE '^-Xlog:gc|HeapDump' "$NODEDIST/config/jvm.options" > "$RUN/config/jvm.options"
   cat > "$RUN/config/elasticsearch.yml" <<EOF
 cluster.name: gpulog-test
 node.name: node-1
@@ -131,8 +144,8 @@ bootstrap_secure() {
   mkdir -p "$CREDS"; chmod 700 "$CREDS"
   [ -f "$CREDS/elastic.password" ] || (umask 077; openssl rand -hex 16 > "$CREDS/elastic.password")
   if [ ! -f "$RUN/config/elasticsearch.keystore" ]; then
-    es_env "$DIST/bin/elasticsearch-keystore" create >/dev/null
-    es_env "$DIST/bin/elasticsearch-keystore" add -x -f bootstrap.password < "$CREDS/elastic.password" >/dev/null
+    es_env "$NODEDIST/bin/elasticsearch-keystore" create >/dev/null
+    es_env "$NODEDIST/bin/elasticsearch-keystore" add -x -f bootstrap.password < "$CREDS/elastic.password" >/dev/null
   fi
 }
 
@@ -188,10 +201,23 @@ start)
   [ -x "$DIST/bin/elasticsearch" ] || { echo "$NAME: distribution missing, run $0 fetch" >&2; exit 1; }
   JH=$(java_home) || { echo "$NAME: no java on PATH" >&2; exit 1; }
   svc_ports_free "$PORT" "$TPORT" || exit 1
-  if [ "$(id -u)" = 0 ] && ! id "$ESUSER" >/dev/null 2>&1; then
-    useradd -r -M -d /nonexistent -s /usr/sbin/nologin "$ESUSER"
+  if [ "$NODEDIST" != "$DIST" ]; then   # one copy, also when both nodes start at once
+    mkdir -p "$ALT"; chmod 755 "$ALT"
+    (
+      flock 8
+      if ! [ "$NODEDIST/.copied" -nt "$PLUGIN/security-index-analysis.jar" ]; then
+        rm -rf "$NODEDIST"; cp -a "$DIST" "$NODEDIST"; touch "$NODEDIST/.copied"
+      fi
+    ) 8>"$ALT/.copy.lock"
   fi
   write_config
+  if [ "$(id -u)" = 0 ]; then   # every parent directory must let the node's user through
+    for d in "$NODEDIST/bin" "$RUN"; do
+      runuser -u "$ESUSER" -- test -x "$d" || {
+        echo "$NAME: user $ESUSER cannot reach $d (a parent directory is not searchable by others):" \
+             "put the clone or ELASTICSEARCH_RUN_DIR elsewhere, or chmod o+x the parents" >&2; exit 1; }
+    done
+  fi
   if [ "$SECURE" = 1 ]; then [ -f "$CERTS/node.crt" ] || make_certs; fi
   if [ "$(id -u)" = 0 ]; then   # the node writes its dirs and the pid file; creds/ stays root's
     chown "$ESUSER" "$RUN"; chown -R "$ESUSER" "$RUN/config" "$RUN/data" "$RUN/logs" "$RUN/tmp"
@@ -200,7 +226,7 @@ start)
   rm -f "$PIDF"
   # -d: the launcher returns once the node has started (or failed); setsid: the node
   # must not die with the shell (or make) that started it
-  if ! es_env setsid -w "$DIST/bin/elasticsearch" -d -p "$PIDF" \
+  if ! es_env setsid -w "$NODEDIST/bin/elasticsearch" -d -p "$PIDF" \
         > "$RUN/es.out" 2>&1 < /dev/null; then
     echo "$NAME: node did not start" >&2; tail -n 40 "$RUN/es.out" >&2
     tail -n 40 "$RUN/logs/gpulog-test.log" >&2 2>/dev/null; exit 1
