@@ -19,6 +19,10 @@
 
 #include <microhttpd.h>
 
+#define HTTPD_MAX_CONN 256   /* connections in all */
+#define HTTPD_PER_IP   32    /* from one client address */
+#define HTTPD_IDLE_S   5     /* seconds without a byte before a connection is closed */
+
 static struct MHD_Daemon *daemon_h;
 static int bound_port;
 
@@ -119,10 +123,16 @@ int metrics_serve(const char *addr, char *err, size_t errlen)
                                         : ntohs(((struct sockaddr_in *)&ss)->sin_port);
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;   /* epoll on Linux: no FD_SETSIZE limit */
     if (family == AF_INET6) flags |= MHD_USE_IPv6;
+    /* slow or idle clients (a slowloris) must not starve /healthz, the
+     * liveness probe: room for many connections (each one small), at most
+     * HTTPD_PER_IP of them from one address, and each closed after
+     * HTTPD_IDLE_S without a byte */
     daemon_h = MHD_start_daemon(flags, 0, NULL, NULL, handle, NULL,
                                 MHD_OPTION_LISTEN_SOCKET, fd,
-                                MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
-                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+                                MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTPD_MAX_CONN,
+                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTPD_PER_IP,
+                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTPD_IDLE_S,
+                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
                                 MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024),
                                 MHD_OPTION_END);
     if (!daemon_h) {

@@ -196,4 +196,46 @@ if wait_for 30 eval '! kill -0 '"$rpid"' 2>/dev/null'; then ok "run: SIGTERM aft
 else bad "run: SIGTERM after the refused reload ends it within 3 s"; fi
 exec 7>&-
 
+# ----------------- item 3: slow and idle clients do not starve /healthz
+cp "$CSV" "$tmp/slow.csv"
+mport=$(free_port)
+"$GPULOG" collect --file "$tmp/slow.csv" -s "$tmp/slow-st" -o /dev/null --metrics-addr "127.0.0.1:$mport" 2>/dev/null &
+pids+=($!)
+wait_for 50 curl -s -o /dev/null "http://127.0.0.1:$mport/healthz" || bad "collect serves /healthz"
+# 8 idle and 8 slowloris connections (a header line every second) from
+# 127.0.0.1 (16 starved /healthz before), 48 more from 127.0.0.2 (past the
+# per-address limit); /healthz from 127.0.0.1 must answer
+"$PY" - "$mport" "$tmp/slow.ready" <<'PY' &
+import socket, sys, time
+port, ready = int(sys.argv[1]), sys.argv[2]
+held = []
+def conn(src):
+    s = socket.socket()
+    s.bind((src, 0))
+    s.settimeout(2)
+    try: s.connect(("127.0.0.1", port))
+    except OSError: return None
+    return s
+for i in range(8): held.append(conn("127.0.0.1"))
+slow = [conn("127.0.0.1") for i in range(8)]
+for s in slow:
+    if s: s.send(b"GET /metrics HTTP/1.1\r\n")
+for i in range(48): held.append(conn("127.0.0.2"))
+open(ready, "w").write("ok")
+for t in range(20):
+    for s in slow:
+        try:
+            if s: s.send(b"X-a: b\r\n")
+        except OSError: pass
+    time.sleep(1)
+PY
+pids+=($!)
+wait_for 100 test -f "$tmp/slow.ready"
+sleep 0.5
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$mport/healthz")
+check_eq "/healthz answers within 2 s while 64 slow or idle connections are open" "$code" 200
+sleep 3
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$mport/healthz")
+check_eq "/healthz still answers 3 s later (slowloris still dribbling)" "$code" 200
+
 finish
