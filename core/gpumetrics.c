@@ -87,6 +87,7 @@ struct gm_anom { int host; int gpu; char rule[48]; char metric[64]; int sev; dou
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int enabled;
+static _Atomic int tracking = 1;   /* 0: no /metrics server, nothing is kept at all */
 static int64_t stale_periods = 3;
 static size_t max_gpus = 16384;
 static struct gm_gpu *gpus;         /* rows [0, ngpus) */
@@ -339,10 +340,10 @@ static void norm_bus(const char *s, size_t n, char out[16])
     snprintf(out, 16, "%04lx:%02lx:%02lx", part[0] & 0xffff, part[1] & 0xff, part[2] & 0xff);
 }
 
-static void copy_str(const struct event *ev, const char *key, char *dst, size_t cap, int *changed)
+/* Copies n bytes of s into dst (truncated to cap) and sets *changed when
+ * that changes dst; nothing when s is absent or empty. */
+static void set_label(char *dst, size_t cap, const char *s, size_t n, int *changed)
 {
-    size_t n;
-    const char *s = event_get_str(ev, key, &n);
     if (!s || !n) return;
     if (n >= cap) n = cap - 1;
     if (!strncmp(dst, s, n) && dst[n] == '\0') return;
@@ -351,23 +352,101 @@ static void copy_str(const struct event *ev, const char *key, char *dst, size_t 
     *changed = 1;
 }
 
+static void copy_str(const struct event *ev, const char *key, char *dst, size_t cap, int *changed)
+{
+    size_t n = 0;
+    const char *s = event_get_str(ev, key, &n);
+    set_label(dst, cap, s, s ? n : 0, changed);
+}
+
+/* What one metric event says about its GPU, gathered in one pass. */
+struct sample {
+    int index, mig;
+    const char *bus, *uuid, *name;
+    size_t bn, un, nn;
+    uint64_t have;
+    double v[GM_NF];
+};
+
+enum { K_NONE = -1, K_INDEX = -2, K_BUS = -3, K_UUID = -4, K_NAME = -5, K_MIG = -6 };
+
+static int key_slot_uncached(const char *k)
+{
+    for (size_t i = 0; i < GM_NF; i++)
+        if (!strcmp(fields[i].key, k)) return (int)i;
+    if (!strcmp(k, "gpu.index")) return K_INDEX;
+    if (!strcmp(k, "gpu.pci.bus_id")) return K_BUS;
+    if (!strcmp(k, "gpu.uuid")) return K_UUID;
+    if (!strcmp(k, "gpu.name")) return K_NAME;
+    if (!strcmp(k, "gpu.mig.gpu_instance")) return K_MIG;
+    return K_NONE;
+}
+
+/* What a field key is to the table: a fields[] index or a K_* code. A
+ * cache by key pointer (keys are the parsers' static or header strings),
+ * checked by content, makes it one strcmp per field (mutex held). */
+static int key_slot(const char *k)
+{
+    static struct { const char *ptr; char key[56]; int f; } cache[512];
+    uintptr_t h = (uintptr_t)k;
+    size_t i = (size_t)((h >> 4) ^ (h >> 13)) & 511;
+    if (cache[i].ptr == k && !strcmp(cache[i].key, k)) return cache[i].f;
+    int f = key_slot_uncached(k);
+    size_t n = strlen(k);
+    if (n < sizeof cache[i].key) {
+        cache[i].ptr = k;
+        memcpy(cache[i].key, k, n + 1);
+        cache[i].f = f;
+    }
+    return f;
+}
+
+/* Reads ev's fields once into sm; 0 when it is no GPU sample. */
+static int sample_of(const struct event *ev, struct sample *sm)
+{
+    sm->index = -1;
+    sm->mig = 0;
+    sm->bus = sm->uuid = sm->name = NULL;
+    sm->bn = sm->un = sm->nn = 0;
+    sm->have = 0;
+    for (size_t i = 0; i < ev->nf; i++) {
+        const struct ev_field *f = &ev->f[i];
+        int k = key_slot(f->key);
+        if (k == K_NONE) continue;
+        if (f->type == EV_STR) {
+            const char *v = event_str(ev, f);
+            if (k == K_BUS) { sm->bus = v; sm->bn = f->v.s.len; }
+            else if (k == K_UUID) { sm->uuid = v; sm->un = f->v.s.len; }
+            else if (k == K_NAME) { sm->name = v; sm->nn = f->v.s.len; }
+            continue;
+        }
+        double d = f->type == EV_NUM ? f->v.d : f->type == EV_INT ? (double)f->v.i : (double)f->v.b;
+        if (k == K_MIG) sm->mig = 1;
+        else if (k == K_INDEX) sm->index = d >= 0 && d < 1e6 ? (int)d : -1;
+        else if (k >= 0 && isfinite(d)) {
+            sm->v[k] = d;
+            sm->have |= 1ull << k;
+        }
+    }
+    /* one sample per GPU: per-process rows and MIG instances are not GPUs */
+    return sm->index >= 0 && !sm->mig;
+}
+
 /* One GPU sample (mutex held). */
-static void observe_sample(const struct event *ev, int index, int64_t now_ms)
+static void observe_sample(const struct event *ev, const struct sample *sm, int64_t now_ms)
 {
     char bus[16] = "";
-    size_t bn;
-    const char *bs = event_get_str(ev, "gpu.pci.bus_id", &bn);
-    if (bs) norm_bus(bs, bn, bus);
+    if (sm->bus) norm_bus(sm->bus, sm->bn, bus);
     int host = host_of(ev->host);
-    struct gm_gpu *g = host < 0 ? NULL : gpu_get(host, index, "", now_ms);
+    struct gm_gpu *g = host < 0 ? NULL : gpu_get(host, sm->index, "", now_ms);
     if (!g) {
         if (host < 0) rows_dropped++;
         return;
     }
     int changed = !g->labels || (bus[0] && strcmp(bus, g->bus));
     if (bus[0]) memcpy(g->bus, bus, sizeof g->bus);
-    copy_str(ev, "gpu.uuid", g->uuid, sizeof g->uuid, &changed);
-    copy_str(ev, "gpu.name", g->model, sizeof g->model, &changed);
+    set_label(g->uuid, sizeof g->uuid, sm->uuid, sm->un, &changed);
+    set_label(g->model, sizeof g->model, sm->name, sm->nn, &changed);
     if (changed) gpu_labels(g);
     int64_t ts = ev->ts_ms;
     if (g->sampled && ts > g->last_ts) {
@@ -375,13 +454,12 @@ static void observe_sample(const struct event *ev, int index, int64_t now_ms)
         g->period_ms = p > 3600000 ? 3600000 : p;
     }
     int64_t dt = g->sampled && ts > g->last_ts ? ts - g->last_ts : 0;
-    for (size_t i = 0; i < GM_NF; i++) {
-        double d;
-        if (!event_get_num(ev, fields[i].key, &d) || !isfinite(d)) continue;
-        g->v[i] = d;
-        g->fts[i] = ts;
-        g->have |= 1ull << i;
-    }
+    for (size_t i = 0; i < GM_NF; i++)
+        if (sm->have >> i & 1) {
+            g->v[i] = sm->v[i];
+            g->fts[i] = ts;
+        }
+    g->have |= sm->have;
     /* DCGM_FI_DEV_FB_FREE from total - used when the input has no free column */
     if ((g->have >> F_FB_USED & 1) && (g->have >> F_FB_TOTAL & 1) && g->fts[F_FB_USED] == ts &&
         g->fts[F_FB_TOTAL] == ts && !(g->fts[F_FB_FREE] == ts && (g->have >> F_FB_FREE & 1))) {
@@ -450,7 +528,7 @@ static void observe_xid(const struct event *ev, int sx, int64_t now_ms)
 
 void gpumetrics_observe(const struct event *ev)
 {
-    if (!ev->dataset) return;
+    if (!ev->dataset || !atomic_load_explicit(&tracking, memory_order_relaxed)) return;
     if (!strcmp(ev->dataset, "gpu.anomaly")) { gpumetrics_record(ev); return; }
     int xid = !strcmp(ev->dataset, "gpu.xid"), sx = !strcmp(ev->dataset, "gpu.sxid");
     if (!xid && !sx && !atomic_load_explicit(&enabled, memory_order_relaxed)) return;
@@ -459,10 +537,8 @@ void gpumetrics_observe(const struct event *ev)
     if (xid || sx) {
         observe_xid(ev, sx, now);
     } else if (ev->kind && !strcmp(ev->kind, "metric") && strcmp(ev->dataset, "gpu.pmon")) {
-        double di;
-        /* one sample per GPU: per-process rows and MIG instances are not GPUs */
-        if (event_get_num(ev, "gpu.index", &di) && di >= 0 && di < 1e6 && !event_get(ev, "gpu.mig.gpu_instance"))
-            observe_sample(ev, (int)di, now);
+        struct sample sm;
+        if (sample_of(ev, &sm)) observe_sample(ev, &sm, now);
     }
     pthread_mutex_unlock(&mu);
 }
@@ -477,6 +553,7 @@ void gpumetrics_record(const struct event *rec)
     copy_str(rec, "rule.id", rule, sizeof rule, &dummy);
     copy_str(rec, "anomaly.metric", metric, sizeof metric, &dummy);
     if (!strcmp(ty, "start")) metrics_inc_label(M_ANOMALIES, rule);
+    if (!atomic_load_explicit(&tracking, memory_order_relaxed)) return;
     double d;
     int gpu = event_get_num(rec, "gpu.index", &d) ? (int)d : -1;
     int sev = event_get_num(rec, "event.severity", &d) ? (int)d : 1;
@@ -667,6 +744,9 @@ int gpumetrics_setup(const struct gpulog_config *cfg, int default_on, char *err,
         return GL_ERROR;
     }
     gpumetrics_configure(cfg->gpu_metrics, default_on, cfg->gpu_metrics_stale_periods, cfg->gpu_metrics_max_gpus);
+    int serving = cfg->metrics_addr && *cfg->metrics_addr;   /* nobody could scrape it: keep nothing */
+    atomic_store(&tracking, serving);
+    if (!serving) atomic_store(&enabled, 0);
     return GL_OK;
 }
 
@@ -712,4 +792,5 @@ void gpumetrics_reset(void)
     max_gpus = 16384;
     pthread_mutex_unlock(&mu);
     atomic_store(&enabled, 0);
+    atomic_store(&tracking, 1);
 }

@@ -40,7 +40,9 @@ struct buf;
  * (collect and run: on; detect: off). stale_periods >= 1, max_gpus >= 1. */
 void gpumetrics_configure(const char *mode, int default_on, int64_t stale_periods, int64_t max_gpus);
 /* The same from the configuration (gpu_metrics, gpu_metrics_stale_periods,
- * gpu_metrics_max_gpus); GL_ERROR with the reason in err for a bad bound. */
+ * gpu_metrics_max_gpus); with metrics_addr empty nothing is kept at all (no
+ * server, nobody to scrape: no cost per event). GL_ERROR with the reason in
+ * err for a bad bound. */
 struct gpulog_config;
 int gpumetrics_setup(const struct gpulog_config *cfg, int default_on, char *err, size_t errlen);
 int gpumetrics_enabled(void);

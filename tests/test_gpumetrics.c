@@ -337,14 +337,26 @@ TEST(exposition_well_formed)
     event_free(&ev);
 }
 
-/* The configuration keys: auto follows the command (detect: off), on/off
- * override it, out-of-range bounds are refused with the key's name. */
+/* The configuration keys: nothing without metrics_addr; auto follows the
+ * command (detect: off), on/off override it, out-of-range bounds are
+ * refused with the key's name. */
 TEST(setup_from_config)
 {
     struct gpulog_config c;
     char err[256];
     config_defaults(&c);
     gpumetrics_reset();
+    /* no metrics_addr: nobody can scrape, nothing is kept (not even Xid counts) */
+    CHECK_EQ_INT(gpumetrics_setup(&c, 1, err, sizeof err), GL_OK);
+    CHECK(!gpumetrics_enabled());
+    struct event ev;
+    event_init(&ev);
+    xid(&ev, "h", 79, "critical", "PCI:0000:3b:00");
+    gpumetrics_observe(&ev);
+    render(gl_now_ms());
+    CHECK_EQ_INT(count_samples("gpulog_xid_errors_total"), 0);
+    event_free(&ev);
+    CHECK_EQ_INT(config_set(&c, "metrics_addr", "127.0.0.1:0", err, sizeof err), GL_OK);
     CHECK_EQ_INT(gpumetrics_setup(&c, 0, err, sizeof err), GL_OK);
     CHECK(!gpumetrics_enabled());
     CHECK_EQ_INT(gpumetrics_setup(&c, 1, err, sizeof err), GL_OK);
