@@ -144,7 +144,7 @@ bootstrap_secure() {
   mkdir -p "$CREDS"; chmod 700 "$CREDS"
   [ -f "$CREDS/elastic.password" ] || (umask 077; openssl rand -hex 16 > "$CREDS/elastic.password")
   if [ ! -f "$RUN/config/elasticsearch.keystore" ]; then
-    es_env "$NODEDIST/bin/elasticsearch-keystore" create >/dev/null
+    # -f creates the keystore too: one JVM start instead of two
     es_env "$NODEDIST/bin/elasticsearch-keystore" add -x -f bootstrap.password < "$CREDS/elastic.password" >/dev/null
   fi
 }
