@@ -23,7 +23,8 @@
 #      OPENSEARCH_PORT (19200), OPENSEARCH_TRANSPORT_PORT (19300), OPENSEARCH_HEAP (512m),
 #      ELASTICSEARCH_PORT (19400), ELASTICSEARCH_TRANSPORT_PORT (19401), ELASTICSEARCH_RUN_DIR,
 #      ELASTICSEARCH_SECURE_PORT (19410), ELASTICSEARCH_SECURE_TRANSPORT_PORT (19411),
-#      ELASTICSEARCH_SECURE_RUN_DIR,
+#      ELASTICSEARCH_SECURE_RUN_DIR, PROMETHEUS_PORT (19490), PROMETHEUS_RUN_DIR (a private
+#      set needs its own, or its down stops the shared Prometheus),
 #      KAFKA_RUN_DIR, OPENSEARCH_RUN_DIR (services/*/run), SERVICES_ENV (services/env.sh),
 #      SERVICES_KEEP_DATA=1 (up keeps old data). With other ports, run dirs and env file a
 #      second, private pair can run beside the shared one.
@@ -53,7 +54,7 @@ export KAFKA_PORT="${KAFKA_PORT:-19092}" OPENSEARCH_PORT="${OPENSEARCH_PORT:-192
 export ELASTICSEARCH_PORT="${ELASTICSEARCH_PORT:-19400}"
 
 # one services.sh at a time per port pair (several checkouts may share this machine)
-LOCK="${TMPDIR:-/tmp}/gpulog-services.$KAFKA_PORT.$OPENSEARCH_PORT.$ELASTICSEARCH_PORT.lock"
+LOCK="${TMPDIR:-/tmp}/gpulog-services.$KAFKA_PORT.$OPENSEARCH_PORT.$ELASTICSEARCH_PORT.${PROMETHEUS_PORT:-19490}.lock"
 exec 9>"$LOCK"
 flock -w 300 9 || { echo "services: could not take $LOCK" >&2; exit 1; }
 
