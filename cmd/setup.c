@@ -472,12 +472,6 @@ static void data_streams(struct setup *s)
     }
 }
 
-static size_t kb_collect(char *p, size_t sz, size_t n, void *ud)
-{
-    buf_append(ud, p, sz * n);
-    return sz * n;
-}
-
 /* POSTs one NDJSON file to Kibana's saved-object import and checks the
  * "success" field of the answer (Kibana answers 200 even on failures). */
 static void kibana_import(struct setup *s, const char *file)
@@ -503,7 +497,7 @@ static void kibana_import(struct setup *s, const char *file)
     curl_easy_setopt(h, CURLOPT_URL, url.p);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, kb_collect);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, es_collect_body);   /* capped */
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 120000L);
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;

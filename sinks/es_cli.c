@@ -166,9 +166,11 @@ int es_curl_auth(CURL *h, const struct es_conf *ec, struct curl_slist **hdrs)
     return GL_OK;
 }
 
-static size_t collect_body(char *p, size_t sz, size_t n, void *ud)
+size_t es_collect_body(char *p, size_t sz, size_t n, void *ud)
 {
-    buf_append(ud, p, sz * n);
+    struct buf *b = ud;
+    if (b->len + sz * n > ES_MAX_BODY) return 0;   /* curl stops with CURLE_WRITE_ERROR */
+    buf_append(b, p, sz * n);
     return sz * n;
 }
 
@@ -203,7 +205,7 @@ int es_request(const struct es_conf *ec, const char *method, const char *path,
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
     if (!strcmp(method, "HEAD")) curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect_body);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, es_collect_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 60000L);
@@ -212,7 +214,11 @@ int es_request(const struct es_conf *ec, const char *method, const char *path,
     if (rc != CURLE_OK) {
         char masked[512];
         es_url_masked(ec->url, masked, sizeof masked);
-        snprintf(err, errlen, "%s %s%s: %s", method, masked, path, curl_easy_strerror(rc));
+        if (rc == CURLE_WRITE_ERROR && resp->len + CURL_MAX_WRITE_SIZE >= ES_MAX_BODY)
+            snprintf(err, errlen, "%s %s%s: the response is larger than %d MiB: refused", method, masked, path,
+                     ES_MAX_BODY >> 20);
+        else
+            snprintf(err, errlen, "%s %s%s: %s", method, masked, path, curl_easy_strerror(rc));
         ret = GL_ERROR;
     } else {
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);

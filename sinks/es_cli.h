@@ -75,6 +75,12 @@ void es_cli_free(struct es_cli *c);
  * frees. NULL on error with err. */
 char *es_read_secret(const char *path, char *err, size_t errlen);
 
+/* The most es_request (and setup's Kibana import) reads of one response. */
+#define ES_MAX_BODY (16 << 20)
+/* libcurl write callback: appends to the struct buf *ud, at most
+ * ES_MAX_BODY bytes in all; past that it stops the transfer. */
+size_t es_collect_body(char *p, size_t sz, size_t n, void *ud);
+
 /* Writes url into out with any user:password@ part replaced by "***@". */
 void es_url_masked(const char *url, char *out, size_t outlen);
 

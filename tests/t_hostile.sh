@@ -238,4 +238,30 @@ sleep 3
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$mport/healthz")
 check_eq "/healthz still answers 3 s later (slowloris still dribbling)" "$code" 200
 
+# ------------------------ item 4: setup caps every response body it reads
+big=$(free_port)
+"$PY" - "$big" <<'PY' &
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        if n: self.rfile.read(n)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(2 << 30))   # 2 GiB
+        self.end_headers()
+        chunk = b" " * (1 << 20)
+        try:
+            for i in range(2048): self.wfile.write(chunk)
+        except OSError: pass
+    do_GET = do_PUT = do_POST = do_HEAD = answer
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+pids+=($!)
+wait_for 50 "$PY" -c "import socket,sys; socket.create_connection(('127.0.0.1', $big)).close()" || bad "the 2 GiB stub starts"
+out=$( (memcap; timeout 60 "$GPULOG" setup --es "http://127.0.0.1:$big") 2>&1); rc=$?
+check "setup against a 2 GiB answer stops at 16 MiB and says so (under a 2 GB limit)" \
+  "$([ "$rc" = 1 ] && grep -q 'larger than 16 MiB: refused' <<<"$out"; echo $?)" "rc=$rc: $out"
+
 finish
