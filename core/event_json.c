@@ -688,7 +688,7 @@ static void layout_keep(struct event *ev, size_t nk, size_t nsame)
 
 #define JFAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return GL_ERROR; } while (0)
 
-int event_from_json(struct event *ev, const char *json, size_t len, char *err, size_t errlen)
+static int decode(struct event *ev, const char *json, size_t len, char *err, size_t errlen)
 {
     event_reset(ev);
     struct jp j = { .p = json, .end = json + len };
@@ -697,7 +697,7 @@ int event_from_json(struct event *ev, const char *json, size_t len, char *err, s
     buf_grow(&ds.str, len + 1);
     buf_grow(&ev->arena, len + 1);
     if (++ds.gen == 0) {   /* wrapped: stale stamps could look current */
-        memset(ds.set, 0, ds.setcap * sizeof *ds.set);
+        if (ds.set) memset(ds.set, 0, ds.setcap * sizeof *ds.set);
         ds.gen = 1;
     }
     ds.setn = 0;
@@ -813,4 +813,34 @@ int event_from_json(struct event *ev, const char *json, size_t len, char *err, s
     return GL_OK;
 bad:
     JFAIL("invalid JSON: %s (column %zu)", j.why, (size_t)(j.p - json) + 1);
+}
+
+/* Scratch past this after a message is given back: an outsized message
+ * (many keys, long strings) must not keep its memory for the life of the
+ * process. */
+#define SCRATCH_KEEP (256u << 10)
+
+int event_from_json(struct event *ev, const char *json, size_t len, char *err, size_t errlen)
+{
+    int rc = decode(ev, json, len, err, errlen);
+    if (ds.str.cap > SCRATCH_KEEP) buf_free(&ds.str);
+    if (ds.setcap * sizeof *ds.set > SCRATCH_KEEP) {
+        free(ds.set);
+        ds.set = NULL;
+        ds.setcap = 0;
+    }
+    if (ds.capcur * sizeof *ds.cur > SCRATCH_KEEP || ds.capfki * sizeof *ds.fki > SCRATCH_KEEP) {
+        free(ds.cur);
+        free(ds.fki);
+        ds.cur = NULL;
+        ds.fki = NULL;
+        ds.capcur = ds.capfki = 0;
+    }
+    if (ds.caplay * sizeof *ds.lay > SCRATCH_KEEP || ds.laybuf.cap > SCRATCH_KEEP) {   /* no layout to expect */
+        free(ds.lay);
+        buf_free(&ds.laybuf);
+        ds.lay = NULL;
+        ds.nlay = ds.caplay = 0;
+    }
+    return rc;
 }

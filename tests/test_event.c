@@ -340,6 +340,40 @@ TEST(json_flat_edges)
     event_free(&b);
 }
 
+/* A message far larger than usual (100,000 keys at the top and as many in a
+ * nested object, a long escaped string) decodes, its scratch is given back,
+ * and the next ordinary message decodes as before. */
+TEST(json_outsized_message)
+{
+    struct event ev;
+    event_init(&ev);
+    char err[GL_ERRLEN];
+    struct buf j;
+    buf_init(&j);
+    buf_puts(&j, "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\"");
+    for (int k = 0; k < 100000; k++) buf_printf(&j, ",\"k%d\":null", k);
+    buf_puts(&j, ",\"n\":{");
+    for (int k = 0; k < 100000; k++) buf_printf(&j, "%s\"k%d\":1", k ? "," : "", k);
+    buf_puts(&j, "},\"s\":\"");
+    for (int k = 0; k < 50000; k++) buf_puts(&j, "\\u00e9");
+    buf_puts(&j, "\"}");
+    CHECK_EQ_INT(event_from_json(&ev, j.p, j.len, err, sizeof err), GL_OK);
+    size_t n = 0;
+    CHECK(event_get_str(&ev, "s", &n) && n == 100000);
+    CHECK_EQ_INT(event_from_json_jansson(&ev, j.p, j.len, err, sizeof err), GL_OK);
+    /* the same with a duplicate deep in the nested object is refused */
+    j.len -= 2 + 6 * 50000 + 7;   /* back to the nested object's end */
+    buf_puts(&j, ",\"k99999\":2}}");
+    CHECK_EQ_INT(event_from_json(&ev, j.p, j.len, err, sizeof err), GL_ERROR);
+    CHECK_EQ_INT(event_from_json_jansson(&ev, j.p, j.len, err, sizeof err), GL_ERROR);
+    const char *ok = "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\",\"gpu.temperature.gpu\":3,\"k2\":null}";
+    CHECK_EQ_INT(event_from_json(&ev, ok, strlen(ok), err, sizeof err), GL_OK);
+    double d;
+    CHECK(ev.nf == 1 && event_get_num(&ev, "gpu.temperature.gpu", &d) && d == 3);
+    buf_free(&j);
+    event_free(&ev);
+}
+
 TEST(json_random_keys_bounded)
 {
     struct event ev;
@@ -403,5 +437,6 @@ int main(void)
     RUN(json_header_strings_escaped);
     RUN(json_flat_edges);
     RUN(json_random_keys_bounded);
+    RUN(json_outsized_message);
     return TEST_REPORT();
 }
