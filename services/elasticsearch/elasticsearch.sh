@@ -115,6 +115,9 @@ transport.port: $TPORT
 discovery.type: single-node
 cluster.routing.allocation.disk.threshold_enabled: false
 indices.breaker.total.use_real_memory: false
+# tests cannot delete their data streams here (no _data_stream API) and each leaves an
+# index with an unassigned replica: room for a long-lived node's many runs (default 1000)
+cluster.max_shards_per_node: 5000
 EOF
   if [ "$SECURE" = 1 ]; then
     cat >> "$RUN/config/elasticsearch.yml" <<EOF
