@@ -41,6 +41,11 @@
 #     470-585 MB after bulk-indexing 40k docs (-Xms512m -Xmx512m, heap not pre-touched).
 #   first fetch with an empty ~/.m2: Kafka 37-43 s (43 MB of jars), OpenSearch ~69 s
 #     (51 MB); later fetches are no-ops (jars present in services/*/target).
+#   With the two Elasticsearch nodes: `up` of all four 53-56 s at load average 8-12
+#     (Kafka and OpenSearch alone at the same load: 18 s); alone, the plain node 12-14 s
+#     (~14 s of CPU), the secure one's first start 23-35 s (~21 s of CPU: certificates,
+#     keystore, security index, user, API key); RSS 530-570 MB each (-Xmx512m, heap not
+#     pre-touched); first fetch with an empty ~/.m2 25 s (104 MB zip, unpacked once).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # the lock's fd 9 must not leak into the service JVMs, or the lock outlives this script
