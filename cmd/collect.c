@@ -57,19 +57,8 @@ struct source {
     struct tail *tail;
     /* spooled sources (exec, stdin, kmsg) */
     struct spool *sp;
-    int in_fd;                    /* pipe, stdin or /dev/kmsg; -1 = none */
-    struct lineread lr;
-    int producer_done;            /* no more input will come */
-    int64_t last_out_ms;          /* last line from the producer */
-    /* exec */
-    char **argv;
-    pid_t pid;
-    int64_t started_ms, last_useful_ms, restart_at_ms, term_sent_ms, stale_ms;
-    int backoff_ms, exits, stale_kill;
-    /* kmsg */
-    uint64_t kmsg_next_seq;
-    char boot_id[40];
-    int64_t boot_ms;
+    struct producer *prod;
+    struct collector *c;          /* for the producer's hooks */
 };
 
 struct collector {
@@ -259,9 +248,8 @@ static struct source *source_add(struct collector *c, enum src_kind kind, const 
     s->idx = (int)c->nsrc + 1;
     s->kind = kind;
     s->name = xstrdup(name);
-    s->in_fd = -1;
+    s->c = c;
     buf_init(&s->hdr);
-    buf_init(&s->kcarry);
     s->ckpt_file = ckpt_path(c->state_dir, kind_names[kind], name);
     const struct parser_ops *ops = parser_find(kind == SRC_KMSG ? "kmsg" : c->format);
     s->parser = parser_new(ops, on_event, c);
@@ -271,16 +259,12 @@ static struct source *source_add(struct collector *c, enum src_kind kind, const 
 
 static void source_free(struct source *s)
 {
-    if (s->pid > 0) { kill(-s->pid, SIGKILL); waitpid(s->pid, NULL, 0); }
-    if (s->in_fd > 0) close(s->in_fd);
-    if (s->kind != SRC_FILE && s->kind != SRC_KMSG) lineread_free(&s->lr);
+    producer_free(s->prod);
     parser_free(s->parser);
     track_free(&s->tr);
     tail_free(s->tail);
     spool_free(s->sp);
-    argv_free(s->argv);
     buf_free(&s->hdr);
-    buf_free(&s->kcarry);
     free(s->ckpt_file);
     free(s->name);
     free(s);
@@ -390,62 +374,61 @@ static int open_spool(struct collector *c, struct source *s, struct ckpt *ck, in
     return GL_OK;
 }
 
+static void report_rejected(struct collector *c, struct source *s, int64_t off, enum reject_reason r, const char *why);
+
+/* The producer hooks: health events and over-long lines of a spooled source. */
+static void prod_health(void *ctx, const char *action, const char *msg)
+{
+    struct source *s = ctx;
+    health_event(s->c, s, action, "%s", msg);
+}
+
+static void prod_too_long(void *ctx, int64_t off)
+{
+    struct source *s = ctx;
+    report_rejected(s->c, s, off, RJ_TOO_LONG, "line too long, skipped");
+}
+
+/* A spooled source: its spool (from the checkpoint) and its producer. */
+static int add_spooled(struct collector *c, enum src_kind kind, const char *name, struct producer_opts *po)
+{
+    struct source *s = source_add(c, kind, name);
+    struct ckpt ck;
+    int have = load_ckpt(c, s, &ck);
+    if (open_spool(c, s, &ck, have) != GL_OK) { argv_free(po->argv); return EXIT_IOERR; }
+    po->name = name;
+    po->max_line = c->max_line;
+    po->once = c->once;
+    po->stale_ms = c->stale_override_ms;
+    if (have) { po->kmsg_seq = ck.kmsg_seq; po->kmsg_boot_id = ck.boot_id; }
+    struct producer_hooks h = { .ctx = s, .health = prod_health, .too_long = prod_too_long };
+    char err[GL_ERRLEN];
+    s->prod = producer_new(po, s->sp, &h, err, sizeof err);
+    if (!s->prod) {
+        fprintf(stderr, "gpulog collect: %s\n", err);
+        return EXIT_IOERR;
+    }
+    return EXIT_OK;
+}
+
 static int add_exec(struct collector *c, const char *cmd)
 {
     char **argv = argv_split(cmd);
     if (!argv) return cli_usage_error("collect", "--exec: empty command or unbalanced quote: %s", cmd);
-    struct source *s = source_add(c, SRC_EXEC, cmd);
-    s->argv = argv;
-    struct ckpt ck;
-    int have = load_ckpt(c, s, &ck);
-    if (open_spool(c, s, &ck, have) != GL_OK) return EXIT_IOERR;
-    int64_t period = argv_period_ms(argv);
-    s->stale_ms = c->stale_override_ms ? c->stale_override_ms : (3 * period > 10000 ? 3 * period : 10000);
-    s->backoff_ms = 1000;
-    s->restart_at_ms = 0;
-    return EXIT_OK;
+    struct producer_opts po = { .kind = PRODUCER_EXEC, .argv = argv };
+    return add_spooled(c, SRC_EXEC, cmd, &po);
 }
 
 static int add_stdin(struct collector *c)
 {
-    struct source *s = source_add(c, SRC_STDIN, "-");
-    struct ckpt ck;
-    int have = load_ckpt(c, s, &ck);
-    if (open_spool(c, s, &ck, have) != GL_OK) return EXIT_IOERR;
-    s->in_fd = 0;
-    fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
-    lineread_init(&s->lr, 0, c->max_line);
-    return EXIT_OK;
-}
-
-static void read_boot_id(char out[40])
-{
-    out[0] = '\0';
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-    if (!f) return;
-    if (fgets(out, 40, f)) out[strcspn(out, "\n")] = '\0';
-    fclose(f);
+    struct producer_opts po = { .kind = PRODUCER_STDIN };
+    return add_spooled(c, SRC_STDIN, "-", &po);
 }
 
 static int add_kmsg(struct collector *c, const char *path)
 {
-    struct source *s = source_add(c, SRC_KMSG, "kmsg");
-    struct ckpt ck;
-    int have = load_ckpt(c, s, &ck);
-    if (open_spool(c, s, &ck, have) != GL_OK) return EXIT_IOERR;
-    s->in_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (s->in_fd < 0) {
-        fprintf(stderr, "gpulog collect: %s: %s\n", path, strerror(errno));
-        return EXIT_IOERR;
-    }
-    read_boot_id(s->boot_id);
-    s->boot_ms = kmsg_boot_ms();
-    /* GPULOG_BOOT_TIME (ISO 8601) pins the boot time, for reproducible tests */
-    const char *bt = getenv("GPULOG_BOOT_TIME");
-    int64_t btm;
-    if (bt && *bt && gl_parse_iso_ts(bt, strlen(bt), &btm) == GL_OK) s->boot_ms = btm;
-    if (have && ck.kmsg_seq && !strcmp(ck.boot_id, s->boot_id)) s->kmsg_next_seq = ck.kmsg_seq;
-    return EXIT_OK;
+    struct producer_opts po = { .kind = PRODUCER_KMSG, .kmsg_path = path };
+    return add_spooled(c, SRC_KMSG, "kmsg", &po);
 }
 
 static int is_glob(const char *p) { return strpbrk(p, "*?[") != NULL; }
@@ -567,153 +550,10 @@ static int source_read(struct collector *c, struct source *s, int budget)
             s->hdr_open = 0;
         }
         if (pr == GL_ERROR) report_rejected(c, s, l.off, (enum reject_reason)s->parser->err_reason, s->parser->err);
-        else if (pr == GL_OK && s->kind == SRC_EXEC && l.ms > s->last_useful_ms) s->last_useful_ms = l.ms;
+        else if (pr == GL_OK && s->prod) producer_useful(s->prod, l.ms);
         track_settle(&s->tr, seq);
     }
     return done;
-}
-
-/* Moves what the producer (pipe, stdin, kmsg) has into the spool. */
-static void producer_read(struct collector *c, struct source *s)
-{
-    int64_t now = gl_now_ms();
-    if (s->kind == SRC_KMSG) {
-        /* /dev/kmsg returns one record per read; a file of records (tests,
-         * saved rings) returns many: split lines, skip " KEY=value" lines */
-        char rec[8192];
-        struct buf line;
-        buf_init(&line);
-        for (int k = 0; k < 4096; k++) {
-            ssize_t n = read(s->in_fd, rec, sizeof rec);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                if (errno == EPIPE) { log_warn("msg=\"kernel messages were overwritten before they were read\""); continue; }
-                if (errno != EAGAIN) log_error("msg=\"kmsg read error\" error=\"%s\"", strerror(errno));
-                if (c->once) { s->producer_done = 1; close(s->in_fd); s->in_fd = -1; }
-                break;
-            }
-            if (n == 0) {
-                s->producer_done = 1;
-                close(s->in_fd);
-                s->in_fd = -1;
-                buf_putc(&s->kcarry, '\n');
-                n = 0;
-            } else {
-                buf_append(&s->kcarry, rec, (size_t)n);
-            }
-            size_t pos = 0;
-            for (;;) {
-                char *nl = memchr(s->kcarry.p + pos, '\n', s->kcarry.len - pos);
-                if (!nl) break;
-                const char *r = s->kcarry.p + pos;
-                size_t rl = (size_t)(nl - r);
-                pos += rl + 1;
-                uint64_t seq;
-                if (!rl || r[0] == ' ' || !kmsg_record_to_line(r, rl, s->boot_ms, &line, &seq)) continue;
-                if (seq < s->kmsg_next_seq) continue;   /* spooled before a restart */
-                s->kmsg_next_seq = seq + 1;
-                spool_append(s->sp, now, line.p, line.len);
-                s->last_out_ms = now;
-            }
-            memmove(s->kcarry.p, s->kcarry.p + pos, s->kcarry.len - pos);
-            s->kcarry.len -= pos;
-            if (s->kcarry.len > (1 << 20)) s->kcarry.len = 0;   /* not a record stream */
-            if (s->in_fd < 0) break;
-        }
-        buf_free(&line);
-        return;
-    }
-    for (int k = 0; k < 65536; k++) {
-        const char *line;
-        size_t len;
-        int64_t off;
-        enum lr_status st = lineread_next(&s->lr, &line, &len, &off);
-        if (st == LR_AGAIN) break;
-        if (st == LR_EOF || st == LR_IOERR) {
-            if (st == LR_IOERR) log_error("msg=\"read error\" source=\"%s\" error=\"%s\"", s->name, strerror(s->lr.err));
-            if (s->in_fd > 0) close(s->in_fd);
-            s->in_fd = -1;
-            if (s->kind == SRC_STDIN) s->producer_done = 1;
-            break;
-        }
-        s->last_out_ms = now;
-        if (st == LR_TOOLONG) { report_rejected(c, s, off, RJ_TOO_LONG, "line too long, skipped"); continue; }
-        spool_append(s->sp, now, line, len);
-    }
-}
-
-static void exec_start(struct collector *c, struct source *s)
-{
-    char err[GL_ERRLEN];
-    int fd;
-    int64_t now = gl_now_ms();
-    pid_t pid = exec_spawn(s->argv, &fd, err, sizeof err);
-    if (pid < 0) {
-        log_error("msg=\"cannot start the command\" source=\"%s\" error=\"%s\" retry_in_ms=%d", s->name, err, s->backoff_ms);
-        if (c->once) { s->producer_done = 1; c->source_failed = 1; return; }
-        s->restart_at_ms = now + s->backoff_ms;
-        s->backoff_ms = s->backoff_ms * 2 > 30000 ? 30000 : s->backoff_ms * 2;
-        return;
-    }
-    s->pid = pid;
-    s->in_fd = fd;
-    lineread_free(&s->lr);
-    lineread_init(&s->lr, fd, c->max_line);
-    s->started_ms = now;
-    s->term_sent_ms = 0;
-    s->stale_kill = 0;
-    if (s->exits) health_event(c, s, "source-restarted", "restarted '%s' (restart %d)", s->name, s->exits);
-    else log_info("msg=\"started\" source=\"%s\" pid=%d stale_after_ms=%" PRId64, s->name, (int)pid, s->stale_ms);
-}
-
-static void exec_supervise(struct collector *c, struct source *s)
-{
-    int64_t now = gl_now_ms();
-    if (s->pid > 0) {
-        int st;
-        pid_t w = waitpid(s->pid, &st, WNOHANG);
-        if (w == s->pid) {
-            if (s->in_fd >= 0) {
-                /* a dead child's pipe may still hold lines, or a grandchild
-                 * may keep it open: take what is there and close it */
-                producer_read(c, s);
-                if (s->in_fd >= 0) { close(s->in_fd); s->in_fd = -1; }
-            }
-            s->pid = 0;
-            s->exits++;
-            char how[64];
-            if (WIFEXITED(st)) snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
-            else snprintf(how, sizeof how, "signal %d", WTERMSIG(st));
-            if (c->once) {
-                int failed = !WIFEXITED(st) || WEXITSTATUS(st) != 0;
-                if (failed) c->source_failed = 1;
-                gl_log(failed ? GL_LOG_ERROR : GL_LOG_INFO, "msg=\"command finished\" source=\"%s\" how=\"%s\"", s->name, how);
-                s->producer_done = 1;
-                return;
-            }
-            if (now - s->started_ms > 60000) s->backoff_ms = 1000;
-            metrics_inc(M_CHILD_RESTARTS);
-            log_warn("msg=\"command ended: restarting\" source=\"%s\" how=\"%s\" in_ms=%d", s->name, how, s->backoff_ms);
-            s->restart_at_ms = now + s->backoff_ms;
-            s->backoff_ms = s->backoff_ms * 2 > 30000 ? 30000 : s->backoff_ms * 2;
-            return;
-        }
-        if (s->term_sent_ms) {
-            if (now - s->term_sent_ms > 2000) kill(-s->pid, SIGKILL);
-            return;
-        }
-        /* stale: no parsable line for stale_ms while we were keeping up */
-        int64_t ref = s->last_useful_ms > s->started_ms ? s->last_useful_ms : s->started_ms;
-        if (!c->spool_full && spool_backlog(s->sp) == 0 && !c->blocked && now - ref > s->stale_ms) {
-            health_event(c, s, "source-stale", "no usable output from '%s' for %" PRId64 " s: killing and restarting it",
-                         s->name, (now - ref) / 1000);
-            kill(-s->pid, SIGTERM);
-            s->term_sent_ms = now;
-            s->stale_kill = 1;
-        }
-        return;
-    }
-    if (!s->producer_done && now >= s->restart_at_ms) exec_start(c, s);
 }
 
 /* ------------------------------------------------------------ checkpoints */
@@ -729,12 +569,14 @@ static void save_ckpt(struct collector *c, struct source *s, int force)
         tail_identity(s->tail, &ck);
     }
     if (s->kind == SRC_KMSG) {
-        if (!force && !s->force_save && s->tr.committed == s->saved_offset && s->kmsg_next_seq == 0) return;
+        char boot_id[40];
+        uint64_t seq = producer_kmsg_seq(s->prod, boot_id);
+        if (!force && !s->force_save && s->tr.committed == s->saved_offset && seq == 0) return;
         /* the sequence number may only be recorded once its lines are on disk */
         spool_flush(s->sp);
         spool_sync(s->sp);
-        ck.kmsg_seq = s->kmsg_next_seq;
-        memcpy(ck.boot_id, s->boot_id, sizeof ck.boot_id);
+        ck.kmsg_seq = seq;
+        memcpy(ck.boot_id, boot_id, sizeof ck.boot_id);
     }
     ck.offset = s->tr.committed;
     memcpy(ck.hdr, s->hdr.p ? s->hdr.p : "", s->hdr.len);
@@ -797,7 +639,7 @@ static int once_finished(struct collector *c)
         struct source *s = c->src[i];
         if (!s->at_end) return 0;
         if (s->kind != SRC_FILE) {
-            if (!s->producer_done || s->pid > 0 || s->in_fd >= 0) return 0;
+            if (!producer_done(s->prod)) return 0;
             if (spool_backlog(s->sp) > 0) return 0;
         }
     }
@@ -809,7 +651,7 @@ static int all_producers_done(struct collector *c)
     for (size_t i = 0; i < c->nsrc; i++) {
         struct source *s = c->src[i];
         if (s->kind == SRC_FILE) return 0;
-        if (!s->producer_done || !s->at_end || spool_backlog(s->sp) > 0) return 0;
+        if (!producer_done(s->prod) || !s->at_end || spool_backlog(s->sp) > 0) return 0;
     }
     return c->stash.n == 0;
 }
@@ -850,8 +692,8 @@ static int run(struct collector *c)
         size_t np = 0;
         if (!full)
             for (size_t i = 0; i < c->nsrc; i++)
-                if (c->src[i]->in_fd >= 0) {
-                    pfd[np].fd = c->src[i]->in_fd;
+                if (c->src[i]->prod && producer_fd(c->src[i]->prod) >= 0) {
+                    pfd[np].fd = producer_fd(c->src[i]->prod);
                     pfd[np].events = POLLIN;
                     pfd[np].revents = 0;
                     pfs[np++] = c->src[i];
@@ -861,7 +703,7 @@ static int run(struct collector *c)
             int n = poll(pfd, np, timeout);
             if (n > 0)
                 for (size_t i = 0; i < np; i++)
-                    if (pfd[i].revents) producer_read(c, pfs[i]);
+                    if (pfd[i].revents) producer_read(pfs[i]->prod);
             inflight = sink_poll(c->sink, 0);
         } else {
             int64_t t0 = gl_now_ms();
@@ -876,7 +718,7 @@ static int run(struct collector *c)
         for (size_t i = 0; i < c->nsrc; i++) {
             struct source *s = c->src[i];
             if (s->sp) spool_flush(s->sp);
-            if (s->kind == SRC_EXEC) exec_supervise(c, s);
+            if (s->prod) producer_supervise(s->prod, !c->spool_full && !c->blocked);
         }
         /* parse and deliver */
         progress = 0;
@@ -918,14 +760,7 @@ static long finish(struct collector *c)
     c->running = 0;
     metrics_set_ready(0);
     for (size_t i = 0; i < c->nsrc; i++) {
-        struct source *s = c->src[i];
-        if (s->pid > 0) {
-            kill(-s->pid, SIGTERM);
-            int64_t t0 = gl_now_ms();
-            while (waitpid(s->pid, NULL, WNOHANG) == 0 && gl_now_ms() - t0 < 2000) usleep(20000);
-            if (waitpid(s->pid, NULL, WNOHANG) == 0) { kill(-s->pid, SIGKILL); waitpid(s->pid, NULL, 0); }
-            s->pid = 0;
-        }
+        if (c->src[i]->prod) producer_stop(c->src[i]->prod);
     }
     for (size_t i = 0; i < c->nsrc; i++) {
         /* pending multi-line events; their lines are already settled, so a
@@ -1304,6 +1139,8 @@ int cmd_collect(int argc, char **argv)
         run(c);
         long left = finish(c);
         if (c->stats_ms) log_stats(c, left);
+        for (size_t i = 0; i < c->nsrc; i++)
+            if (c->src[i]->prod && producer_failed(c->src[i]->prod)) c->source_failed = 1;
         if (left) log_error("msg=\"shutdown deadline passed with unacknowledged events\" unacked=%ld deadline_ms=%" PRId64,
                             left, c->shutdown_ms);
         if (left || c->fatal || (c->once && (c->deadletter || c->source_failed || c->losses))) rc = EXIT_IOERR;

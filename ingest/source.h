@@ -249,6 +249,66 @@ void spool_release(struct spool *s, int64_t committed);
 int64_t spool_bytes(const struct spool *s);
 int64_t spool_backlog(const struct spool *s);
 
+/* -------------------------------------------------------------- producers */
+
+/*
+ * A producer feeds a spool with lines that cannot be read again: a
+ * supervised command (--exec), standard input, or the kernel log. The owner
+ * polls producer_fd(), calls producer_read when it is readable and
+ * producer_supervise every loop turn; the lines then come out of the spool
+ * (spool_next) to be parsed, like a file's.
+ */
+enum producer_kind { PRODUCER_EXEC, PRODUCER_STDIN, PRODUCER_KMSG };
+
+/* What a producer tells its owner (callbacks borrowed for the producer's life). */
+struct producer_hooks {
+    void *ctx;
+    /* a health event: action "source-restarted" or "source-stale", msg in words */
+    void (*health)(void *ctx, const char *action, const char *msg);
+    /* a line longer than max_line was skipped (off: its offset in the stream) */
+    void (*too_long)(void *ctx, int64_t off);
+};
+
+struct producer_opts {
+    enum producer_kind kind;
+    const char *name;            /* the command line, "-" or "kmsg" (copied) */
+    char **argv;                 /* exec: the command, owned by the producer from now on */
+    const char *kmsg_path;       /* kmsg: the device, or a file of records */
+    uint64_t kmsg_seq;           /* kmsg: resume after this sequence number ... */
+    const char *kmsg_boot_id;    /* ... if the checkpoint was written in this boot */
+    size_t max_line;
+    int once;                    /* --once: a command runs once, end of input is the end */
+    int64_t stale_ms;            /* exec: restart after this long without a usable line; 0 = auto */
+};
+
+struct producer;
+/* Starts nothing yet (a command starts at the first producer_supervise);
+ * opens stdin or the kernel log. sp is borrowed and must outlive the
+ * producer. Returns NULL with the reason in err (kernel log not readable).
+ * The caller frees the producer with producer_free (which kills a child). */
+struct producer *producer_new(const struct producer_opts *o, struct spool *sp, const struct producer_hooks *h,
+                              char *err, size_t errlen);
+void producer_free(struct producer *p);
+/* The fd to poll for input; -1 when none is open. */
+int producer_fd(const struct producer *p);
+/* Moves what the input has into the spool (buffered: spool_flush). */
+void producer_read(struct producer *p);
+/* exec: reaps an ended child and restarts it with backoff (1 s .. 30 s),
+ * kills one that gave no usable line for stale_ms while keeping_up (the
+ * pipeline is not blocked and the spool is read). No-op for other kinds. */
+void producer_supervise(struct producer *p, int keeping_up);
+/* A line of this producer was parsed into events at ms (for staleness). */
+void producer_useful(struct producer *p, int64_t ms);
+/* No more input will come: end of stdin or of a file of kernel records,
+ * or --once and the command ended; nothing is open or running. */
+int producer_done(const struct producer *p);
+/* --once: the command could not start, or ended with a failure. */
+int producer_failed(const struct producer *p);
+/* Stops a running command: SIGTERM to its process group, SIGKILL after 2 s. */
+void producer_stop(struct producer *p);
+/* kmsg: the next sequence number to spool and the boot it belongs to. */
+uint64_t producer_kmsg_seq(const struct producer *p, char boot_id[40]);
+
 /* -------------------------------------------------------- exec and kmsg */
 
 /* Splits a command line into argv without a shell: whitespace separates,
