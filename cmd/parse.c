@@ -1,6 +1,7 @@
 /* parse.c - `gpulog parse`: any supported input to NDJSON events. */
 #include "cli.h"
 #include "../parsers/feed.h"
+#include "../parsers/kmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,13 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void parse_help(void)
 {
     printf(
         "usage: gpulog parse [--format F] [--host NAME] [--tz ZONE] [--keep-original]\n"
-        "                    [--columns LIST] [--max-line BYTES] [--quiet] [FILE|-]\n"
+        "                    [--columns LIST] [--max-line BYTES] [--year YYYY] [--quiet]\n"
+        "                    [FILE|-]\n"
         "\n"
         "Reads FILE (or stdin) to its end and writes one JSON event per line on\n"
         "stdout, with the field names of schema v1 (schemas/event.schema.json).\n"
@@ -33,6 +36,10 @@ static void parse_help(void)
         "                       (dmon --format csv,noheader or --query-gpu ...,noheader)\n"
         "      --max-line N     longest accepted line in bytes (default %d); longer\n"
         "                       lines are rejected, never buffered\n"
+        "      --year YYYY      year of syslog times (\"Mar  4 02:11:10\", which have\n"
+        "                       none); default: FILE's modification year, or the\n"
+        "                       year before if that puts a line more than a day\n"
+        "                       after the file was last written (stdin: the read time)\n"
         "  -q, --quiet          do not print rejected lines (the summary still counts them)\n"
         "\n"
         "Rejected lines are reported on stderr as FILE:LINE: reason and skipped; a\n"
@@ -66,13 +73,14 @@ int cmd_parse(int argc, char **argv)
         { "columns", required_argument, NULL, 'c' },
         { "max-line", required_argument, NULL, 'm' },
         { "quiet", no_argument, NULL, 'q' },
+        { "year", required_argument, NULL, 'y' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *format = "auto", *host = NULL, *tz = NULL, *columns = NULL;
     int keep = 0, quiet = 0;
     long max_line = 0;
-    int c;
+    int c, year = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":f:H:qh", opts, NULL)) != -1) {
@@ -88,6 +96,13 @@ int cmd_parse(int argc, char **argv)
             max_line = strtol(optarg, &end, 10);
             if (*end || max_line < 64 || max_line > 256L * 1024 * 1024)
                 return cli_usage_error("parse", "--max-line wants a byte count from 64 to 268435456");
+            break;
+        }
+        case 'y': {
+            char *end;
+            long y = strtol(optarg, &end, 10);
+            if (*end || y < 1970 || y > 9999) return cli_usage_error("parse", "--year wants a year from 1970 to 9999");
+            year = (int)y;
             break;
         }
         case 'h': parse_help(); return EXIT_OK;
@@ -109,6 +124,10 @@ int cmd_parse(int argc, char **argv)
             return EXIT_IOERR;
         }
     }
+    struct stat fst;
+    int64_t ref = !is_stdin && fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode)
+                  ? (int64_t)fst.st_mtim.tv_sec * 1000 + fst.st_mtim.tv_nsec / 1000000 : 0;
+    kmsg_syslog_year(year, feed_read_time() ? 0 : ref);   /* a pinned read time (tests) stays the reference */
     struct emit_ctx e;
     out_init(&e.out, 1);
     struct parser *p = parser_new(ops, emit_json, &e);

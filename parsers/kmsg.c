@@ -288,8 +288,19 @@ static size_t px_iso(const char *s, size_t n, int64_t *ts)
 /* Picks the year for a syslog time (which has none): the read time's year,
  * the one after or the one before, whichever is latest without being more
  * than a day after the read time. */
+static int pinned_year;       /* kmsg_syslog_year: 0 = inferred */
+static int64_t year_ref_ms;   /* reference time of the inference; 0 = read time */
+
+void kmsg_syslog_year(int year, long long ref_ms)
+{
+    pinned_year = year;
+    year_ref_ms = ref_ms;
+}
+
 static int syslog_epoch(int mo, int d, int h, int mi, int se, int ms, int64_t now_ms, int64_t *ts)
 {
+    if (pinned_year) return gl_local_to_epoch_ms(pinned_year, mo, d, h, mi, se, ms, ts) == GL_OK;
+    if (year_ref_ms) now_ms = year_ref_ms;
     time_t now = (time_t)(now_ms / 1000);
     struct tm tm;
     gmtime_r(&now, &tm);

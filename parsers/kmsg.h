@@ -14,4 +14,11 @@
  * *secs (seconds since boot) and returns 1; else returns 0. */
 int kmsg_prefix_uptime(const char *line, size_t len, double *secs);
 
+/* The year of syslog times, which have none (process-wide; set before
+ * parsing): year > 0 pins it (--year); else it is inferred against ref_ms
+ * (the input file's modification time: a 2025 log read in 2026 keeps 2025)
+ * or, when ref_ms is 0, the read time: the reference's year unless that puts
+ * the line more than a day after the reference, then the year before. */
+void kmsg_syslog_year(int year, long long ref_ms);
+
 #endif

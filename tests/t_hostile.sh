@@ -264,4 +264,14 @@ out=$( (memcap; timeout 60 "$GPULOG" setup --es "http://127.0.0.1:$big") 2>&1); 
 check "setup against a 2 GiB answer stops at 16 MiB and says so (under a 2 GB limit)" \
   "$([ "$rc" = 1 ] && grep -q 'larger than 16 MiB: refused' <<<"$out"; echo $?)" "rc=$rc: $out"
 
+# -------------- item 12: the year of syslog times (which have none)
+printf 'Mar  4 02:11:10 node kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n' >"$tmp/kern.log"
+TZ=UTC touch -d '2025-06-01 12:00:00' "$tmp/kern.log"
+ts_of() { TZ=UTC "$GPULOG" parse "$@" 2>/dev/null | sed -n 's/.*"@timestamp":"\([^"]*\)".*/\1/p' | head -n 1; }
+check_eq "parse: a syslog line of a file last written in June 2025 is dated 2025" "$(ts_of "$tmp/kern.log")" 2025-03-04T02:11:10.000Z
+check_eq "parse --year 2023 pins the year" "$(ts_of --year 2023 "$tmp/kern.log")" 2023-03-04T02:11:10.000Z
+printf 'Dec 31 23:59:00 node kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n' >"$tmp/kern2.log"
+TZ=UTC touch -d '2026-01-01 00:10:00' "$tmp/kern2.log"
+check_eq "parse: a Dec 31 line in a file written on Jan 1 is dated the year before" "$(ts_of "$tmp/kern2.log")" 2025-12-31T23:59:00.000Z
+
 finish
