@@ -15,14 +15,17 @@ key made through the security API). Fails when the node is not there.
      credentials" error with the status, every document kept (unsettled,
      not dead-lettered), retries backed off (no spin).
   5. no secret (passwords, API key, its id:key form) in any output, in the
-     dead letter file of a rejected document, or in `gpulog config print`.
+     dead letter file of a rejected document, in `gpulog config print`, or
+     in the /metrics of a `gpulog run --es` whose credentials are refused.
 Ends with "N passed, N failed".
 """
 import base64
 import json
 import os
+import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -101,6 +104,41 @@ def events():
     with open(path, "w") as f:
         f.write(out)
     return path, len(out.splitlines())
+
+
+def metrics_of_refused_run(path, badpw):
+    """/metrics of `gpulog run --es` with a wrong password, while it holds its documents"""
+    with socket.socket() as so:
+        so.bind(("127.0.0.1", 0))
+        port = so.getsockname()[1]
+    dmon = os.path.join(TMP, "trace.txt")   # a trace with injected faults: anomalies to send
+    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gentrace.py"), "--seed", "5", "--hours", "0.5",
+                    "--gpus", "2", "-o", dmon, "-l", os.path.join(TMP, "labels.json")], capture_output=True)
+    p = subprocess.Popen([GPULOG, "run", "--no-live", "--index-metrics", "--es", URL, "--es-namespace", NS,
+                          "--es-user", "gpulog", "--es-password-file", badpw, "--es-ca", CA,
+                          "--metrics-addr", "127.0.0.1:%d" % port, "-"],
+                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    body = ""
+    try:
+        p.stdin.write(open(dmon).read())
+        p.stdin.flush()
+        for _ in range(50):
+            time.sleep(0.2)
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+                    body = r.read().decode()
+            except (urllib.error.URLError, ConnectionError):
+                continue
+            errs = [l for l in body.splitlines() if l.startswith("gpulog_delivery_errors_total")]
+            if errs and float(errs[0].split()[-1]) > 0:
+                break
+    finally:
+        p.kill()
+        err = p.communicate(timeout=30)[1]
+    check("gpulog_delivery_errors_total" in body and "refuses our credentials" in err,
+          "gpulog run --es with a wrong password serves /metrics (%d bytes, delivery errors counted) and says why"
+          % len(body))
+    return body + err
 
 
 def main():
@@ -201,12 +239,13 @@ def main():
                                                     secret("gpulog.apikey"), CA))
     p = run([GPULOG, "config", "print", cfg])
     check(p.returncode == 0 and "api_key" in p.stdout, "config print of a file with secrets runs")
+    outputs.append(metrics_of_refused_run(path, badpw))
     key = secret("gpulog.apikey")
     secrets = [secret("gpulog.password"), secret("elastic.password"), key,
                base64.b64decode(key + "=" * (-len(key) % 4)).decode(errors="replace").split(":")[-1],
                "not-the-password-W4RONG"]
     leaks = [s[:4] + "..." for s in secrets if any(s in o for o in outputs + [dltext])]
-    check(not leaks, "no password or API key in any output, the dead letter or config print (%d outputs; leaked: %s)"
+    check(not leaks, "no password or API key in any output, the dead letter, config print or /metrics (%d outputs; leaked: %s)"
           % (len(outputs), leaks))
     finish()
 
