@@ -48,15 +48,39 @@ static enum lr_status fill(struct lineread *lr)
     }
 }
 
+/* The end of the first line of s (avail bytes): LF or CRLF; a CR inside a
+ * line stays in it, unless the input has CR-only line breaks (old Mac
+ * files: a CR followed by more data and no LF seen so far, nor in the
+ * buffer), which lr remembers. Returns 1 with *n the line's length and *k
+ * the bytes it takes with its line break, 0 when no line break is there yet. */
+static int find_eol(struct lineread *lr, const char *s, size_t avail, size_t *n, size_t *k)
+{
+    const char *nl = avail ? memchr(s, '\n', avail) : NULL;
+    if (nl) lr->seen_lf = 1;
+    if (!lr->seen_lf) {
+        const char *cr = avail ? memchr(s, '\r', avail) : NULL;
+        size_t i = cr ? (size_t)(cr - s) : 0;
+        if (cr && (i + 1 < avail || lr->cr_only)) lr->cr_only = 1;
+        if (cr && lr->cr_only && (i + 1 < avail || lr->eof)) { *n = i; *k = i + 1; return 1; }
+        if (cr && lr->eof && i + 1 == avail) { *n = i; *k = i + 1; return 1; }   /* a last CR */
+        return 0;
+    }
+    if (!nl) return 0;
+    *n = (size_t)(nl - s);
+    *k = *n + 1;
+    if (*n && s[*n - 1] == '\r') (*n)--;      /* CRLF */
+    return 1;
+}
+
 enum lr_status lineread_next(struct lineread *lr, const char **line, size_t *len, int64_t *off)
 {
     for (;;) {
         char *s = lr->buf + lr->start;
         size_t avail = lr->end - lr->start;
-        char *nl = avail ? memchr(s, '\n', avail) : NULL;
+        size_t n, k;
+        int have = find_eol(lr, s, avail, &n, &k);
         if (lr->skipping) {
-            if (nl) {
-                size_t k = (size_t)(nl - s) + 1;
+            if (have) {
                 lr->start += k;
                 lr->offset += (int64_t)k;
                 lr->skipping = 0;
@@ -64,14 +88,12 @@ enum lr_status lineread_next(struct lineread *lr, const char **line, size_t *len
             }
             lr->offset += (int64_t)avail;
             lr->start = lr->end = 0;
-        } else if (nl) {
-            size_t n = (size_t)(nl - s);
+        } else if (have) {
             *off = lr->offset;
-            lr->offset += (int64_t)n + 1;
-            lr->start += n + 1;
+            lr->offset += (int64_t)k;
+            lr->start += k;
             lr->lineno++;
-            if (n && s[n - 1] == '\r') n--;      /* the limit excludes the CRLF */
-            if (n > lr->max_line) { *len = n; *line = s; return LR_TOOLONG; }
+            if (n > lr->max_line) { *len = n; *line = s; return LR_TOOLONG; }   /* the limit excludes the CRLF */
             *line = s;
             *len = n;
             return LR_LINE;
@@ -91,10 +113,8 @@ enum lr_status lineread_next(struct lineread *lr, const char **line, size_t *len
             lr->offset += (int64_t)avail;
             lr->start = lr->end;
             lr->lineno++;
-            size_t n = avail;
-            if (n && s[n - 1] == '\r') n--;
             *line = s;
-            *len = n;
+            *len = avail && s[avail - 1] == '\r' ? avail - 1 : avail;
             return LR_LINE;
         }
         if (lr->eof) return LR_EOF;

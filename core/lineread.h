@@ -26,6 +26,8 @@ struct lineread {
     int64_t offset;        /* byte offset of the next line in the input */
     uint64_t lineno;       /* number of the last returned line (1-based) */
     int err;               /* errno of an I/O error */
+    int seen_lf;           /* an LF was seen: a CR inside a line stays in it */
+    int cr_only;           /* CR-only line breaks (old Mac files): see find_eol */
 };
 
 /* Borrows fd (the caller closes it). max_line 0 = default. */

@@ -274,4 +274,9 @@ printf 'Dec 31 23:59:00 node kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU 
 TZ=UTC touch -d '2026-01-01 00:10:00' "$tmp/kern2.log"
 check_eq "parse: a Dec 31 line in a file written on Jan 1 is dated the year before" "$(ts_of "$tmp/kern2.log")" 2025-12-31T23:59:00.000Z
 
+# ------------------------------ item 10 (part): CR-only line endings
+tr '\n' '\r' <"$CSV" >"$tmp/cr.csv"
+out=$("$GPULOG" parse "$tmp/cr.csv" 2>&1 >/dev/null)
+check "parse of a CR-only file gives its 8 events" "$(grep -q ': 10 lines, 8 events, 0 rejected' <<<"$out"; echo $?)" "$out"
+
 finish

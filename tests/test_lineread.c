@@ -100,6 +100,25 @@ TEST(lf_crlf_empty_and_last_line)
     got_free(g, n < 10 ? n : 10);
 }
 
+/* Old Mac files: CR-only line breaks are line breaks (they gave one line
+ * before); once an LF is seen, a CR inside a line stays in it. */
+TEST(cr_only_line_breaks)
+{
+    const char in[] = "h1,h2\r1,2\r\r3,4\r";
+    int fd = mem_fd(in, sizeof in - 1);
+    struct got g[10];
+    int n = read_all(fd, 0, g, 10);
+    close(fd);
+    CHECK_EQ_INT(n, 4);
+    if (n == 4) {
+        CHECK_EQ_STR(g[0].line, "h1,h2"); CHECK_EQ_INT(g[0].off, 0);
+        CHECK_EQ_STR(g[1].line, "1,2");   CHECK_EQ_INT(g[1].off, 6);
+        CHECK_EQ_STR(g[2].line, "");      CHECK_EQ_INT(g[2].off, 10);
+        CHECK_EQ_STR(g[3].line, "3,4");   CHECK_EQ_INT(g[3].off, 11); CHECK_EQ_INT(g[3].lineno, 4);
+    }
+    got_free(g, n < 10 ? n : 10);
+}
+
 TEST(final_line_without_newline)
 {
     int fd = mem_fd("one\ntwo", 7);
@@ -257,6 +276,7 @@ TEST(pipe_in_tiny_chunks)
 int main(void)
 {
     RUN(lf_crlf_empty_and_last_line);
+    RUN(cr_only_line_breaks);
     RUN(final_line_without_newline);
     RUN(long_lines_across_buffer_boundaries);
     RUN(exact_limit_and_over_limit);

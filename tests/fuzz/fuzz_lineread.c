@@ -46,7 +46,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (memcmp(line, data + off, len)) { fprintf(stderr, "fuzz: line bytes differ from input at %lld\n", (long long)off); abort(); }
             /* the byte after the line is CR LF, LF, or the end of input */
             size_t e = (size_t)off + len;
-            if (e < size && !(data[e] == '\n' || (data[e] == '\r' && (e + 1 == size || data[e + 1] == '\n')))) {
+            /* LF, CRLF, a last CR, or a CR-only line break (no LF up to it) */
+            if (e < size && !(data[e] == '\n' || (data[e] == '\r' && (e + 1 == size || data[e + 1] == '\n')) ||
+                              (data[e] == '\r' && !memchr(data, '\n', e + 1)))) {
                 fprintf(stderr, "fuzz: line ends at %zu on byte 0x%02x\n", e, data[e]);
                 abort();
             }
