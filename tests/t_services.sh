@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# needs: kafka opensearch
+# needs: kafka opensearch elasticsearch elasticsearch-secure
 # Integration check of the real services started by scripts/services.sh: Kafka
 # (produce/consume 100 messages with kcat, idempotent producer, consumer group) and
 # OpenSearch (index, _bulk, _count, _mapping, _search, data stream via an index
-# template). Fails (never skips) when a service is not running.
-# Env: KAFKA_BROKERS, OPENSEARCH_URL (from services/env.sh; defaults are the usual ports).
+# template), and the two Elasticsearch nodes (version, not running as root, the
+# secure one: HTTPS verified with its CA, anonymous refused, user and API key accepted).
+# Fails (never skips) when a service is not running.
+# Env: KAFKA_BROKERS, OPENSEARCH_URL, ELASTICSEARCH_URL, ELASTICSEARCH_SECURE_* (from
+# services/env.sh; defaults are the usual ports).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 # shellcheck disable=SC1091
@@ -95,5 +98,24 @@ check_eq "opensearch data stream generation" "$(req GET "/_data_stream/$DS" | jg
 req DELETE "/$I" >/dev/null 2>&1
 req DELETE "/_data_stream/$DS" >/dev/null 2>&1
 req DELETE "/_index_template/$DS" >/dev/null 2>&1
+
+# ---- Elasticsearch (GET / answers 405 in its minimal distribution: _nodes/_local)
+E=${ELASTICSEARCH_URL:-http://127.0.0.1:19400}
+v=$(curl -sS -m 10 "$E/_nodes/_local?filter_path=nodes.*.version" | jget nodes)
+[[ "$v" == *'"8.19.7"'* ]]; check "elasticsearch 8.19.7 at $E" $? "$v"
+for sec in 0 1; do   # status says "running, pid N"
+  pid=$(ELASTICSEARCH_SECURE=$sec services/elasticsearch/elasticsearch.sh status | sed -n 's/.*running, pid \([0-9]*\).*/\1/p')
+  u=$(ps -o user= -p "${pid:-0}" 2>/dev/null | tr -d ' ')
+  [ -n "$u" ] && [ "$u" != root ]; check "elasticsearch node (secure=$sec, pid $pid) runs as an unprivileged user ($u)" $?
+done
+S=${ELASTICSEARCH_SECURE_URL:-}; SC=${ELASTICSEARCH_SECURE_CREDS:-}; CA=${ELASTICSEARCH_SECURE_CA:-}
+code=$(curl -s -o /dev/null -w '%{http_code}' -m 10 --cacert "$CA" "$S/_security/_authenticate")
+check_eq "secure elasticsearch: HTTPS verified with its CA, anonymous request refused" "$code" 401
+code=$(curl -s -o /dev/null -w '%{http_code}' -m 10 --cacert "$CA" -u "gpulog:$(cat "$SC/gpulog.password" 2>/dev/null)" "$S/_security/_authenticate")
+check_eq "secure elasticsearch: user gpulog accepted" "$code" 200
+code=$(curl -s -o /dev/null -w '%{http_code}' -m 10 --cacert "$CA" -H "Authorization: ApiKey $(cat "$SC/gpulog.apikey" 2>/dev/null)" "$S/_security/_authenticate")
+check_eq "secure elasticsearch: gpulog's API key accepted" "$code" 200
+curl -s -o /dev/null -m 10 "$S/" 2>/dev/null; [ $? = 60 ]
+check "secure elasticsearch: without the CA the certificate is not trusted (curl exit 60)" $?
 
 report
