@@ -611,10 +611,10 @@ int cmd_detect(int argc, char **argv)
               set_conf(conf, "client.id", "gpulog-detect", err, sizeof err) ||
               /* the pre-fetch queue, deliberately (docs/operations.md,
                * "Kafka consumer queue"): librdkafka 2.0 refills a full queue
-               * only on its 1 s broker timer, so its size is the catch-up
-               * rate per second; 64 MiB keeps one core busy, a smaller
-               * queue (-X) saves RSS and slows catching up. One fetch
-               * response is at most 8 MiB (compressed). */
+               * only on its 1 s broker timer, so its size is about what a
+               * replica catching up reads per second (64 MiB: ~90,000
+               * events/s, ~110 MB RSS); -X trades memory for catch-up
+               * speed. One fetch response is at most 8 MiB (compressed). */
               set_conf(conf, "queued.max.messages.kbytes", "65536", err, sizeof err) ||
               set_conf(conf, "queued.min.messages", "100000", err, sizeof err) ||
               set_conf(conf, "fetch.max.bytes", "8388608", err, sizeof err);
