@@ -902,7 +902,20 @@ static int collect_source_flag(struct gpulog_config *cfg, int *cleared, const ch
     return r;
 }
 
-int cmd_collect(int argc, char **argv)
+/* What the command line and the configuration ask for besides the collector's own fields. */
+struct collect_req {
+    const char *kmsg_path;
+    char **execs;                 /* borrowed from the configuration */
+    const char **exec_fmt;
+    size_t nexecs;
+    int use_stdin;
+    const char *kafka_flag;       /* a Kafka-only flag given on the command line */
+    char *state_dir_own;          /* c->state_dir when it had to be cut out of a list */
+    struct buf dl;                /* the dead-letter file */
+};
+
+/* Reads the flags into cfg (and c's flag-only fields). EXIT_OK or a usage error. */
+static int collect_flags(struct collector *c, struct gpulog_config *cfg, struct collect_req *rq, int argc, char **argv)
 {
     enum { O_TZ = 256, O_EVTOPIC, O_ONCE, O_SPOOLMAX, O_SHUTDOWN, O_STALE, O_STATS, O_KEEP, O_MAXLINE, O_KMSG,
            O_CONFIG, O_METRICS, O_ROTGENS, O_ROTAGE };
@@ -932,172 +945,148 @@ int cmd_collect(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    if (cli_wants_help(argc, argv)) { collect_help(); return EXIT_OK; }
+    static const struct { int opt; const char *key, *kafka_flag; } keys[] = {
+        { 'H', "host", NULL }, { O_TZ, "tz", NULL }, { 's', "state_dir", NULL },
+        { 'b', "kafka.brokers", NULL }, { 't', "kafka.topics.metrics", "--topic" },
+        { O_EVTOPIC, "kafka.topics.events", "--events-topic" }, { 'X', "kafka.properties", "-X" },
+        { O_SPOOLMAX, "collect.spool_max", NULL }, { O_SHUTDOWN, "shutdown_timeout", NULL },
+        { O_STALE, "collect.stale_after", NULL }, { O_STATS, "collect.stats_interval", NULL },
+        { O_METRICS, "metrics_addr", NULL }, { O_ROTGENS, "collect.rotate_max_generations", NULL },
+        { O_ROTAGE, "collect.rotate_max_age", NULL },
+    };
+    static const struct { int opt; const char *type; } sources[] = { { 'e', "exec" }, { 'f', "file" }, { O_KMSG, "kmsg" } };
     char cerr[GL_ERRLEN * 4];
-    struct gpulog_config cfg;
-    if (config_init_command(&cfg, "collect", argc, argv) != GL_OK) return EXIT_USAGE;
-    struct collector C;
-    struct collector *c = &C;
-    memset(c, 0, sizeof *c);
-    c->format = "auto";
-    const char *kmsg_path = NULL;
-    const char **exec_fmt = NULL;
-    char **execs = NULL;
-    size_t nexecs = 0;
-    int use_stdin = 0, cleared = 0;
-    const char *kafka_flag = NULL;   /* a Kafka-only flag given on the command line */
+    int cleared = 0, ch;
     double v;
-    int rc = EXIT_OK, ch;
     optind = 1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":e:f:F:H:s:b:t:o:X:h", opts, NULL)) != -1) {
-        const char *key = NULL;
+        if (ch == ':') return cli_usage_error("collect", "option %s needs a value", argv[optind - 1]);
+        if (ch == 'b' && !*optarg)   /* an empty value would silently mean "no Kafka, NDJSON on stdout" */
+            return cli_usage_error("collect", "--brokers is empty (leave it out for NDJSON output)");
+        if (ch == 'X' && !strchr(optarg, '=')) return cli_usage_error("collect", "-X wants key=value, got '%s'", optarg);
+        int known = 1;
+        size_t i;
+        for (i = 0; i < GL_ARRAY_LEN(keys) && keys[i].opt != ch; i++) {}
+        if (i < GL_ARRAY_LEN(keys)) {
+            if (keys[i].kafka_flag) rq->kafka_flag = keys[i].kafka_flag;
+            if (config_set(cfg, keys[i].key, optarg, cerr, sizeof cerr) != GL_OK) return cli_usage_error("collect", "%s", cerr);
+            continue;
+        }
+        for (i = 0; i < GL_ARRAY_LEN(sources) && sources[i].opt != ch; i++) {}
+        if (i < GL_ARRAY_LEN(sources)) {
+            if (collect_source_flag(cfg, &cleared, sources[i].type, optarg, cerr, sizeof cerr) != GL_OK)
+                return cli_usage_error("collect", "%s", cerr);
+            continue;
+        }
         switch (ch) {
-        case O_CONFIG: break;   /* read above */
-        case 'e':
-            if (collect_source_flag(&cfg, &cleared, "exec", optarg, cerr, sizeof cerr) != GL_OK) goto usage;
-            break;
-        case 'f':
-            if (collect_source_flag(&cfg, &cleared, "file", optarg, cerr, sizeof cerr) != GL_OK) goto usage;
-            break;
-        case O_KMSG:
-            if (collect_source_flag(&cfg, &cleared, "kmsg", optarg, cerr, sizeof cerr) != GL_OK) goto usage;
-            break;
+        case O_CONFIG: break;   /* read before */
         case 'F': c->format = optarg; break;
-        case 'H': key = "host"; break;
-        case O_TZ: key = "tz"; break;
-        case 's': key = "state_dir"; break;
-        case 'b':
-            /* an empty value would silently mean "no Kafka, NDJSON on stdout" */
-            if (!*optarg) { rc = cli_usage_error("collect", "--brokers is empty (leave it out for NDJSON output)"); goto out; }
-            key = "kafka.brokers";
-            break;
-        case 't': key = "kafka.topics.metrics"; kafka_flag = "--topic"; break;
-        case O_EVTOPIC: key = "kafka.topics.events"; kafka_flag = "--events-topic"; break;
         case 'o': c->output = optarg; break;
-        case 'X':
-            if (!strchr(optarg, '=')) { rc = cli_usage_error("collect", "-X wants key=value, got '%s'", optarg); goto out; }
-            key = "kafka.properties";
-            kafka_flag = "-X";
-            break;
         case O_ONCE: c->once = 1; break;
-        case O_SPOOLMAX: key = "collect.spool_max"; break;
-        case O_SHUTDOWN: key = "shutdown_timeout"; break;
-        case O_STALE: key = "collect.stale_after"; break;
-        case O_STATS: key = "collect.stats_interval"; break;
-        case O_METRICS: key = "metrics_addr"; break;
-        case O_ROTGENS: key = "collect.rotate_max_generations"; break;
-        case O_ROTAGE: key = "collect.rotate_max_age"; break;
         case O_KEEP: c->keep_original = 1; break;
         case O_MAXLINE:
-            if (!parse_num(optarg, 64, 256.0 * 1024 * 1024, &v)) { rc = cli_usage_error("collect", "--max-line wants a byte count from 64 to 268435456"); goto out; }
+            if (!parse_num(optarg, 64, 256.0 * 1024 * 1024, &v))
+                return cli_usage_error("collect", "--max-line wants a byte count from 64 to 268435456");
             c->max_line = (size_t)v;
             break;
-        case ':': rc = cli_usage_error("collect", "option %s needs a value", argv[optind - 1]); goto out;
-        default: rc = cli_usage_error("collect", "unknown option %s", argv[optind - 1]); goto out;
+        default: known = 0;
         }
-        if (key && config_set(&cfg, key, optarg, cerr, sizeof cerr) != GL_OK) goto usage;
+        if (!known) return cli_usage_error("collect", "unknown option %s", argv[optind - 1]);
     }
     for (int i = optind; i < argc; i++) {
-        if (!strcmp(argv[i], "-")) {
-            if (collect_source_flag(&cfg, &cleared, "stdin", NULL, cerr, sizeof cerr) != GL_OK) goto usage;
-        } else {
-            rc = cli_usage_error("collect", "unexpected argument '%s' (files go with --file)", argv[i]);
-            goto out;
-        }
+        if (strcmp(argv[i], "-")) return cli_usage_error("collect", "unexpected argument '%s' (files go with --file)", argv[i]);
+        if (collect_source_flag(cfg, &cleared, "stdin", NULL, cerr, sizeof cerr) != GL_OK)
+            return cli_usage_error("collect", "%s", cerr);
     }
-    if (!parser_find(c->format)) { rc = cli_usage_error("collect", "unknown format '%s'", c->format); goto out; }
-    for (size_t i = 0; i < cfg.sources.n; i++) {
-        const struct config_source *cs = &cfg.sources.v[i];
+    return EXIT_OK;
+}
+
+/* Sorts the configuration's sources into the request (and c's file patterns),
+ * each with its format. EXIT_OK or a usage error. */
+static int collect_sources(struct collector *c, const struct gpulog_config *cfg, struct collect_req *rq)
+{
+    if (!parser_find(c->format)) return cli_usage_error("collect", "unknown format '%s'", c->format);
+    for (size_t i = 0; i < cfg->sources.n; i++) {
+        const struct config_source *cs = &cfg->sources.v[i];
         const char *fmt = *cs->format && strcmp(cs->format, "auto") ? cs->format : c->format;
-        if (!parser_find(fmt)) { rc = cli_usage_error("collect", "unknown format '%s'", fmt); goto out; }
+        if (!parser_find(fmt)) return cli_usage_error("collect", "unknown format '%s'", fmt);
         if (!strcmp(cs->type, "exec")) {
-            execs = xrealloc(execs, (nexecs + 1) * sizeof *execs);
-            exec_fmt = xrealloc(exec_fmt, (nexecs + 1) * sizeof *exec_fmt);
-            execs[nexecs] = cs->command;
-            exec_fmt[nexecs++] = fmt;
+            rq->execs = xrealloc(rq->execs, (rq->nexecs + 1) * sizeof *rq->execs);
+            rq->exec_fmt = xrealloc(rq->exec_fmt, (rq->nexecs + 1) * sizeof *rq->exec_fmt);
+            rq->execs[rq->nexecs] = cs->command;
+            rq->exec_fmt[rq->nexecs++] = fmt;
         } else if (!strcmp(cs->type, "file")) {
             c->patterns = xrealloc(c->patterns, (c->npatterns + 1) * sizeof *c->patterns);
             c->pattern_fmt = xrealloc(c->pattern_fmt, (c->npatterns + 1) * sizeof *c->pattern_fmt);
             c->patterns[c->npatterns] = cs->path;
             c->pattern_fmt[c->npatterns++] = fmt;
         } else if (!strcmp(cs->type, "kmsg")) {
-            kmsg_path = *cs->path ? cs->path : "/dev/kmsg";
+            rq->kmsg_path = *cs->path ? cs->path : "/dev/kmsg";
         } else if (!strcmp(cs->type, "stdin")) {
-            use_stdin = 1;
+            rq->use_stdin = 1;
         }
     }
-    if (!nexecs && !c->npatterns && !kmsg_path && !use_stdin) {
-        rc = cli_usage_error("collect", "no source: give --exec, --file, --kmsg or - (or sources in the config file)");
-        goto out;
-    }
-    if (config_apply_process(&cfg, cerr, sizeof cerr) != GL_OK) goto usage;
-    if (cfg.collect.spool_max < (1 << 20)) { rc = cli_usage_error("collect", "--spool-max wants bytes (at least 1048576)"); goto out; }
-    c->spool_max = cfg.collect.spool_max;
-    c->shutdown_ms = cfg.shutdown_timeout_ms;
-    c->stale_override_ms = cfg.collect.stale_after_ms;
-    if (cfg.collect.rotate_max_generations < 1 || cfg.collect.rotate_max_generations > 100000) {
-        rc = cli_usage_error("collect", "collect.rotate_max_generations wants 1 to 100000, got %lld",
-                             (long long)cfg.collect.rotate_max_generations);
-        goto out;
-    }
-    if (cfg.collect.rotate_max_age_ms < 1000) {
-        rc = cli_usage_error("collect", "collect.rotate_max_age wants at least 1s");
-        goto out;
-    }
-    c->topts.max_gens = (int)cfg.collect.rotate_max_generations;
-    c->topts.max_age_ms = cfg.collect.rotate_max_age_ms;
-    c->stats_ms = cfg.collect.stats_interval_ms;
-    c->host = *cfg.host ? cfg.host : cli_hostname();
-    c->brokers = *cfg.kafka.brokers ? cfg.kafka.brokers : NULL;
+    if (!rq->nexecs && !c->npatterns && !rq->kmsg_path && !rq->use_stdin)
+        return cli_usage_error("collect", "no source: give --exec, --file, --kmsg or - (or sources in the config file)");
+    return EXIT_OK;
+}
+
+/* Checks the settings and copies them into c (borrowing cfg's strings).
+ * EXIT_OK or a usage error. */
+static int collect_settings(struct collector *c, struct gpulog_config *cfg, struct collect_req *rq)
+{
+    char cerr[GL_ERRLEN * 4];
+    if (config_apply_process(cfg, cerr, sizeof cerr) != GL_OK) return cli_usage_error("collect", "%s", cerr);
+    if (cfg->collect.spool_max < (1 << 20)) return cli_usage_error("collect", "--spool-max wants bytes (at least 1048576)");
+    if (cfg->collect.rotate_max_generations < 1 || cfg->collect.rotate_max_generations > 100000)
+        return cli_usage_error("collect", "collect.rotate_max_generations wants 1 to 100000, got %lld",
+                               (long long)cfg->collect.rotate_max_generations);
+    if (cfg->collect.rotate_max_age_ms < 1000) return cli_usage_error("collect", "collect.rotate_max_age wants at least 1s");
+    c->spool_max = cfg->collect.spool_max;
+    c->shutdown_ms = cfg->shutdown_timeout_ms;
+    c->stale_override_ms = cfg->collect.stale_after_ms;
+    c->topts.max_gens = (int)cfg->collect.rotate_max_generations;
+    c->topts.max_age_ms = cfg->collect.rotate_max_age_ms;
+    c->stats_ms = cfg->collect.stats_interval_ms;
+    c->host = *cfg->host ? cfg->host : cli_hostname();
+    c->brokers = *cfg->kafka.brokers ? cfg->kafka.brokers : NULL;
     /* flags that would be ignored: say so instead of doing something else */
-    if (!c->brokers && kafka_flag) {
-        rc = cli_usage_error("collect", "%s applies to Kafka, but no brokers are set (--brokers, kafka.brokers, GPULOG_KAFKA_BROKERS)",
-                             kafka_flag);
-        goto out;
-    }
-    if (c->brokers && c->output) {
-        rc = cli_usage_error("collect", "--output writes NDJSON instead of Kafka; with brokers set (%s) it would be ignored", c->brokers);
-        goto out;
-    }
-    c->topic[STREAM_METRICS] = cfg.kafka.topic_metrics;
-    c->topic[STREAM_EVENTS] = cfg.kafka.topic_events;
-    c->props = cfg.kafka.properties.kv;
-    c->nprops = cfg.kafka.properties.n;
-    c->state_dir = cfg.state_dir;
-    {
-        const struct config_key *k = config_key_find("state_dir");
-        const char *sd = getenv("STATE_DIRECTORY");
-        if (k && !strcmp(c->state_dir, k->def) && sd && *sd) c->state_dir = sd;   /* systemd StateDirectory= */
-    }
+    if (!c->brokers && rq->kafka_flag)
+        return cli_usage_error("collect", "%s applies to Kafka, but no brokers are set (--brokers, kafka.brokers, GPULOG_KAFKA_BROKERS)",
+                               rq->kafka_flag);
+    if (c->brokers && c->output)
+        return cli_usage_error("collect", "--output writes NDJSON instead of Kafka; with brokers set (%s) it would be ignored", c->brokers);
+    c->topic[STREAM_METRICS] = cfg->kafka.topic_metrics;
+    c->topic[STREAM_EVENTS] = cfg->kafka.topic_events;
+    c->props = cfg->kafka.properties.kv;
+    c->nprops = cfg->kafka.properties.n;
+    c->state_dir = cfg->state_dir;
+    const struct config_key *k = config_key_find("state_dir");
+    const char *sd = getenv("STATE_DIRECTORY");
+    if (k && !strcmp(c->state_dir, k->def) && sd && *sd) c->state_dir = sd;   /* systemd StateDirectory= */
     if (!*c->state_dir) c->state_dir = "/var/lib/gpulog";
-    char *state_dir_own = NULL;
-    if (strchr(c->state_dir, ':')) c->state_dir = state_dir_own = xstrndup(c->state_dir, strcspn(c->state_dir, ":"));   /* systemd lists */
-    if (mkdir(c->state_dir, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "gpulog collect: state dir %s: %s\n", c->state_dir, strerror(errno));
-        free(state_dir_own);
-        rc = EXIT_IOERR;
-        goto out;
-    }
-    if (gpumetrics_setup(&cfg, 1, cerr, sizeof cerr) != GL_OK || metrics_serve(cfg.metrics_addr, cerr, sizeof cerr) != GL_OK) {
-        fprintf(stderr, "gpulog collect: metrics: %s\n", cerr);
-        free(state_dir_own);
-        rc = EXIT_IOERR;
-        goto out;
-    }
-    c->fixed_now = feed_read_time();
+    if (strchr(c->state_dir, ':'))   /* systemd lists */
+        c->state_dir = rq->state_dir_own = xstrndup(c->state_dir, strcspn(c->state_dir, ":"));
     c->max_line = c->max_line ? c->max_line : LR_DEFAULT_MAX_LINE;
     c->topts.max_line = c->max_line;
-    buf_init(&c->json);
-    buf_init(&c->key);
+    c->fixed_now = feed_read_time();
+    return EXIT_OK;
+}
 
-    cli_catch_signals(on_signal);
-    signal(SIGPIPE, SIG_IGN);
-
-    char err[GL_ERRLEN] = "";
-    struct buf dl;
-    buf_init(&dl);
-    buf_printf(&dl, "%s/deadletter.ndjson", c->state_dir);
+/* Creates the state dir, the metrics endpoint and the sink. EXIT_OK or EXIT_IOERR. */
+static int collect_open(struct collector *c, const struct gpulog_config *cfg, struct collect_req *rq)
+{
+    char err[GL_ERRLEN * 4] = "";
+    if (mkdir(c->state_dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "gpulog collect: state dir %s: %s\n", c->state_dir, strerror(errno));
+        return EXIT_IOERR;
+    }
+    if (gpumetrics_setup(cfg, 1, err, sizeof err) != GL_OK || metrics_serve(cfg->metrics_addr, err, sizeof err) != GL_OK) {
+        fprintf(stderr, "gpulog collect: metrics: %s\n", err);
+        return EXIT_IOERR;
+    }
+    buf_printf(&rq->dl, "%s/deadletter.ndjson", c->state_dir);
     if (c->brokers) {
         struct kafka_conf kc = {
             .brokers = c->brokers,
@@ -1105,7 +1094,7 @@ int cmd_collect(int argc, char **argv)
                        "gpu.anomalies" },
             .props = (const char *const *)c->props,
             .nprops = c->nprops,
-            .deadletter_path = dl.p,
+            .deadletter_path = rq->dl.p,
         };
         c->sink = sink_kafka_new(&kc, on_settle, c, err, sizeof err);
     } else {
@@ -1113,62 +1102,95 @@ int cmd_collect(int argc, char **argv)
     }
     if (!c->sink) {
         fprintf(stderr, "gpulog collect: %s\n", err);
-        rc = EXIT_IOERR;
+        return EXIT_IOERR;
     }
+    return EXIT_OK;
+}
 
+/* Opens every source (commands with their own formats, stdin, kmsg, files). */
+static int collect_add_sources(struct collector *c, const struct collect_req *rq)
+{
+    int rc = EXIT_OK;
     const char *gfmt = c->format;
-    for (size_t i = 0; i < nexecs && rc == EXIT_OK; i++) {
-        c->format = exec_fmt[i];
-        rc = add_exec(c, execs[i]);
+    for (size_t i = 0; i < rq->nexecs && rc == EXIT_OK; i++) {
+        c->format = rq->exec_fmt[i];
+        rc = add_exec(c, rq->execs[i]);
     }
     c->format = gfmt;
-    if (rc == EXIT_OK && use_stdin) rc = add_stdin(c);
-    if (rc == EXIT_OK && kmsg_path) rc = add_kmsg(c, kmsg_path);
+    if (rc == EXIT_OK && rq->use_stdin) rc = add_stdin(c);
+    if (rc == EXIT_OK && rq->kmsg_path) rc = add_kmsg(c, rq->kmsg_path);
     if (rc == EXIT_OK) scan_patterns(c);
-    if (rc == EXIT_OK) {
-        if (c->once)
-            for (size_t i = 0; i < c->nsrc; i++)
-                if (c->src[i]->kind == SRC_FILE && !tail_is_open(c->src[i]->tail))
-                    log_warn("msg=\"--once: file not found\" path=\"%s\"", c->src[i]->name);
-        log_info("msg=started host=\"%s\" output=\"%s\" brokers=\"%s\" sources=%zu state_dir=\"%s\" "
-                 "shutdown_timeout_ms=%" PRId64 " metrics_port=%d",
-                 c->host, c->brokers ? "kafka" : c->output ? c->output : "stdout", c->brokers ? c->brokers : "",
-                 c->nsrc, c->state_dir, c->shutdown_ms, metrics_port());
-        c->running = 1;
-        metrics_set_ready(1);
-        run(c);
-        long left = finish(c);
-        if (c->stats_ms) log_stats(c, left);
+    return rc;
+}
+
+/* Runs until the end (--once) or a signal, delivers, checkpoints; the exit status. */
+static int collect_run(struct collector *c, const struct collect_req *rq)
+{
+    int rc = EXIT_OK;
+    if (c->once)
         for (size_t i = 0; i < c->nsrc; i++)
-            if (c->src[i]->prod && producer_failed(c->src[i]->prod)) c->source_failed = 1;
-        if (left) log_error("msg=\"shutdown deadline passed with unacknowledged events\" unacked=%ld deadline_ms=%" PRId64,
-                            left, c->shutdown_ms);
-        if (left || c->fatal || (c->once && (c->deadletter || c->source_failed || c->losses))) rc = EXIT_IOERR;
-        if (c->once && c->ckpt_failures) {
-            log_error("msg=\"--once: checkpoints could not be written; the next run resends from the last one\" "
-                      "failures=%" PRIu64 " state_dir=\"%s\"", c->ckpt_failures, c->state_dir);
-            rc = EXIT_IOERR;
-        }
-        if (c->deadletter) log_error("msg=\"documents were dead-lettered\" count=%" PRIu64 " file=\"%s\"", c->deadletter, dl.p);
+            if (c->src[i]->kind == SRC_FILE && !tail_is_open(c->src[i]->tail))
+                log_warn("msg=\"--once: file not found\" path=\"%s\"", c->src[i]->name);
+    log_info("msg=started host=\"%s\" output=\"%s\" brokers=\"%s\" sources=%zu state_dir=\"%s\" "
+             "shutdown_timeout_ms=%" PRId64 " metrics_port=%d",
+             c->host, c->brokers ? "kafka" : c->output ? c->output : "stdout", c->brokers ? c->brokers : "",
+             c->nsrc, c->state_dir, c->shutdown_ms, metrics_port());
+    c->running = 1;
+    metrics_set_ready(1);
+    run(c);
+    long left = finish(c);
+    if (c->stats_ms) log_stats(c, left);
+    for (size_t i = 0; i < c->nsrc; i++)
+        if (c->src[i]->prod && producer_failed(c->src[i]->prod)) c->source_failed = 1;
+    if (left) log_error("msg=\"shutdown deadline passed with unacknowledged events\" unacked=%ld deadline_ms=%" PRId64,
+                        left, c->shutdown_ms);
+    if (left || c->fatal || (c->once && (c->deadletter || c->source_failed || c->losses))) rc = EXIT_IOERR;
+    if (c->once && c->ckpt_failures) {
+        log_error("msg=\"--once: checkpoints could not be written; the next run resends from the last one\" "
+                  "failures=%" PRIu64 " state_dir=\"%s\"", c->ckpt_failures, c->state_dir);
+        rc = EXIT_IOERR;
     }
+    if (c->deadletter) log_error("msg=\"documents were dead-lettered\" count=%" PRIu64 " file=\"%s\"", c->deadletter, rq->dl.p);
+    return rc;
+}
+
+int cmd_collect(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) { collect_help(); return EXIT_OK; }
+    struct gpulog_config cfg;
+    if (config_init_command(&cfg, "collect", argc, argv) != GL_OK) return EXIT_USAGE;
+    struct collector C, *c = &C;
+    memset(c, 0, sizeof *c);
+    c->format = "auto";
+    buf_init(&c->json);
+    buf_init(&c->key);
+    struct collect_req rq;
+    memset(&rq, 0, sizeof rq);
+    buf_init(&rq.dl);
+    int rc = collect_flags(c, &cfg, &rq, argc, argv);
+    if (rc == EXIT_OK) rc = collect_sources(c, &cfg, &rq);
+    if (rc == EXIT_OK) rc = collect_settings(c, &cfg, &rq);
+    if (rc == EXIT_OK) {
+        cli_catch_signals(on_signal);
+        signal(SIGPIPE, SIG_IGN);
+        rc = collect_open(c, &cfg, &rq);
+    }
+    if (rc == EXIT_OK) rc = collect_add_sources(c, &rq);
+    if (rc == EXIT_OK) rc = collect_run(c, &rq);
     if (c->sink) sink_free(c->sink);
     for (size_t i = 0; i < c->nsrc; i++) source_free(c->src[i]);
     sink_hold_free(&c->stash);
+    metrics_stop();
     free(c->skipped);
     free(c->src);
-    buf_free(&c->json);
-    buf_free(&c->key);
-    buf_free(&dl);
-    free(state_dir_own);
-    goto out;
-usage:
-    rc = cli_usage_error("collect", "%s", cerr);
-out:
-    metrics_stop();
     free(c->patterns);
     free(c->pattern_fmt);
-    free(execs);
-    free(exec_fmt);
+    buf_free(&c->json);
+    buf_free(&c->key);
+    buf_free(&rq.dl);
+    free(rq.state_dir_own);
+    free(rq.execs);
+    free(rq.exec_fmt);
     config_free(&cfg);
     return rc;
 }
