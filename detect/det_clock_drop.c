@@ -16,6 +16,8 @@ static const struct det_param params[] = {
     { "min_n", 30, "loaded samples before deciding" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_MIN_UTIL, P_DROP, P_DECAY, P_MIN_N, P__COUNT };
 
 static int cd_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
@@ -30,16 +32,16 @@ static int cd_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     struct cd_st *st = stp;
     double clk, u;
     if (!ent_val(cx->e, rc->aux[0], &clk) || !ent_val(cx->e, rc->aux[1], &u)) return DET_UNKNOWN;
-    if (u < rc->p[0]) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    if (u < rc->p[P_MIN_UTIL]) return cx->open ? DET_HOLD : DET_UNKNOWN;
     double ref = st->ref;
-    int ready = st->n >= rc->p[3];
+    int ready = st->n >= rc->p[P_MIN_N];
     /* the learned clock does not decay while a drop is open */
-    if (!cx->open) st->ref = clk > st->ref * rc->p[2] ? clk : st->ref * rc->p[2];
+    if (!cx->open) st->ref = clk > st->ref * rc->p[P_DECAY] ? clk : st->ref * rc->p[P_DECAY];
     else if (clk > st->ref) st->ref = clk;
     st->n++;
     if (!ready) return DET_UNKNOWN;
-    double drop = cx->open ? rc->p[1] / 2 : rc->p[1];
-    o->value = clk; o->metric_slot = rc->aux[0]; o->lo = (1 - rc->p[1]) * ref; o->hi = ref;
+    double drop = cx->open ? rc->p[P_DROP] / 2 : rc->p[P_DROP];
+    o->value = clk; o->metric_slot = rc->aux[0]; o->lo = (1 - rc->p[P_DROP]) * ref; o->hi = ref;
     o->score = ref > 0 ? 1 - clk / ref : 0;
     if (clk > (1 - drop) * ref) return DET_NORMAL;
     o->excess = det_clamp01((o->score - drop) / (1 - drop));

@@ -19,12 +19,14 @@ static const struct det_param params[] = {
     { "min_increase", 1, "anomalous when the counter grew by at least this in the window" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_WINDOW_S, P_MIN_INCREASE, P__COUNT };
 
 static int ctr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct ctr_st *st = stp;
     double v = cx->v;
-    int64_t win_ms = (int64_t)(rc->p[0] * 1000);
+    int64_t win_ms = (int64_t)(rc->p[P_WINDOW_S] * 1000);
     if (st->have && v > st->last) {
         if (st->n == CTR_RING) {   /* fold the two oldest increases */
             st->inc[1] += st->inc[0];
@@ -50,15 +52,15 @@ static int ctr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx
     double sum = 0;
     for (int i = 0; i < st->n; i++) sum += st->inc[i];
     if (first) return DET_UNKNOWN;
-    o->value = v; o->score = sum; o->lo = 0; o->hi = rc->p[1] > 1 ? rc->p[1] - 1 : 0;
-    if (sum < rc->p[1]) return DET_NORMAL;
-    o->excess = det_clamp01(sum / (10 * rc->p[1]));
+    o->value = v; o->score = sum; o->lo = 0; o->hi = rc->p[P_MIN_INCREASE] > 1 ? rc->p[P_MIN_INCREASE] - 1 : 0;
+    if (sum < rc->p[P_MIN_INCREASE]) return DET_NORMAL;
+    o->excess = det_clamp01(sum / (10 * rc->p[P_MIN_INCREASE]));
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;
     metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
     snprintf(o->reason, sizeof o->reason, "%s: %s rose by %.0f in the last %.0f s (counter now %.0f)",
-             who, label, sum, rc->p[0], v);
+             who, label, sum, rc->p[P_WINDOW_S], v);
     return DET_ANOMALY;
 }
 

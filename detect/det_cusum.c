@@ -16,24 +16,26 @@ static const struct det_param params[] = {
     { "direction", 0, "+1 only upward shifts, -1 only downward, 0 both" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_K, P_H, P_MIN_N, P_MIN_STD, P_DIRECTION, P__COUNT };
 
 static int cusum_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct cusum_st *st = stp;
     const struct win *w = cx->s ? cx->s->w : NULL;
-    if (!w || win_count(w) < rc->p[2]) return DET_UNKNOWN;
+    if (!w || win_count(w) < rc->p[P_MIN_N]) return DET_UNKNOWN;
     double m = win_mean(w), sd = win_std(w);
-    if (sd < rc->p[3]) sd = rc->p[3];
+    if (sd < rc->p[P_MIN_STD]) sd = rc->p[P_MIN_STD];
     double x = (cx->v - m) / sd;
-    st->sp = fmax(0, st->sp + x - rc->p[0]);
-    st->sn = fmax(0, st->sn - x - rc->p[0]);
+    st->sp = fmax(0, st->sp + x - rc->p[P_K]);
+    st->sn = fmax(0, st->sn - x - rc->p[P_K]);
     if (st->sp > 1e6) st->sp = 1e6;
     if (st->sn > 1e6) st->sn = 1e6;
-    double h = rc->p[1];
-    int up = st->sp > h && rc->p[4] >= 0, down = st->sn > h && rc->p[4] <= 0;
+    double h = rc->p[P_H];
+    int up = st->sp > h && rc->p[P_DIRECTION] >= 0, down = st->sn > h && rc->p[P_DIRECTION] <= 0;
     o->value = cx->v; o->mean = m; o->std = win_std(w);
     o->score = up ? st->sp : down ? -st->sn : fmax(st->sp, st->sn);
-    o->lo = m - rc->p[0] * sd; o->hi = m + rc->p[0] * sd;
+    o->lo = m - rc->p[P_K] * sd; o->hi = m + rc->p[P_K] * sd;
     if (!up && !down) return DET_NORMAL;
     o->excess = det_clamp01(fabs(o->score) / h - 1);
     char who[96];

@@ -17,22 +17,24 @@ static const struct det_param params[] = {
     { "direction", 0, "+1 only high, -1 only low, 0 both" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_LAMBDA, P_L, P_MIN_N, P_MIN_STD, P_MIN_DEV, P_DIRECTION, P__COUNT };
 
 static int ewma_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct ewma_st *st = stp;
-    double lam = rc->p[0];
+    double lam = rc->p[P_LAMBDA];
     if (!st->have) { st->z = cx->v; st->have = 1; }
     else st->z = lam * cx->v + (1 - lam) * st->z;
     const struct win *w = cx->s ? cx->s->w : NULL;
-    if (!w || win_count(w) < rc->p[2]) return DET_UNKNOWN;
+    if (!w || win_count(w) < rc->p[P_MIN_N]) return DET_UNKNOWN;
     double m = win_mean(w), sd = win_std(w);
-    if (sd < rc->p[3]) sd = rc->p[3];
-    double lim = rc->p[1] * sd * sqrt(lam / (2 - lam));
+    if (sd < rc->p[P_MIN_STD]) sd = rc->p[P_MIN_STD];
+    double lim = rc->p[P_L] * sd * sqrt(lam / (2 - lam));
     double dev = st->z - m;
     o->value = cx->v; o->mean = m; o->std = win_std(w); o->score = dev / (lim > 0 ? lim : 1);
     o->lo = m - lim; o->hi = m + lim;
-    if (fabs(dev) < lim || fabs(dev) < rc->p[4] || !det_direction_ok(dev, rc->p[5])) return DET_NORMAL;
+    if (fabs(dev) < lim || fabs(dev) < rc->p[P_MIN_DEV] || !det_direction_ok(dev, rc->p[P_DIRECTION])) return DET_NORMAL;
     o->excess = det_clamp01(fabs(dev) / lim - 1);
     char who[96];
     det_who(cx, who, sizeof who);

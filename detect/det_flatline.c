@@ -12,6 +12,8 @@ static const struct det_param params[] = {
     { "min_std", 0.5, "the window std before the run must exceed this" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_MIN_SAMPLES, P_MIN_STD, P__COUNT };
 
 static int flat_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
@@ -22,13 +24,13 @@ static int flat_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     } else {
         st->run = 1;
         st->since = cx->ts;
-        st->varied = w && win_count(w) >= 10 && win_std(w) > rc->p[1];
+        st->varied = w && win_count(w) >= 10 && win_std(w) > rc->p[P_MIN_STD];
     }
     st->last = cx->v;
     st->have = 1;
     o->value = cx->v; o->score = st->run;
-    if (st->run < rc->p[0] || !st->varied) return st->run < 2 ? DET_NORMAL : (cx->open ? DET_ANOMALY : DET_NORMAL);
-    o->excess = det_clamp01(st->run / (4 * rc->p[0]));
+    if (st->run < rc->p[P_MIN_SAMPLES] || !st->varied) return st->run < 2 ? DET_NORMAL : (cx->open ? DET_ANOMALY : DET_NORMAL);
+    o->excess = det_clamp01(st->run / (4 * rc->p[P_MIN_SAMPLES]));
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;

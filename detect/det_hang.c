@@ -10,6 +10,8 @@ static const struct det_param params[] = {
     { "min_pmax", 100, "ignore boards never seen above this many watts" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_MIN_UTIL, P_MAX_FRAC, P_MIN_PMAX, P__COUNT };
 
 static int hang_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
@@ -25,10 +27,10 @@ static int hang_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     double u, pw;
     if (!ent_val(cx->e, rc->aux[0], &u) || !ent_val(cx->e, rc->aux[1], &pw)) return DET_UNKNOWN;
     double pmax = cx->e->pmax;
-    if (pmax < rc->p[2]) return DET_UNKNOWN;
-    o->value = u; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[1] * pmax; o->score = pw / pmax;
-    if (u < rc->p[0] || pw > rc->p[1] * pmax) return DET_NORMAL;
-    o->excess = det_clamp01(1 - pw / (rc->p[1] * pmax));
+    if (pmax < rc->p[P_MIN_PMAX]) return DET_UNKNOWN;
+    o->value = u; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[P_MAX_FRAC] * pmax; o->score = pw / pmax;
+    if (u < rc->p[P_MIN_UTIL] || pw > rc->p[P_MAX_FRAC] * pmax) return DET_NORMAL;
+    o->excess = det_clamp01(1 - pw / (rc->p[P_MAX_FRAC] * pmax));
     char who[96];
     det_who(cx, who, sizeof who);
     snprintf(o->reason, sizeof o->reason, "%s looks hung: utilisation %.0f %% but only %.0f W drawn (it reaches %.0f W when busy)",

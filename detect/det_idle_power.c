@@ -11,6 +11,8 @@ static const struct det_param params[] = {
     { "min_pmax", 100, "ignore boards never seen above this many watts" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_MAX_UTIL, P_MIN_FRAC, P_OVER_IDLE, P_MIN_PMAX, P__COUNT };
 
 static int ip_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
@@ -26,11 +28,11 @@ static int ip_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
     double u, pw;
     if (!ent_val(cx->e, rc->aux[0], &u) || !ent_val(cx->e, rc->aux[1], &pw)) return DET_UNKNOWN;
     double pmax = cx->e->pmax, pmin = cx->e->pmin;
-    if (pmax < rc->p[3]) return DET_UNKNOWN;
-    double lim = rc->p[1] * pmax;
-    if (pmin + rc->p[2] > lim) lim = pmin + rc->p[2];
+    if (pmax < rc->p[P_MIN_PMAX]) return DET_UNKNOWN;
+    double lim = rc->p[P_MIN_FRAC] * pmax;
+    if (pmin + rc->p[P_OVER_IDLE] > lim) lim = pmin + rc->p[P_OVER_IDLE];
     o->value = pw; o->metric_slot = rc->aux[1]; o->lo = pmin; o->hi = lim; o->score = pw - pmin;
-    if (u > rc->p[0] || pw < lim) return DET_NORMAL;
+    if (u > rc->p[P_MAX_UTIL] || pw < lim) return DET_NORMAL;
     o->excess = det_clamp01((pw - lim) / (pmax - lim + 1));
     char who[96];
     det_who(cx, who, sizeof who);

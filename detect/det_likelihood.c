@@ -39,6 +39,8 @@ static const struct det_param params[] = {
     { "drift", 32, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_TAIL, P_LEARN, P_SHORT, P_LONG, P_ALPHA, P_BETA, P_CLIP, P_QUIET, P_DIRECTION, P_DRIFT, P__COUNT };
 
 static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -64,7 +66,7 @@ static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     double z = fabs(err) / sc;
     double s = log1p(z);
     /* the short average before the long-run moments learn this sample */
-    double ws = 2.0 / (rc->p[2] + 1);
+    double ws = 2.0 / (rc->p[P_SHORT] + 1);
     st->shrt = st->n <= 2 ? s : st->shrt + ws * (s - st->shrt);
     double sd = sqrt(st->var);
     if (sd < 0.05) sd = 0.05;
@@ -74,7 +76,7 @@ static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     double tail = 0.5 * erfc(zz / M_SQRT2);
     /* drift: a slow average of the signed error strays from its long-run
      * mean (the predictor lags a ramp by a steady error) */
-    double dev = err, zs = clampd(err / sc, -rc->p[6], rc->p[6]), wb = rc->p[9] > 0 ? 2.0 / (rc->p[9] + 1) : 0;
+    double dev = err, zs = clampd(err / sc, -rc->p[P_CLIP], rc->p[P_CLIP]), wb = rc->p[P_DRIFT] > 0 ? 2.0 / (rc->p[P_DRIFT] + 1) : 0;
     if (wb > 0) {
         st->bias = st->n <= 2 ? zs : st->bias + wb * (zs - st->bias);
         double bsd = sqrt(st->bvar);
@@ -82,17 +84,17 @@ static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
         double tb = erfc(fabs(st->bias - st->bmu) / bsd / M_SQRT2);
         if (tb < tail) { tail = tb; dev = st->bias - st->bmu; }
     }
-    int ready = st->n > rc->p[1];
+    int ready = st->n > rc->p[P_LEARN];
     /* learn: predictor (clipped error), typical error, long-run moments */
-    double c = rc->p[6] * sc, ce = clampd(err, -c, c);
+    double c = rc->p[P_CLIP] * sc, ce = clampd(err, -c, c);
     if (st->n == 1) { st->scale = fabs(err); st->level = x; }
     else {
-        st->level = pred + rc->p[4] * ce;
-        st->trend += rc->p[4] * rc->p[5] * ce;
+        st->level = pred + rc->p[P_ALPHA] * ce;
+        st->trend += rc->p[P_ALPHA] * rc->p[P_BETA] * ce;
         double as = st->n < 30 ? 1.0 / st->n : 0.05;
         st->scale += as * (fabs(ce) - st->scale);
     }
-    double wl = st->n < rc->p[3] ? 1.0 / st->n : 1.0 / rc->p[3];
+    double wl = st->n < rc->p[P_LONG] ? 1.0 / st->n : 1.0 / rc->p[P_LONG];
     double d = s - st->mu;
     st->mu += wl * d;
     st->var = (1 - wl) * (st->var + wl * d * d);
@@ -101,15 +103,15 @@ static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     st->bvar = (1 - wl) * (st->bvar + wl * db * db);
     if (st->n < UINT32_MAX) st->n++;
     if (st->since < UINT32_MAX / 2) st->since++;
-    o->value = x; o->lo = pred - rc->p[6] * sc; o->hi = pred + rc->p[6] * sc;
+    o->value = x; o->lo = pred - rc->p[P_CLIP] * sc; o->hi = pred + rc->p[P_CLIP] * sc;
     o->mean = pred; o->std = sc * 1.2533;
     o->score = tail > 1e-300 ? -log10(tail) : 300;
     if (!ready) return DET_UNKNOWN;
-    int bad = tail < rc->p[0] && det_direction_ok(dev, rc->p[8]);
+    int bad = tail < rc->p[P_TAIL] && det_direction_ok(dev, rc->p[P_DIRECTION]);
     if (!bad) return DET_NORMAL;
-    if (!cx->open && st->since < rc->p[7]) { st->since = 0; return DET_UNKNOWN; }
+    if (!cx->open && st->since < rc->p[P_QUIET]) { st->since = 0; return DET_UNKNOWN; }
     st->since = 0;
-    o->excess = det_clamp01((o->score + log10(rc->p[0])) / 6);
+    o->excess = det_clamp01((o->score + log10(rc->p[P_TAIL])) / 6);
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;

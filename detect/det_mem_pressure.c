@@ -9,6 +9,8 @@ static const struct det_param params[] = {
     { "total_mib", 0, "board memory in MiB when events do not carry it" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_FRAC, P_TOTAL_MIB, P__COUNT };
 
 static int mp_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
@@ -21,14 +23,14 @@ static int mp_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err
 static int mp_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
-    double used, total = rc->p[1];
+    double used, total = rc->p[P_TOTAL_MIB];
     if (!ent_val(cx->e, rc->aux[0], &used)) return DET_UNKNOWN;
     double t2;
     if (ent_val(cx->e, rc->aux[1], &t2) && t2 > 0) total = t2;
     if (total <= 0) return DET_UNKNOWN;
-    o->value = used; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[0] * total; o->score = used / total;
-    if (used < rc->p[0] * total) return DET_NORMAL;
-    o->excess = det_clamp01((used / total - rc->p[0]) / (1 - rc->p[0] + 1e-9));
+    o->value = used; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[P_FRAC] * total; o->score = used / total;
+    if (used < rc->p[P_FRAC] * total) return DET_NORMAL;
+    o->excess = det_clamp01((used / total - rc->p[P_FRAC]) / (1 - rc->p[P_FRAC] + 1e-9));
     char who[96];
     det_who(cx, who, sizeof who);
     snprintf(o->reason, sizeof o->reason, "%s memory nearly full: %.0f of %.0f MiB used (%.1f %%)", who, used, total,

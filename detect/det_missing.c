@@ -9,6 +9,8 @@ static const struct det_param params[] = {
     { "after_s", 5, "no sample for this long while peers report" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_AFTER_S, P__COUNT };
 
 static int miss_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
@@ -17,12 +19,12 @@ static int miss_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     if (e->gpu < 0 || !e->nsamples) return DET_UNKNOWN;
     double gap = (double)(cx->ts - e->last_ts) / 1000.0;
     o->value = gap > 0 ? gap : 0;
-    o->lo = 0; o->hi = rc->p[0];
+    o->lo = 0; o->hi = rc->p[P_AFTER_S];
     o->score = o->value;
     o->npeers = (int)cx->npeers;
     o->metric = "sample_age_s";
     /* a GPU sampled more slowly than after_s is missing after 3 of its intervals */
-    double after = rc->p[0], iv3 = 3 * ent_interval_ms(e, 0) / 1000.0;
+    double after = rc->p[P_AFTER_S], iv3 = 3 * ent_interval_ms(e, 0) / 1000.0;
     if (iv3 > after) after = iv3;
     o->hi = after;
     if (e->last_ts >= cx->ts || gap < after || cx->npeers == 0) return DET_NORMAL;

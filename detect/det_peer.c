@@ -22,11 +22,13 @@ static const struct det_param params[] = {
     { "min_busy_frac", 0.8, "with busy_util: busy peers must be at least this share of the reporting peers" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_REL, P_MIN_ABS, P_AGREE, P_TIGHT, P_MIN_PEERS, P_BUSY_UTIL, P_DIRECTION, P_MIN_BUSY_FRAC, P__COUNT };
 
 static int peer_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
     (void)err; (void)errlen;
-    rc->aux[0] = rc->p[5] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 0) : -1;
+    rc->aux[0] = rc->p[P_BUSY_UTIL] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 0) : -1;
     return GL_OK;
 }
 
@@ -42,7 +44,7 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     const struct ent *e = cx->e;
     double v, u;
     if (e->gpu < 0 || e->last_ts != cx->ts || !ent_val(e, rc->slot, &v)) return cx->open ? DET_HOLD : DET_UNKNOWN;
-    if (rc->aux[0] >= 0 && (!ent_val(e, rc->aux[0], &u) || u < rc->p[5])) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    if (rc->aux[0] >= 0 && (!ent_val(e, rc->aux[0], &u) || u < rc->p[P_BUSY_UTIL])) return cx->open ? DET_HOLD : DET_UNKNOWN;
     double vals[64];
     size_t n = 0, reporting = 0;
     for (size_t i = 0; i < cx->npeers && n < 64; i++) {
@@ -50,25 +52,25 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
         double pv, pu;
         if (p == e || !ent_val(p, rc->slot, &pv)) continue;
         reporting++;
-        if (rc->aux[0] >= 0 && (!ent_val(p, rc->aux[0], &pu) || pu < rc->p[5])) continue;
+        if (rc->aux[0] >= 0 && (!ent_val(p, rc->aux[0], &pu) || pu < rc->p[P_BUSY_UTIL])) continue;
         vals[n++] = pv;
     }
-    if (n < rc->p[4]) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    if (n < rc->p[P_MIN_PEERS]) return cx->open ? DET_HOLD : DET_UNKNOWN;
     /* when part of the host is idle (another job's GPUs stalled or done),
      * the busy peers may be a different job: no verdict */
-    if (rc->aux[0] >= 0 && n < rc->p[7] * reporting) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    if (rc->aux[0] >= 0 && n < rc->p[P_MIN_BUSY_FRAC] * reporting) return cx->open ? DET_HOLD : DET_UNKNOWN;
     qsort(vals, n, sizeof vals[0], cmp_d);
     double med = n % 2 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
-    double band = rc->p[3] * fabs(med);
+    double band = rc->p[P_TIGHT] * fabs(med);
     size_t agree = 0;
     for (size_t i = 0; i < n; i++) if (fabs(vals[i] - med) <= band) agree++;
-    if (agree < rc->p[2] * n) return cx->open ? DET_HOLD : DET_UNKNOWN;
-    double dev = v - med, lim = rc->p[0] * fabs(med);
-    if (lim < rc->p[1]) lim = rc->p[1];
+    if (agree < rc->p[P_AGREE] * n) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    double dev = v - med, lim = rc->p[P_REL] * fabs(med);
+    if (lim < rc->p[P_MIN_ABS]) lim = rc->p[P_MIN_ABS];
     if (cx->open) lim /= 2;     /* clear level */
     o->value = v; o->npeers = (int)n; o->peer_median = med; o->lo = med - lim; o->hi = med + lim;
     o->score = med != 0 ? dev / fabs(med) : dev;
-    if (fabs(dev) < lim || !det_direction_ok(dev, rc->p[6])) return DET_NORMAL;
+    if (fabs(dev) < lim || !det_direction_ok(dev, rc->p[P_DIRECTION])) return DET_NORMAL;
     o->excess = det_clamp01(fabs(dev) / lim - 1);
     char who[96];
     det_who(cx, who, sizeof who);

@@ -13,6 +13,8 @@ static const struct det_param params[] = {
     { "min_pmax", 50, "ignore boards never seen above this many watts" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_MIN_PVIOL, P_NEAR, P_MIN_PMAX, P__COUNT };
 
 static int pc_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
@@ -28,11 +30,11 @@ static int pc_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
     double pv, pw;
     if (!ent_val(cx->e, rc->aux[0], &pv) || !ent_val(cx->e, rc->aux[1], &pw)) return DET_UNKNOWN;
     double pmax = cx->e->pmax;
-    if (pmax < rc->p[2]) return DET_UNKNOWN;
-    o->value = pv; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[0]; o->score = pv;
-    double need = cx->open ? rc->p[0] / 2 : rc->p[0];
-    if (pv < need || (!cx->open && pw < rc->p[1] * pmax)) return DET_NORMAL;
-    o->excess = det_clamp01((pv - rc->p[0]) / (100 - rc->p[0] + 1));
+    if (pmax < rc->p[P_MIN_PMAX]) return DET_UNKNOWN;
+    o->value = pv; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[P_MIN_PVIOL]; o->score = pv;
+    double need = cx->open ? rc->p[P_MIN_PVIOL] / 2 : rc->p[P_MIN_PVIOL];
+    if (pv < need || (!cx->open && pw < rc->p[P_NEAR] * pmax)) return DET_NORMAL;
+    o->excess = det_clamp01((pv - rc->p[P_MIN_PVIOL]) / (100 - rc->p[P_MIN_PVIOL] + 1));
     char who[96];
     det_who(cx, who, sizeof who);
     snprintf(o->reason, sizeof o->reason, "%s is held at its power cap: %.0f W (highest seen %.0f W), power-throttled %.0f %% of the time",

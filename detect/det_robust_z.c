@@ -20,12 +20,14 @@ static const struct det_param params[] = {
     { "steady_power", 0, "gate: and the power window spans at most this fraction of its median (0 = off)" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_Z, P_MIN_N, P_MIN_SCALE, P_MIN_DEV, P_DIRECTION, P_STEADY_RANGE, P_STEADY_POWER, P__COUNT };
 
 static int rz_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
     (void)err; (void)errlen;
-    rc->aux[0] = rc->p[5] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 1) : -1;
-    rc->aux[1] = rc->p[6] > 0 ? profile_slot(ps, "gpu.power.usage", 1) : -1;
+    rc->aux[0] = rc->p[P_STEADY_RANGE] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 1) : -1;
+    rc->aux[1] = rc->p[P_STEADY_POWER] > 0 ? profile_slot(ps, "gpu.power.usage", 1) : -1;
     return GL_OK;
 }
 
@@ -33,20 +35,20 @@ static int rz_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
 {
     (void)st;
     const struct win *w = cx->s ? cx->s->w : NULL;
-    if (!w || win_count(w) < rc->p[1]) return DET_UNKNOWN;
+    if (!w || win_count(w) < rc->p[P_MIN_N]) return DET_UNKNOWN;
     if ((rc->aux[0] >= 0 || rc->aux[1] >= 0) &&
-        !det_load_steady(cx->e, rc->aux[0], rc->p[5], rc->aux[1], rc->p[6], (unsigned)rc->p[1]))
+        !det_load_steady(cx->e, rc->aux[0], rc->p[P_STEADY_RANGE], rc->aux[1], rc->p[P_STEADY_POWER], (unsigned)rc->p[P_MIN_N]))
         return cx->open ? DET_HOLD : DET_UNKNOWN;   /* load changed: cannot judge, an open episode stays */
     double med = win_median(w), sc = 1.4826 * win_mad(w);
     /* discrete data (integer readings) often has MAD 0: fall back to the
      * mean absolute deviation, scaled to sigma for normal data */
     if (sc == 0) sc = 1.2533 * win_mean_abs_dev(w, med);
-    if (sc < rc->p[2]) sc = rc->p[2];
+    if (sc < rc->p[P_MIN_SCALE]) sc = rc->p[P_MIN_SCALE];
     double dev = cx->v - med, z = dev / sc;
     o->value = cx->v; o->mean = win_mean(w); o->std = win_std(w); o->score = z;
-    o->lo = med - rc->p[0] * sc; o->hi = med + rc->p[0] * sc;
-    if (fabs(z) < rc->p[0] || fabs(dev) < rc->p[3] || !det_direction_ok(dev, rc->p[4])) return DET_NORMAL;
-    o->excess = det_clamp01((fabs(z) - rc->p[0]) / (2 * rc->p[0]));
+    o->lo = med - rc->p[P_Z] * sc; o->hi = med + rc->p[P_Z] * sc;
+    if (fabs(z) < rc->p[P_Z] || fabs(dev) < rc->p[P_MIN_DEV] || !det_direction_ok(dev, rc->p[P_DIRECTION])) return DET_NORMAL;
+    o->excess = det_clamp01((fabs(z) - rc->p[P_Z]) / (2 * rc->p[P_Z]));
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;

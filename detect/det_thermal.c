@@ -16,6 +16,8 @@ static const struct det_param params[] = {
     { "clear_temp", 5, "an open episode may end only this many degrees below hot, or with the clock back" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_HOT, P_CLOCK_DROP, P_MIN_UTIL, P_CLEAR_TEMP, P__COUNT };
 
 /* the clock reference before the episode (MHz; 0 = none yet) */
 struct th_st { double ref; };
@@ -46,14 +48,14 @@ static int th_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     /* while open, the reference is the clock from before the episode */
     double ref = cx->open && st->ref > recent ? st->ref : recent;
     int flag = have_v && tviol >= 1;
-    int loaded = have_u && util >= rc->p[2];
-    int hot = have_t && temp >= (cx->open ? rc->p[0] - rc->p[3] : rc->p[0]);
-    double drop = cx->open ? rc->p[1] / 2 : rc->p[1];
+    int loaded = have_u && util >= rc->p[P_MIN_UTIL];
+    int hot = have_t && temp >= (cx->open ? rc->p[P_HOT] - rc->p[P_CLEAR_TEMP] : rc->p[P_HOT]);
+    double drop = cx->open ? rc->p[P_CLOCK_DROP] / 2 : rc->p[P_CLOCK_DROP];
     int falling = hot && have_c && loaded && ref > 0 && clk <= (1 - drop) * ref;
     o->value = have_t ? temp : tviol;
     o->metric_slot = have_t ? rc->aux[S_TEMP] : rc->aux[S_TVIOL];
-    o->lo = 0; o->hi = rc->p[0];
-    o->score = have_t ? temp - rc->p[0] : tviol;
+    o->lo = 0; o->hi = rc->p[P_HOT];
+    o->score = have_t ? temp - rc->p[P_HOT] : tviol;
     if (!flag && !falling) {
         if (!cx->open) { st->ref = 0; return DET_NORMAL; }
         /* still hot but the clock cannot be judged (idle, no clock): keep it */
@@ -61,7 +63,7 @@ static int th_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
         return DET_NORMAL;
     }
     if (!cx->open && recent > st->ref) st->ref = recent;
-    o->excess = det_clamp01(have_t ? (temp - rc->p[0] + 5) / 15 : 0.5);
+    o->excess = det_clamp01(have_t ? (temp - rc->p[P_HOT] + 5) / 15 : 0.5);
     char who[96];
     det_who(cx, who, sizeof who);
     int n = snprintf(o->reason, sizeof o->reason, "%s is thermally throttled", who);

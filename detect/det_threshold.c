@@ -15,12 +15,14 @@ static const struct det_param params[] = {
     { "clear_low", -UNSET, "an open episode clears above this (default: low)" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_HIGH, P_LOW, P_CLEAR_HIGH, P_CLEAR_LOW, P__COUNT };
 
 static int thr_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
-    double hi = rc->p[0], lo = rc->p[1];
-    double chi = rc->p[2] < UNSET ? rc->p[2] : hi, clo = rc->p[3] > -UNSET ? rc->p[3] : lo;
+    double hi = rc->p[P_HIGH], lo = rc->p[P_LOW];
+    double chi = rc->p[P_CLEAR_HIGH] < UNSET ? rc->p[P_CLEAR_HIGH] : hi, clo = rc->p[P_CLEAR_LOW] > -UNSET ? rc->p[P_CLEAR_LOW] : lo;
     double v = cx->v;
     const struct win *w = cx->s ? cx->s->w : NULL;
     o->value = v;

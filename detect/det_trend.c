@@ -18,15 +18,17 @@ static const struct det_param params[] = {
     { "min_n", 60, "samples in the gate windows before deciding" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_SPAN, P_SLOPE, P_MIN_CHANGE, P_DIRECTION, P_STEADY_RANGE, P_STEADY_POWER, P_MIN_N, P__COUNT };
 
 static int trend_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
-    if (rc->p[0] < 3 || rc->p[0] > WIN_CAP) {
+    if (rc->p[P_SPAN] < 3 || rc->p[P_SPAN] > WIN_CAP) {
         snprintf(err, errlen, "rule %s: span must be 3..%d", rc->id, WIN_CAP);
         return GL_ERROR;
     }
-    rc->aux[0] = rc->p[4] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 1) : -1;
-    rc->aux[1] = rc->p[5] > 0 ? profile_slot(ps, "gpu.power.usage", 1) : -1;
+    rc->aux[0] = rc->p[P_STEADY_RANGE] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 1) : -1;
+    rc->aux[1] = rc->p[P_STEADY_POWER] > 0 ? profile_slot(ps, "gpu.power.usage", 1) : -1;
     return GL_OK;
 }
 
@@ -34,10 +36,10 @@ static int trend_update(const struct rule_cfg *rc, void *st, const struct det_ct
 {
     (void)st;
     const struct win *w = cx->s ? cx->s->w : NULL;
-    unsigned span = (unsigned)rc->p[0];
+    unsigned span = (unsigned)rc->p[P_SPAN];
     if (!w || win_count(w) + 1 < span) return DET_UNKNOWN;
     if ((rc->aux[0] >= 0 || rc->aux[1] >= 0) &&
-        !det_load_steady(cx->e, rc->aux[0], rc->p[4], rc->aux[1], rc->p[5], (unsigned)rc->p[6]))
+        !det_load_steady(cx->e, rc->aux[0], rc->p[P_STEADY_RANGE], rc->aux[1], rc->p[P_STEADY_POWER], (unsigned)rc->p[P_MIN_N]))
         return cx->open ? DET_HOLD : DET_UNKNOWN;   /* load changed: cannot judge, an open episode stays */
     /* the last span-1 window samples plus this one, times relative to now */
     unsigned n = win_count(w), start = n - (span - 1);
@@ -53,9 +55,9 @@ static int trend_update(const struct rule_cfg *rc, void *st, const struct det_ct
     double t0 = (double)(win_time_at(w, start) - cx->ts) / 1000.0;
     double change = -slope * t0;
     o->value = cx->v; o->mean = win_mean(w); o->std = win_std(w); o->score = slope;
-    o->lo = -rc->p[1]; o->hi = rc->p[1];
-    if (fabs(slope) < rc->p[1] || fabs(change) < rc->p[2] || !det_direction_ok(slope, rc->p[3])) return DET_NORMAL;
-    o->excess = det_clamp01(fabs(slope) / rc->p[1] - 1);
+    o->lo = -rc->p[P_SLOPE]; o->hi = rc->p[P_SLOPE];
+    if (fabs(slope) < rc->p[P_SLOPE] || fabs(change) < rc->p[P_MIN_CHANGE] || !det_direction_ok(slope, rc->p[P_DIRECTION])) return DET_NORMAL;
+    o->excess = det_clamp01(fabs(slope) / rc->p[P_SLOPE] - 1);
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;

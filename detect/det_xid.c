@@ -16,6 +16,8 @@ static const struct det_param params[] = {
     { "gone_s", 5, "after an Xid 79, a GPU without a sample for this long is still gone" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_GONE_S, P__COUNT };
 
 /* 1 while the GPU the episode is about (or, host-level, any GPU of the host)
  * has sent no metric sample for more than gone_ms at time ts. */
@@ -42,7 +44,7 @@ static int xid_update(const struct rule_cfg *rc, void *stp, const struct det_ctx
     if (!cx->ev) {
         o->value = st->count; o->score = st->count; o->severity = st->max_sev ? st->max_sev : 0;
         o->xid_code = st->last_code;
-        if (cx->open && st->gone && gpu_gone(cx, (int64_t)(rc->p[0] * 1000))) {
+        if (cx->open && st->gone && gpu_gone(cx, (int64_t)(rc->p[P_GONE_S] * 1000))) {
             o->excess = det_clamp01(st->count / 10.0);
             char who[96];
             det_who(cx, who, sizeof who);

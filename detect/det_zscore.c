@@ -13,19 +13,21 @@ static const struct det_param params[] = {
     { "direction", 0, "+1 only high, -1 only low, 0 both" },
     { NULL, 0, NULL },
 };
+/* the parameters above, by name (the same order) */
+enum { P_Z, P_MIN_N, P_MIN_STD, P_MIN_DEV, P_DIRECTION, P__COUNT };
 
 static int z_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
     const struct win *w = cx->s ? cx->s->w : NULL;
-    if (!w || win_count(w) < rc->p[1]) return DET_UNKNOWN;
+    if (!w || win_count(w) < rc->p[P_MIN_N]) return DET_UNKNOWN;
     double m = win_mean(w), sd = win_std(w);
-    if (sd < rc->p[2]) sd = rc->p[2];
+    if (sd < rc->p[P_MIN_STD]) sd = rc->p[P_MIN_STD];
     double dev = cx->v - m, z = dev / sd;
     o->value = cx->v; o->mean = m; o->std = win_std(w); o->score = z;
-    o->lo = m - rc->p[0] * sd; o->hi = m + rc->p[0] * sd;
-    if (fabs(z) < rc->p[0] || fabs(dev) < rc->p[3] || !det_direction_ok(dev, rc->p[4])) return DET_NORMAL;
-    o->excess = det_clamp01((fabs(z) - rc->p[0]) / rc->p[0]);
+    o->lo = m - rc->p[P_Z] * sd; o->hi = m + rc->p[P_Z] * sd;
+    if (fabs(z) < rc->p[P_Z] || fabs(dev) < rc->p[P_MIN_DEV] || !det_direction_ok(dev, rc->p[P_DIRECTION])) return DET_NORMAL;
+    o->excess = det_clamp01((fabs(z) - rc->p[P_Z]) / rc->p[P_Z]);
     char who[96];
     det_who(cx, who, sizeof who);
     const char *label, *unit;
