@@ -89,7 +89,15 @@ static int auto_feed(struct parser *p, void *st, const struct line_src *src,
 
     /* data rows of the current format start with a digit (index, date,
      * value): no header starts with one, so skip the header sniffers */
-    if (a->cur && s[0] >= '0' && s[0] <= '9') return run_sub(p, a->cur, src, line, len);
+    if (a->cur && s[0] >= '0' && s[0] <= '9') {
+        int rc = run_sub(p, a->cur, src, line, len);
+        /* in a kernel log, a row that is no log line (no "prog: ") is data
+         * whose header never came: rejected with that reason, not skipped */
+        if (rc == GL_DECLINED && a->cur == a->kmsg && !contains(s, n, ": "))
+            return parser_error(p, RJ_NO_HEADER, "a data row in a kernel log, but no header seen yet, cannot tell "
+                                "its format (use --format, and --columns for header-less CSV)");
+        return rc;
+    }
 
     /* a header of some tabular format? */
     int best = 0;

@@ -28,6 +28,7 @@ struct dmon {
     struct dmon_col cols[DMON_MAX_COLS];
     int date_col, time_col;
     int have_header;
+    int header_too_wide;         /* the last names line had too many columns */
     char today_src[1];           /* unused placeholder */
 };
 
@@ -148,7 +149,10 @@ static int dmon_header(struct parser *p, struct dmon *d, const char *line, size_
     size_t n = len - 1;
     int csv = d->csv || memchr(s, ',', n) != NULL;
     int k = split(s, n, csv, tok, tl, DMON_MAX_COLS);
-    if (k > DMON_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "header has more than %d columns", DMON_MAX_COLS);
+    if (k > DMON_MAX_COLS) {
+        d->header_too_wide = 1;
+        return parser_error(p, RJ_NO_HEADER, "header has more than %d columns", DMON_MAX_COLS);
+    }
     int has_gpu = 0, has_idx = 0;
     for (int i = 0; i < k; i++) {
         if (tok_eq(tok[i], tl[i], "gpu")) has_gpu = 1;
@@ -183,6 +187,7 @@ static int dmon_header(struct parser *p, struct dmon *d, const char *line, size_
     }
     d->ncols = k;
     d->have_header = 1;
+    d->header_too_wide = 0;
     return GL_DECLINED;
 }
 
@@ -215,6 +220,9 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
     if (!d->have_header && !set_columns_from_option(p, d)) {
         if (d->csv)
             return parser_error(p, RJ_NO_HEADER, "dmon CSV row without a header line: pass --columns with the dmon column names (for example --columns gpu,pwr,gtemp,mtemp,sm,mem,enc,dec,jpg,ofa,mclk,pclk)");
+        if (d->header_too_wide)
+            return parser_error(p, RJ_NO_HEADER, "dmon row after a header line that was refused: it has more than %d "
+                                "columns, the most gpulog reads", DMON_MAX_COLS);
         return parser_error(p, RJ_NO_HEADER, "dmon row before any '#' header line");
     }
     const char *tok[DMON_MAX_COLS + 1];
@@ -304,7 +312,7 @@ static int dmon_sniff_common(const char *line, size_t len, int want_csv)
     const char *tok[DMON_MAX_COLS + 1];
     size_t tl[DMON_MAX_COLS + 1];
     int k = split(s + 1, n - 1, csv, tok, tl, DMON_MAX_COLS);
-    if (k > DMON_MAX_COLS) return 0;
+    if (k > DMON_MAX_COLS) k = DMON_MAX_COLS;   /* judged on its first columns: the parser then says it is too wide */
     int gpu = 0, known = 0;
     for (int i = 0; i < k; i++) {
         if (tok_eq(tok[i], tl[i], "pid") || tok_eq(tok[i], tl[i], "command")) return 0;

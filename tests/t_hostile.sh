@@ -279,4 +279,19 @@ tr '\n' '\r' <"$CSV" >"$tmp/cr.csv"
 out=$("$GPULOG" parse "$tmp/cr.csv" 2>&1 >/dev/null)
 check "parse of a CR-only file gives its 8 events" "$(grep -q ': 10 lines, 8 events, 0 rejected' <<<"$out"; echo $?)" "$out"
 
+# ------ item 10 (rest): data rows are parsed or rejected with a reason
+{ echo '[    1.000000] usb 1-1: new high-speed USB device number 2 using xhci_hcd'
+  printf ' 20251107   09:00:%02d      0     73     34\n' 1 2 3 4 5; } >"$tmp/kern-then-rows.log"
+out=$("$GPULOG" parse "$tmp/kern-then-rows.log" 2>&1 >/dev/null)
+check "auto: header-less rows after a kernel line are rejected with a reason, not skipped" \
+  "$(grep -q '5 rejected, 1 skipped' <<<"$out" && grep -q 'a data row in a kernel log, but no header seen yet' <<<"$out"; echo $?)" "$out"
+"$PY" -c "
+cols = ' '.join('c%d' % i for i in range(140))
+print('# gpu pwr ' + cols)
+for i in range(3): print(' 0 70 ' + ' '.join('1' for i in range(140)))
+" >"$tmp/wide.txt"
+out=$("$GPULOG" parse "$tmp/wide.txt" 2>&1 >/dev/null)
+check "auto: a dmon header over 128 columns is named as the reason on every row" \
+  "$(grep -q ':1: header has more than 128 columns' <<<"$out" && [ "$(grep -c 'after a header line that was refused: it has more than 128' <<<"$out")" = 3 ]; echo $?)" "$out"
+
 finish
