@@ -592,6 +592,13 @@ rd_kafka_resp_err_t rd_kafka_query_watermark_offsets(rd_kafka_t *rk, const char 
     return real_(rk, topic, partition, low, high, timeout_ms);
 }
 
+size_t rd_kafka_queue_length(rd_kafka_queue_t *rkqu)
+{
+    typedef size_t (*fn_t)(rd_kafka_queue_t *);
+    RESOLVE_AS(kafka, fn_t, "rd_kafka_queue_length");
+    return real_(rkqu);
+}
+
 void rd_kafka_queue_destroy(rd_kafka_queue_t *rkqu)
 {
     typedef void (*fn_t)(rd_kafka_queue_t *);
