@@ -23,7 +23,7 @@
 #      https://127.0.0.1:19410 (transport 19411), run-secure/. The secrets are files
 #      in run-secure/creds/ (mode 600): elastic.password, gpulog.password, gpulog.apikey
 #      (the base64 "encoded" form that goes after "Authorization: ApiKey").
-# Env: ELASTICSEARCH_VERSION (8.19.7), ELASTICSEARCH_PORT, ELASTICSEARCH_TRANSPORT_PORT,
+# Env: ELASTICSEARCH_VERSION (8.19.7; 9.x needs ELASTICSEARCH_JAVA_HOME at a Java 21+), ELASTICSEARCH_PORT, ELASTICSEARCH_TRANSPORT_PORT,
 #      ELASTICSEARCH_RUN_DIR (secure: ELASTICSEARCH_SECURE_PORT, _SECURE_TRANSPORT_PORT,
 #      _SECURE_RUN_DIR), ELASTICSEARCH_HEAP (512m), ELASTICSEARCH_USER (gpulog-es).
 # The distribution on Maven Central lacks analysis-common, which the .security index
@@ -78,8 +78,9 @@ es_curl() {
 ready() { es_curl -f "$URL/_cluster/health?wait_for_status=yellow&timeout=2s" 2>/dev/null \
   | grep -qE '"status":"(yellow|green)"'; }
 
-java_home() {   # the JDK of the java on PATH (ES ignores JAVA_HOME, wants ES_JAVA_HOME)
+java_home() {   # ELASTICSEARCH_JAVA_HOME, else the JDK of the java on PATH (ES wants ES_JAVA_HOME)
   local j
+  [ -n "${ELASTICSEARCH_JAVA_HOME:-}" ] && { echo "$ELASTICSEARCH_JAVA_HOME"; return 0; }
   j=$(readlink -f "$(command -v java)") || return 1
   dirname "$(dirname "$j")"
 }
@@ -177,13 +178,17 @@ provision_secure() {
 PLUGIN="$DIST/plugins/gpulog-security-analysis"
 build_plugin() {
   [ -f "$PLUGIN/security-index-analysis.jar" ] && [ "$PLUGIN/security-index-analysis.jar" -nt "$HERE/SecurityIndexAnalysis.java" ] && return 0
-  local cls="$HERE/target/plugin-classes"
-  rm -rf "$cls" "$PLUGIN"; mkdir -p "$cls" "$PLUGIN"
-  javac --release 17 -cp "$DIST/lib/*" -d "$cls" "$HERE/SecurityIndexAnalysis.java"
-  jar cf "$PLUGIN/security-index-analysis.jar" -C "$cls" .
+  local cls="$HERE/target/plugin-classes" jh rel=17
+  [ "${VER%%.*}" -ge 9 ] && rel=21
+  jh=$(java_home) || { echo "$NAME: no java on PATH" >&2; return 1; }
+  rm -rf "$cls" "$PLUGIN"; mkdir -p "$cls"
+  "$jh/bin/javac" --release "$rel" -cp "$DIST/lib/*" -d "$cls" "$HERE/SecurityIndexAnalysis.java" || return 1
+  mkdir -p "$PLUGIN.tmp"   # complete or absent: a half-made plugin dir stops the node
+  "$jh/bin/jar" cf "$PLUGIN.tmp/security-index-analysis.jar" -C "$cls" .
   printf '%s\n' "description=analysis components of the .security index (gpulog tests)" "version=1.0" \
-    "name=gpulog-security-analysis" "classname=SecurityIndexAnalysis" "java.version=17" \
-    "elasticsearch.version=$VER" > "$PLUGIN/plugin-descriptor.properties"
+    "name=gpulog-security-analysis" "classname=SecurityIndexAnalysis" "java.version=$rel" \
+    "elasticsearch.version=$VER" > "$PLUGIN.tmp/plugin-descriptor.properties"
+  mv "$PLUGIN.tmp" "$PLUGIN"
 }
 
 case "${1:-}" in
