@@ -473,7 +473,10 @@ static void fetch_poke(struct dctx *d)
         struct pstate *p = d->parts;
         while (i++ < want) p = p->next;
         int64_t lo, hi;
-        if (p->eof || rd_kafka_get_watermark_offsets(d->rk, p->topic, p->part, &lo, &hi) || hi < 0) continue;
+        /* eof only ends a partition for --once, which reads up to end */
+        if ((d->once && p->eof) || rd_kafka_get_watermark_offsets(d->rk, p->topic, p->part, &lo, &hi) || hi < 0)
+            continue;
+        if (p->end >= 0 && hi > p->end) hi = p->end;
         int64_t pos = p->consumed >= 0 ? p->consumed + 1 : p->committed >= 0 ? p->committed : lo;
         if (hi - pos < DETECT_POKE_LAG) continue;
         last = now;
