@@ -656,10 +656,62 @@ static int all_producers_done(struct collector *c)
     return c->stash.n == 0;
 }
 
+/* The spool budget: above it the producers are not read (backpressure);
+ * SIGHUP re-scans the globs. Returns 1 when the spools are full. */
+static int spool_budget(struct collector *c)
+{
+    int64_t spooled = 0;
+    for (size_t i = 0; i < c->nsrc; i++)
+        if (c->src[i]->sp) spooled += spool_bytes(c->src[i]->sp);
+    int full = spooled >= c->spool_max;
+    metrics_set(M_SPOOL_BYTES, spooled);
+    if (full != c->spool_full) {
+        c->spool_full = full;
+        if (full) log_warn("msg=\"spool budget spent: not reading children/stdin until it drains\" spool_bytes=%" PRId64, spooled);
+        else log_info("msg=\"spool below budget: reading again\"");
+    }
+    return full;
+}
+
+/* Producers' fds to poll (pfd/pfs grown as needed, owned by the caller). */
+static size_t producer_pollset(struct collector *c, struct pollfd **pfd, struct source ***pfs, size_t *cap)
+{
+    if (*cap < c->nsrc) {
+        *cap = c->nsrc;
+        *pfd = xrealloc(*pfd, *cap * sizeof **pfd);
+        *pfs = xrealloc(*pfs, *cap * sizeof **pfs);
+    }
+    size_t np = 0;
+    for (size_t i = 0; i < c->nsrc; i++)
+        if (c->src[i]->prod && producer_fd(c->src[i]->prod) >= 0) {
+            (*pfd)[np].fd = producer_fd(c->src[i]->prod);
+            (*pfd)[np].events = POLLIN;
+            (*pfd)[np].revents = 0;
+            (*pfs)[np++] = c->src[i];
+        }
+    return np;
+}
+
+/* Once a second: notes the files at the followed paths, checkpoints,
+ * re-scans the globs, hands freed buffers back after a burst. */
+static void tick(struct collector *c, long inflight, unsigned *ticks)
+{
+    for (size_t i = 0; i < c->nsrc; i++)
+        if (c->src[i]->kind == SRC_FILE) { tail_watch(c->src[i]->tail); report_losses(c, c->src[i]); }
+    save_all(c, 0);
+    if (!c->once) scan_patterns(c);
+    long rss = rss_kb();
+    if (rss > c->peak_rss_kb) c->peak_rss_kb = rss;
+    /* a sidecar's steady-state footprint should not keep its peak */
+    if (++*ticks % 10 == 0 && inflight < 1000) malloc_trim(0);
+}
+
+/* The main loop: producers into spools, sources through the parsers into
+ * the sink, housekeeping; until a signal, a fatal sink error, or the end. */
 static int run(struct collector *c)
 {
     int64_t last_tick = 0, last_stats = gl_now_ms();
-    unsigned trim_ticks = 0;
+    unsigned ticks = 0;
     int progress = 1;
     long inflight = 0;
     struct pollfd *pfd = NULL;
@@ -667,41 +719,16 @@ static int run(struct collector *c)
     size_t cappfd = 0;
     while (!stop_flag && !c->fatal) {
         int64_t now = gl_now_ms();
-        /* producers: children, stdin, kmsg into their spools */
-        int64_t spooled = 0;
-        for (size_t i = 0; i < c->nsrc; i++)
-            if (c->src[i]->sp) spooled += spool_bytes(c->src[i]->sp);
-        int full = spooled >= c->spool_max;
-        metrics_set(M_SPOOL_BYTES, spooled);
         if (hup_flag) {
             hup_flag = 0;
             scan_patterns(c);
             log_info("msg=reload what=\"file sources re-scanned (collect has no detectors; other settings need a restart)\" files=%zu",
                      c->nsrc);
         }
-        if (full != c->spool_full) {
-            c->spool_full = full;
-            if (full) log_warn("msg=\"spool budget spent: not reading children/stdin until it drains\" spool_bytes=%" PRId64, spooled);
-            else log_info("msg=\"spool below budget: reading again\"");
-        }
-        if (cappfd < c->nsrc) {
-            cappfd = c->nsrc;
-            pfd = xrealloc(pfd, cappfd * sizeof *pfd);
-            pfs = xrealloc(pfs, cappfd * sizeof *pfs);
-        }
-        size_t np = 0;
-        if (!full)
-            for (size_t i = 0; i < c->nsrc; i++)
-                if (c->src[i]->prod && producer_fd(c->src[i]->prod) >= 0) {
-                    pfd[np].fd = producer_fd(c->src[i]->prod);
-                    pfd[np].events = POLLIN;
-                    pfd[np].revents = 0;
-                    pfs[np++] = c->src[i];
-                }
+        size_t np = spool_budget(c) ? 0 : producer_pollset(c, &pfd, &pfs, &cappfd);
         int timeout = progress ? 0 : 50;
         if (np) {
-            int n = poll(pfd, np, timeout);
-            if (n > 0)
+            if (poll(pfd, np, timeout) > 0)
                 for (size_t i = 0; i < np; i++)
                     if (pfd[i].revents) producer_read(pfs[i]->prod);
             inflight = sink_poll(c->sink, 0);
@@ -731,18 +758,7 @@ static int run(struct collector *c)
             c->fatal = 1;
         }
         if (c->blocked) progress = 0;
-        if (now - last_tick >= 1000) {
-            last_tick = now;
-            for (size_t i = 0; i < c->nsrc; i++)
-                if (c->src[i]->kind == SRC_FILE) { tail_watch(c->src[i]->tail); report_losses(c, c->src[i]); }
-            save_all(c, 0);
-            if (!c->once) scan_patterns(c);
-            long rss = rss_kb();
-            if (rss > c->peak_rss_kb) c->peak_rss_kb = rss;
-            /* after a burst, hand freed producer buffers back to the system:
-             * a sidecar's steady-state footprint should not keep its peak */
-            if (++trim_ticks % 10 == 0 && inflight < 1000) malloc_trim(0);
-        }
+        if (now - last_tick >= 1000) { last_tick = now; tick(c, inflight, &ticks); }
         if (c->stats_ms && now - last_stats >= c->stats_ms) {
             last_stats = now;
             log_stats(c, inflight);
