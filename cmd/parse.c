@@ -150,6 +150,9 @@ int cmd_parse(int argc, char **argv)
     fprintf(stderr, "gpulog parse: %s: %llu lines, %llu events, %llu rejected, %llu skipped (headers, blanks)\n",
             fo.name, (unsigned long long)st.lines, (unsigned long long)st.events,
             (unsigned long long)st.rejected, (unsigned long long)st.declined);
+    if (parser_fields_dropped())
+        fprintf(stderr, "gpulog parse: %s: %llu fields dropped: out of the schema's range (the rest of their events kept)\n",
+                fo.name, (unsigned long long)parser_fields_dropped());
     parser_free(p);
     out_free(&e.out);
     if (!is_stdin) close(fd);

@@ -2,6 +2,7 @@
 #include "parser.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,8 +84,75 @@ struct event *parser_begin(struct parser *p, const struct line_src *src,
     return ev;
 }
 
+/* Numeric ranges of schemas/event.schema.json (minimum/maximum) for the
+ * fields parsers emit; keys ending in .pct are 0..100 and .throughput >= 0
+ * by pattern. tests/t_hostile.sh checks this table against the schema. */
+static const struct { const char *key; double lo, hi; } schema_ranges[] = {
+    { "gpu.index", 0, HUGE_VAL },
+    { "gpu.power.usage", 0, HUGE_VAL },
+    { "gpu.power.limit", 0, HUGE_VAL },
+    { "gpu.clock.mem_frequency", 0, HUGE_VAL },
+    { "gpu.clock.streaming_multiprocessor_frequency", 0, HUGE_VAL },
+    { "gpu.clock.graphics_frequency", 0, HUGE_VAL },
+    { "gpu.throttling.reasons", 0, HUGE_VAL },
+    { "gpu.memory.framebuffer.used_size", 0, HUGE_VAL },
+    { "gpu.memory.framebuffer.total_size", 0, HUGE_VAL },
+    { "gpu.memory.framebuffer.free_size", 0, HUGE_VAL },
+    { "gpu.memory.bar1.used_size", 0, HUGE_VAL },
+    { "gpu.memory.protected.used_size", 0, HUGE_VAL },
+    { "gpu.ecc.single_bit.count", 0, HUGE_VAL },
+    { "gpu.ecc.double_bit.count", 0, HUGE_VAL },
+    { "gpu.ecc.corrected.volatile.count", 0, HUGE_VAL },
+    { "gpu.ecc.uncorrected.volatile.count", 0, HUGE_VAL },
+    { "gpu.pcie.replay", 0, HUGE_VAL },
+    { "gpu.pcie.rx.throughput", 0, HUGE_VAL },
+    { "gpu.pcie.tx.throughput", 0, HUGE_VAL },
+    { "gpu.mig.gpu_instance", 0, HUGE_VAL },
+    { "gpu.mig.compute_instance", 0, HUGE_VAL },
+    { "process.pid", 0, HUGE_VAL },
+    { "gpu.process.memory.used_size", 0, HUGE_VAL },
+    { "gpu.xid.code", 0, HUGE_VAL },
+    { "gpu.sxid.code", 0, HUGE_VAL },
+};
+#define ES_FLOAT_MAX 3.4028234663852886e38   /* numbers are mapped as float: beyond this they cannot be stored */
+
+/* Why the value of field f breaks the schema, or NULL. */
+static const char *out_of_range(const struct ev_field *f)
+{
+    if (f->type != EV_NUM && f->type != EV_INT) return NULL;
+    double v = f->type == EV_NUM ? f->v.d : (double)f->v.i;
+    if (!isfinite(v) || fabs(v) > ES_FLOAT_MAX) return "not storable as a float";
+    size_t n = strlen(f->key);
+    if (n > 4 && !strcmp(f->key + n - 4, ".pct") && (v < 0 || v > 100)) return "a percentage outside 0..100";
+    if (n > 11 && !strcmp(f->key + n - 11, ".throughput") && v < 0) return "negative";
+    for (size_t i = 0; i < GL_ARRAY_LEN(schema_ranges); i++)
+        if (!strcmp(schema_ranges[i].key, f->key)) {
+            if (v < schema_ranges[i].lo) return "below the schema's minimum";
+            if (v > schema_ranges[i].hi) return "above the schema's maximum";
+            break;
+        }
+    return NULL;
+}
+
+static uint64_t dropped_total;   /* parser_fields_dropped */
+
+uint64_t parser_fields_dropped(void) { return dropped_total; }
+
 void parser_emit(struct parser *p)
 {
+    /* every emitted event validates against the schema: an out-of-range
+     * field is dropped (the rest kept), counted, and the first 20 said */
+    struct event *ev = &p->ev;
+    for (size_t i = 0; i < ev->nf; i++) {
+        const char *why = out_of_range(&ev->f[i]);
+        if (!why) continue;
+        double v = ev->f[i].type == EV_NUM ? ev->f[i].v.d : (double)ev->f[i].v.i;
+        if (++dropped_total <= 20) log_warn("msg=\"value out of the schema's range: field dropped, the rest of the event kept\" field=%s value=%g reason=\"%s\"",
+                 ev->f[i].key, v, why);
+        memmove(&ev->f[i], &ev->f[i + 1], (ev->nf - i - 1) * sizeof *ev->f);
+        ev->nf--;
+        i--;
+    }
     p->stats.events++;
     if (p->emit) p->emit(p->emit_ctx, &p->ev);
 }

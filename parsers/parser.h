@@ -101,6 +101,9 @@ enum reject_reason {
 };
 /* "field_count", "not_a_number", ... (static strings). */
 const char *reject_reason_name(enum reject_reason r);
+/* Fields dropped at emission by every parser of the process so far: their
+ * values were out of the schema's range (parser_emit). */
+uint64_t parser_fields_dropped(void);
 /* Sets p->err (the text, with the location) and p->err_reason, and returns
  * GL_ERROR. */
 int parser_error(struct parser *p, enum reject_reason r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

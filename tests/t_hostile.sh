@@ -294,4 +294,43 @@ out=$("$GPULOG" parse "$tmp/wide.txt" 2>&1 >/dev/null)
 check "auto: a dmon header over 128 columns is named as the reason on every row" \
   "$(grep -q ':1: header has more than 128 columns' <<<"$out" && [ "$(grep -c 'after a header line that was refused: it has more than 128' <<<"$out")" = 3 ]; echo $?)" "$out"
 
+# --------- item 11: out-of-range values are dropped at emission, counted
+printf 'timestamp, index, utilization.gpu [%%], power.draw [W], temperature.gpu\n2024/01/16 14:44:16.977, 0, 150 %%, -5 W, 1.79e308\n2024/01/16 14:44:17.977, 0, 50 %%, 300 W, 70\n' >"$tmp/oor.csv"
+"$GPULOG" parse "$tmp/oor.csv" >"$tmp/oor.ndjson" 2>"$tmp/oor.err"
+check_cmd "parse: pct over 100, negative power and 1.79e308 are dropped, the rest kept, all events valid" "$PY" - "$tmp/oor.ndjson" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert len(ev) == 2, ev
+assert "gpu.utilization.gpu.pct" not in ev[0] and "gpu.power.usage" not in ev[0] and "gpu.temperature.gpu" not in ev[0], ev[0]
+assert ev[0]["gpu.index"] == 0 and ev[1]["gpu.utilization.gpu.pct"] == 50 and ev[1]["gpu.power.usage"] == 300, ev
+try:
+    import jsonschema
+    v = jsonschema.Draft202012Validator(json.load(open("schemas/event.schema.json")))
+    for e in ev: v.validate(e)
+except ImportError:
+    pass
+PY
+check "parse: the drops are said and counted" \
+  "$(grep -q '3 fields dropped: out of the schema' "$tmp/oor.err" && grep -q 'field=gpu.power.usage value=-5 reason="below the schema' "$tmp/oor.err"; echo $?)" "$(cat "$tmp/oor.err")"
+check_cmd "the emission range table (parsers/parser.c) is the schema's" "$PY" - <<'PY'
+import json, re
+s = json.load(open("schemas/event.schema.json")); d = s["$defs"]
+want = {}
+for k, v in s["properties"].items():
+    r = v.get("$ref", "").split("/")[-1]
+    lo = v.get("minimum", d.get(r, {}).get("minimum")); hi = v.get("maximum", d.get(r, {}).get("maximum"))
+    if k.startswith("event.") or k == "log.offset" or (lo is None and hi is None): continue
+    if k.endswith(".pct"): assert (lo, hi) == (0, 100), k; continue
+    want[k] = (lo, hi)
+src = open("parsers/parser.c").read()
+got = {m[0]: (float(m[1]), None if m[2] == "HUGE_VAL" else float(m[2]))
+       for m in re.findall(r'\{ "([a-z0-9_.]+)", ([-0-9.e]+), ([A-Z_0-9.e]+) \}', src)}
+assert got == {k: (float(lo), None if hi is None else float(hi)) for k, (lo, hi) in want.items()}, (set(got) ^ set(want))
+for k, v in s.get("patternProperties", {}).items():
+    r = v.get("$ref", "").split("/")[-1]
+    lo = v.get("minimum", d.get(r, {}).get("minimum")); hi = v.get("maximum", d.get(r, {}).get("maximum"))
+    if lo is None and hi is None: continue
+    assert (k.endswith(r"\.pct$") and (lo, hi) == (0, 100)) or (k.endswith(r"\.throughput$") and lo == 0 and hi is None), k
+PY
+
 finish
