@@ -108,7 +108,7 @@ static int parse_gen_id(const char *v, struct gen_id *g)
     memset(g, 0, sizeof *g);
     g->dev = dev;
     g->ino = ino;
-    snprintf(g->fp, sizeof g->fp, "%s", fp);
+    memcpy(g->fp, fp, strlen(fp) + 1);   /* 32 hex digits or empty: checked above */
     g->fp_len = fl;
     g->end = end;
     g->flags = flags;
