@@ -189,12 +189,21 @@ struct kcur {
     uint64_t h;
 };
 
-/* A top-level key of the last message accepted (the layout): its bytes in
- * ds.laybuf and, for a field, its interned copy. */
+/* A top-level key of an accepted message's layout: its bytes in the
+ * layout's buffer and, for a field, its interned copy. */
 struct klay {
     uint32_t off, n;
     const char *ik;
 };
+
+/* The keys, in order, of a message accepted recently. */
+struct layout {
+    struct klay *k;
+    size_t n, cap;
+    struct buf bytes;
+    uint64_t used;            /* when it last matched a whole message (LRU) */
+};
+#define NLAYOUT 4             /* e.g. GPUs with and without memory temperature */
 
 /* The decoder's scratch, owned by this file and reused message after
  * message: it grows to the largest message seen and is never freed. */
@@ -207,14 +216,14 @@ static struct {
     size_t capcur;
     uint32_t *fki;            /* field i's key is cur[fki[i]] */
     size_t capfki;
-    /* A stream repeats its layout: while a message's keys equal the last
-     * accepted message's, position by position, they are distinct (that
-     * message had no duplicate) and their interned copies are known, so
-     * nothing is hashed. The first key that differs hashes the keys so far
-     * into the duplicate set and decoding goes on the general way. */
-    struct klay *lay;
-    size_t nlay, caplay;
-    struct buf laybuf;
+    /* A stream repeats a few layouts: while a message's keys equal those
+     * of one of the last NLAYOUT layouts accepted, position by position,
+     * they are distinct (that message had no duplicate) and their interned
+     * copies are known, so nothing is hashed. When no layout matches any
+     * more, the keys so far go into the duplicate set and decoding goes on
+     * the general way. */
+    struct layout lay[NLAYOUT];
+    uint64_t clock;
 } ds;
 
 struct jp {
@@ -617,7 +626,7 @@ static void key_hash(struct kcur *c)
 /* The top-level key at j->p, the ki-th of the message: scanned, checked
  * against the layout while *same (the leading keys equal it), else against
  * the duplicate set; then the ':' after it. */
-static int jkey_top(struct jp *j, size_t ki, int *same, const char **s, size_t *n)
+static int jkey_top(struct jp *j, size_t ki, unsigned *cand, const char **s, size_t *n)
 {
     if (j->p >= j->end || *j->p != '"') { j->why = "string or '}' expected"; return GL_ERROR; }
     if (jstr(j, s, n) != GL_OK) return GL_ERROR;
@@ -627,11 +636,17 @@ static int jkey_top(struct jp *j, size_t ki, int *same, const char **s, size_t *
     }
     struct kcur *c = &ds.cur[ki];
     *c = (struct kcur){ .p = *s, .n = (uint32_t)*n };
-    if (*same && ki < ds.nlay && ds.lay[ki].n == *n && !memcmp(ds.laybuf.p + ds.lay[ki].off, *s, *n)) {
-        /* as the last message: no duplicate so far */
+    unsigned next = 0;
+    for (unsigned l = 0; *cand >> l; l++) {
+        const struct layout *L = &ds.lay[l];
+        if ((*cand >> l & 1) && ki < L->n && L->k[ki].n == *n && !memcmp(L->bytes.p + L->k[ki].off, *s, *n))
+            next |= 1u << l;
+    }
+    if (next) {
+        *cand = next;   /* as an accepted message: no duplicate so far */
     } else {
-        if (*same) {
-            *same = 0;
+        if (*cand) {
+            *cand = 0;
             for (size_t i = 0; i < ki; i++) {
                 key_hash(&ds.cur[i]);
                 key_seen(0, ds.cur[i].p, ds.cur[i].n, ds.cur[i].h);
@@ -658,32 +673,38 @@ static void field_from_key(size_t nf, size_t ki)
 }
 
 /* The interned copy of top-level key ki, NULL once the table is full and
- * the key is new; nsame leading keys equal the layout. */
-static const char *field_key(size_t ki, size_t nsame)
+ * the key is new; the nsame leading keys equal layout l. */
+static const char *field_key(size_t ki, size_t nsame, unsigned l)
 {
-    if (ki < nsame && ds.lay[ki].ik) return ds.lay[ki].ik;
+    if (ki < nsame && ds.lay[l].k[ki].ik) return ds.lay[l].k[ki].ik;
     struct kcur *c = &ds.cur[ki];
     key_hash(c);
     return intern(&keys_tab, c->p, c->n, c->h);
 }
 
-/* After an accepted message of nk keys: its layout becomes the one to
- * expect (rebuilt only when it differs), with the interned field keys. */
-static void layout_keep(struct event *ev, size_t nk, size_t nsame)
+/* After an accepted message of nk keys, all equal to layout l when
+ * nsame == nk: that layout is refreshed, or the least recently used one
+ * becomes this message's; the interned field keys are noted in it. */
+static void layout_keep(struct event *ev, size_t nk, size_t nsame, unsigned l)
 {
-    if (nsame != nk || nk != ds.nlay) {
-        if (nk > ds.caplay) {
-            ds.caplay = nk + 16;
-            ds.lay = xrealloc(ds.lay, ds.caplay * sizeof *ds.lay);
+    if (nsame != nk || ds.lay[l].n != nk) {
+        l = 0;
+        for (unsigned i = 1; i < NLAYOUT; i++)
+            if (ds.lay[i].used < ds.lay[l].used) l = i;
+        struct layout *L = &ds.lay[l];
+        if (nk > L->cap) {
+            L->cap = nk + 16;
+            L->k = xrealloc(L->k, L->cap * sizeof *L->k);
         }
-        buf_reset(&ds.laybuf);
+        buf_reset(&L->bytes);
         for (size_t i = 0; i < nk; i++) {
-            ds.lay[i] = (struct klay){ .off = (uint32_t)ds.laybuf.len, .n = ds.cur[i].n, .ik = NULL };
-            buf_append(&ds.laybuf, ds.cur[i].p, ds.cur[i].n);
+            L->k[i] = (struct klay){ .off = (uint32_t)L->bytes.len, .n = ds.cur[i].n, .ik = NULL };
+            buf_append(&L->bytes, ds.cur[i].p, ds.cur[i].n);
         }
-        ds.nlay = nk;
+        L->n = nk;
     }
-    for (size_t i = 0; i < ev->nf; i++) ds.lay[ds.fki[i]].ik = ev->f[i].key;
+    ds.lay[l].used = ++ds.clock;
+    for (size_t i = 0; i < ev->nf; i++) ds.lay[l].k[ds.fki[i]].ik = ev->f[i].key;
 }
 
 #define JFAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return GL_ERROR; } while (0)
@@ -708,8 +729,11 @@ static int decode(struct event *ev, const char *json, size_t len, char *err, siz
     }
     j.p++;
     jws(&j);
-    int have_ts = 0, same = 1;
-    size_t nk = 0, nsame = 0;   /* keys so far, and how many equal the layout */
+    int have_ts = 0;
+    unsigned cand = 0, match = 0;   /* layouts the leading keys equal; one of them */
+    for (unsigned l = 0; l < NLAYOUT; l++)
+        if (ds.lay[l].n) cand |= 1u << l;
+    size_t nk = 0, nsame = 0;   /* keys so far, and how many equal a layout */
     const char *hv[4] = { 0 };   /* host, path, dataset, kind: interned once valid */
     size_t hn[4] = { 0 };
     if (j.p < j.end && *j.p == '}') j.p++;
@@ -717,9 +741,12 @@ static int decode(struct event *ev, const char *json, size_t len, char *err, siz
         for (;;) {
             const char *k, *s;
             size_t kn, n, ki = nk;
-            if (jkey_top(&j, ki, &same, &k, &kn) != GL_OK) goto bad;
+            if (jkey_top(&j, ki, &cand, &k, &kn) != GL_OK) goto bad;
             nk++;
-            if (same) nsame = nk;
+            if (cand) {
+                nsame = nk;
+                match = (unsigned)__builtin_ctz(cand);
+            }
             enum hkey hk = header_key(k, kn);
             if (j.p >= j.end) { j.why = "premature end of input"; goto bad; }
             char c = *j.p;
@@ -802,14 +829,14 @@ static int decode(struct event *ev, const char *json, size_t len, char *err, siz
     if (hv[1]) ev->path = ev_string(ev, 1, hv[1], hn[1]);
     size_t w = 0;
     for (size_t i = 0; i < ev->nf; i++) {
-        const char *key = field_key(ds.fki[i], nsame);
+        const char *key = field_key(ds.fki[i], nsame, match);
         if (!key) { dropped_fields++; continue; }   /* table full: bounded memory first */
         ds.fki[w] = ds.fki[i];
         ev->f[w] = ev->f[i];
         ev->f[w++].key = key;
     }
     ev->nf = w;
-    layout_keep(ev, nk, nsame);
+    layout_keep(ev, nk, nsame, match);
     return GL_OK;
 bad:
     JFAIL("invalid JSON: %s (column %zu)", j.why, (size_t)(j.p - json) + 1);
@@ -836,11 +863,13 @@ int event_from_json(struct event *ev, const char *json, size_t len, char *err, s
         ds.fki = NULL;
         ds.capcur = ds.capfki = 0;
     }
-    if (ds.caplay * sizeof *ds.lay > SCRATCH_KEEP || ds.laybuf.cap > SCRATCH_KEEP) {   /* no layout to expect */
-        free(ds.lay);
-        buf_free(&ds.laybuf);
-        ds.lay = NULL;
-        ds.nlay = ds.caplay = 0;
+    for (unsigned l = 0; l < NLAYOUT; l++) {
+        struct layout *L = &ds.lay[l];
+        if (L->cap * sizeof *L->k > SCRATCH_KEEP || L->bytes.cap > SCRATCH_KEEP) {   /* not a layout to expect */
+            free(L->k);
+            buf_free(&L->bytes);
+            *L = (struct layout){ 0 };
+        }
     }
     return rc;
 }

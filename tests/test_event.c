@@ -374,6 +374,47 @@ TEST(json_outsized_message)
     event_free(&ev);
 }
 
+/* Messages alternating between layouts (8 GPUs, some without a memory
+ * temperature) decode as jansson decodes them, and a repeated key after a
+ * prefix that equals a known layout is still refused. */
+TEST(json_layouts)
+{
+    struct event a, b;
+    event_init(&a);
+    event_init(&b);
+    char err[GL_ERRLEN];
+#define TS "{\"@timestamp\":\"2025-11-07T03:15:01.000Z\""
+    static const char *const msgs[] = {
+        TS ",\"la\":1,\"lb\":2,\"lc\":3}", TS ",\"la\":4,\"lc\":6}", TS ",\"la\":7,\"lb\":8,\"lc\":9}",
+        TS ",\"la\":1,\"ld\":null,\"lc\":3}", TS ",\"la\":4,\"lc\":6}", TS ",\"la\":1,\"ld\":5,\"lc\":3}",
+        TS ",\"la\":1,\"lb\":2,\"lc\":3,\"le\":\"x\"}", TS ",\"la\":4,\"lc\":6}",
+    };
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < GL_ARRAY_LEN(msgs); i++) {
+            CHECK_EQ_INT(event_from_json(&a, msgs[i], strlen(msgs[i]), err, sizeof err), GL_OK);
+            CHECK_EQ_INT(event_from_json_jansson(&b, msgs[i], strlen(msgs[i]), err, sizeof err), GL_OK);
+            CHECK_EQ_INT(a.nf, b.nf);
+            for (size_t k = 0; k < a.nf && k < b.nf; k++) {
+                CHECK(a.f[k].key == b.f[k].key);
+                CHECK(a.f[k].type == b.f[k].type && (a.f[k].type == EV_STR || a.f[k].v.i == b.f[k].v.i));
+            }
+        }
+    }
+    static const char *const dups[] = {
+        TS ",\"la\":1,\"lc\":3,\"la\":2}", TS ",\"la\":1,\"lb\":2,\"la\":3}", TS ",\"la\":1,\"lb\":2,\"lc\":3,\"lb\":4}",
+        TS ",\"la\":1,\"lb\":2,\"lc\":3,\"le\":\"x\",\"@timestamp\":\"2025-11-07T03:15:01.000Z\"}",
+    };
+#undef TS
+    for (size_t i = 0; i < GL_ARRAY_LEN(dups); i++) {
+        CHECK_EQ_INT(event_from_json(&a, dups[i], strlen(dups[i]), err, sizeof err), GL_ERROR);
+        CHECK_EQ_INT(event_from_json_jansson(&b, dups[i], strlen(dups[i]), err, sizeof err), GL_ERROR);
+        const char *again = msgs[i % GL_ARRAY_LEN(msgs)];   /* the layouts still work after a refusal */
+        CHECK_EQ_INT(event_from_json(&a, again, strlen(again), err, sizeof err), GL_OK);
+    }
+    event_free(&a);
+    event_free(&b);
+}
+
 TEST(json_random_keys_bounded)
 {
     struct event ev;
@@ -436,6 +477,7 @@ int main(void)
     RUN(json_decode_refusals);
     RUN(json_header_strings_escaped);
     RUN(json_flat_edges);
+    RUN(json_layouts);
     RUN(json_random_keys_bounded);
     RUN(json_outsized_message);
     return TEST_REPORT();
