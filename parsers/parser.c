@@ -177,6 +177,13 @@ int parser_error(struct parser *p, enum reject_reason r, const char *fmt, ...)
     return GL_ERROR;
 }
 
+int str_all_digits(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9') return 0;
+    return 1;
+}
+
 void str_trim(const char **s, size_t *n)
 {
     const char *a = *s;

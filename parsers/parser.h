@@ -111,6 +111,9 @@ int parser_error(struct parser *p, enum reject_reason r, const char *fmt, ...) _
 /* Utilities shared by formats. */
 /* Trims ASCII spaces/tabs at both ends. */
 void str_trim(const char **s, size_t *n);
+/* 1 if the n bytes at s are all decimal digits (no sign: "-1:00:00" and
+ * "-2025110" are no time or date). */
+int str_all_digits(const char *s, size_t n);
 /* 1 if the value is one of the "missing" spellings: "", "-", "N/A", "N/W",
  * or anything in brackets ("[N/A]", "[Not Supported]", ...). */
 int value_is_missing(const char *s, size_t n);

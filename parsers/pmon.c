@@ -202,13 +202,14 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
             event_add_str(ev, c->key, t, l);
             break;
         case PC_DATE:
-            if (l != 8 || !parse_int_fast(t, l, &v))
+            if (l != 8 || !str_all_digits(t, 8) || !parse_int_fast(t, l, &v))
                 return parser_error(p, RJ_BAD_TIME, "bad date '%.*s' (want YYYYMMDD)", SHOW(l), t);
             date = (int)v;
             y = date / 10000; mo = date / 100 % 100; dd = date % 100;
             break;
         case PC_TIME:
-            if (l != 8 || t[2] != ':' || t[5] != ':' || !parse_int_fast(t, 2, &v))
+            if (l != 8 || t[2] != ':' || t[5] != ':' || !str_all_digits(t, 2) || !str_all_digits(t + 3, 2) ||
+                !str_all_digits(t + 6, 2) || !parse_int_fast(t, 2, &v))
                 return parser_error(p, RJ_BAD_TIME, "bad time '%.*s' (want HH:MM:SS)", SHOW(l), t);
             hh = (int)v;
             if (!parse_int_fast(t + 3, 2, &v)) return parser_error(p, RJ_BAD_TIME, "bad time '%.*s'", SHOW(l), t);

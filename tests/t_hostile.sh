@@ -333,4 +333,10 @@ for k, v in s.get("patternProperties", {}).items():
     assert (k.endswith(r"\.pct$") and (lo, hi) == (0, 100)) or (k.endswith(r"\.throughput$") and lo == 0 and hi is None), k
 PY
 
+# -------------------- item 11 (times): signed dates and times are refused
+printf '#Date       Time         gpu    pwr  gtemp\n#YYYYMMDD   HH:MM:SS     Idx      W      C\n 20251107   -1:00:00      0     73     34\n -2025110   09:00:00      0     73     34\n 20251107   09:00:00      0     73     34\n' >"$tmp/neg.txt"
+out=$("$GPULOG" parse "$tmp/neg.txt" 2>&1 >/dev/null)
+check "dmon: time -1:00:00 and date -2025110 are rejected, not stamped wrong" \
+  "$(grep -q "bad time '-1:00:00'" <<<"$out" && grep -q "bad date '-2025110'" <<<"$out" && grep -q '1 events, 2 rejected' <<<"$out"; echo $?)" "$out"
+
 finish
