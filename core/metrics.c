@@ -56,6 +56,10 @@ static const struct family families[M__COUNT] = {
         "Lines of followed files never read, by reason, where they could still be counted (files skipped by the too_old and too_many bounds)." },
     [M_FIELDS_DROPPED] = { "gpulog_fields_dropped_total", MT_COUNTER, NULL,
         "Fields of consumed events dropped because their key was new once 65536 distinct field keys had been seen (bounded memory on hostile topics)." },
+    [M_SAMPLES_DROPPED] = { "gpulog_samples_dropped_total", MT_COUNTER, "reason",
+        "Metric samples the detectors did not take, by reason: out_of_order (before the tolerance), too_far_ahead (past the GPU's newest sample by more than max(6 h, 100 intervals)), duplicate." },
+    [M_CLOCK_STEPS] = { "gpulog_clock_steps_total", MT_COUNTER, NULL,
+        "GPUs whose event time stepped (5 consistent samples outside the expected range): their series re-anchored at the new time and their windows started over." },
 };
 
 struct series {

@@ -36,6 +36,8 @@ enum metric_id {
     M_BYTES_LOST,          /* counter  gpulog_bytes_lost_total{reason} */
     M_LINES_LOST,          /* counter  gpulog_lines_lost_total{reason} */
     M_FIELDS_DROPPED,      /* counter  gpulog_fields_dropped_total */
+    M_SAMPLES_DROPPED,     /* counter  gpulog_samples_dropped_total{reason} */
+    M_CLOCK_STEPS,         /* counter  gpulog_clock_steps_total */
     M__COUNT
 };
 

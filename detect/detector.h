@@ -114,6 +114,8 @@ struct ent {
     float clk_busy;          /* SM clock under load, slow max */
     float interval_ms;       /* observed sampling interval (robust running estimate; 0 = unknown) */
     uint32_t nsamples;
+    int64_t step_ts;         /* newest sample outside the expected time range (a clock step?) */
+    uint32_t step_n;         /* consecutive such samples, each a little after the previous one */
     struct ent *next;        /* in the host's list */
 };
 

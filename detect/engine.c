@@ -1,5 +1,6 @@
 /* engine.c - see engine.h. */
 #include "engine.h"
+#include "../core/metrics.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -461,6 +462,50 @@ static double gap_limit_ms(const struct engine *e, const struct ent *x)
     return g > (double)e->prof->gap_ms ? g : (double)e->prof->gap_ms;
 }
 
+/* How far past a GPU's newest sample the next one may be: a row dated 2099
+ * must not move the series' clock (every later sample would be "out of
+ * order"): six hours, or 100 sampling intervals for slow series. */
+static double ahead_limit_ms(const struct engine *e, const struct ent *x)
+{
+    double g = 100 * ent_interval_ms(x, 0), lim = 6 * 3600e3;
+    (void)e;
+    return g > lim ? g : lim;
+}
+
+#define STEP_SAMPLES 5   /* consecutive samples that confirm a clock step */
+
+/* A sample of x at ts outside the expected range (behind: before the
+ * tolerance; else too far ahead). Refused and counted, unless it is the
+ * STEP_SAMPLES-th in a row, each a little after the one before: then the
+ * clock really stepped (NTP, a node's clock fixed or broken), and the GPU
+ * re-anchors there (its windows start over; logged and counted). Returns 1
+ * when the sample is to be taken. */
+static int clock_step(struct engine *e, struct host *h, struct ent *x, int64_t ts, int behind)
+{
+    double near = 10 * ent_interval_ms(x, 0);
+    if (near < (double)e->prof->gap_ms) near = (double)e->prof->gap_ms;
+    if (near < 60000) near = 60000;
+    if (x->step_n && ts > x->step_ts && (double)(ts - x->step_ts) <= near) x->step_n++;
+    else x->step_n = 1;
+    x->step_ts = ts;
+    if (x->step_n < STEP_SAMPLES) {
+        if (behind) { e->st.out_of_order++; metrics_inc_label(M_SAMPLES_DROPPED, "out_of_order"); }
+        else { e->st.too_far_ahead++; metrics_inc_label(M_SAMPLES_DROPPED, "too_far_ahead"); }
+        return 0;
+    }
+    log_warn("msg=\"event time stepped: the GPU's series re-anchored at the new time\" host=\"%s\" gpu=%d "
+             "from_ms=%lld to_ms=%lld samples=%d", h->name, x->gpu, (long long)x->last_ts, (long long)ts, STEP_SAMPLES);
+    e->st.clock_steps++;
+    metrics_inc(M_CLOCK_STEPS);
+    for (size_t i = 0; i < x->nser; i++)
+        if (x->ser[i].w) win_clear(x->ser[i].w);
+    x->last_ts = ts;
+    x->step_n = 0;
+    x->interval_ms = 0;
+    if (h->have_block && ts < h->block_ts) h->have_block = 0;   /* the host's blocks follow the new time */
+    return 1;
+}
+
 /* The time span of x's windows: the profile's window_span_s, or two full
  * windows of the observed interval for series sampled more slowly (so a
  * 5-minute series fills its window and warms up), at most 2^30 ms. */
@@ -528,14 +573,20 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
     struct ent *x = ent_get(e, h, gpu);
     int64_t ts = ev->ts_ms;
     if (x->nsamples) {
-        if (ts == x->last_ts) { e->st.duplicates++; return; }
-        if (ts < x->last_ts - e->prof->ooo_tol_ms) { e->st.out_of_order++; return; }
-        if (ts < x->last_ts) e->st.late_within_tolerance++;
-        else {
-            int64_t dt = ts - x->last_ts;
-            /* the first step only teaches the interval */
-            if (x->interval_ms > 0 && (double)dt > gap_limit_ms(e, x)) e->st.gaps++;
-            interval_update(x, dt);
+        if (ts == x->last_ts) { e->st.duplicates++; metrics_inc_label(M_SAMPLES_DROPPED, "duplicate"); return; }
+        int behind = ts < x->last_ts - e->prof->ooo_tol_ms;
+        if (behind || (double)(ts - x->last_ts) > ahead_limit_ms(e, x)) {
+            if (!clock_step(e, h, x, ts, behind)) return;   /* else re-anchored at ts */
+        } else {
+            x->step_n = 0;
+            if (ts < x->last_ts) {
+                e->st.late_within_tolerance++;
+            } else {
+                int64_t dt = ts - x->last_ts;
+                /* the first step only teaches the interval */
+                if (x->interval_ms > 0 && (double)dt > gap_limit_ms(e, x)) e->st.gaps++;
+                interval_update(x, dt);
+            }
         }
     }
     if (ts > e->newest_ts) e->newest_ts = ts;

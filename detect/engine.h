@@ -51,6 +51,7 @@ const char *profile_builtin_json(const char *name);
 struct engine_stats {
     uint64_t events, samples, updates, kernel_events, ignored;
     uint64_t out_of_order, late_within_tolerance, duplicates, gaps, evicted;
+    uint64_t too_far_ahead, clock_steps;   /* samples refused as far in the future; series re-anchored */
     uint64_t starts, changes, ends;
     uint64_t hosts, gpus, series, open;
 };

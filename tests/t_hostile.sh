@@ -339,4 +339,17 @@ out=$("$GPULOG" parse "$tmp/neg.txt" 2>&1 >/dev/null)
 check "dmon: time -1:00:00 and date -2025110 are rejected, not stamped wrong" \
   "$(grep -q "bad time '-1:00:00'" <<<"$out" && grep -q "bad date '-2025110'" <<<"$out" && grep -q '1 events, 2 rejected' <<<"$out"; echo $?)" "$out"
 
+# ---------- item 7: a row far in the future or a clock step does not blind
+demo=data/demo/dgx-07.dmon.txt
+starts() { "$GPULOG" run "$1" 2>&1 >/dev/null | sed -n 's/.*anomalies: \([0-9]*\) started.*/\1/p'; }
+base=$(starts "$demo")
+awk 'BEGIN{d=0} NR>500 && !d && $3=="0" {print; sub(/20251107/,"20991107"); print; d=1; next} {print}' "$demo" >"$tmp/fut.txt"
+out=$("$GPULOG" run "$tmp/fut.txt" 2>&1 >/dev/null)
+check "run: one row dated 2099 drops nothing else and finds the same $base anomalies" \
+  "$(grep -q ' 0 out-of-order dropped' <<<"$out" && grep -q "anomalies: $base started" <<<"$out"; echo $?)" "$(tail -n 1 <<<"$out")"
+awk 'NR>3000 && $3=="1" {split($2,t,":"); $2=sprintf("%02d:%s:%s",t[1]-1,t[2],t[3]); print " " $0; next} {print}' "$demo" >"$tmp/back.txt"
+out=$("$GPULOG" run "$tmp/back.txt" 2>&1 >/dev/null)
+check "run: a one-hour clock step back on one GPU re-anchors after 5 samples (logged), anomalies still found" \
+  "$(grep -q 'event time stepped: the GPU.s series re-anchored.*gpu=1' <<<"$out" && grep -q ' 4 out-of-order dropped' <<<"$out" && grep -q "anomalies: $base started" <<<"$out"; echo $?)" "$(tail -n 2 <<<"$out")"
+
 finish
