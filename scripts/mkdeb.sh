@@ -56,7 +56,9 @@ cat > "$work/stub/dlopen-stub.c" <<'EOF'
 #include <curl/curl.h>
 #include <microhttpd.h>
 #include <librdkafka/rdkafka.h>
-int main(void) { return curl_version() && MHD_get_version() && rd_kafka_version() ? 0 : 1; }
+/* rd_kafka_message_errstr: the newest librdkafka symbol gpulog calls (1.5.0), for the version bound */
+const char *(*volatile keep)(const rd_kafka_message_t *) = rd_kafka_message_errstr;
+int main(void) { return curl_version() && MHD_get_version() && rd_kafka_version() && keep ? 0 : 1; }
 EOF
 # shellcheck disable=SC2046
 cc -o "$work/stub/dlopen-stub" "$work/stub/dlopen-stub.c" -Wl,--no-as-needed \
