@@ -94,3 +94,39 @@ wait_lines() { wait_for "${3:-100}" lines_at_least "$1" "$2"; }
 
 # free_port: a TCP port on 127.0.0.1 that nothing listens on right now.
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# ---- Kafka (scripts that say "# needs: kafka")
+# kafka_setup: KAFKA_BROKERS (or services/env.sh) must answer, else the test fails;
+# sets B, and KSTOP/KSTART (how to stop/restart the broker for fault tests:
+# $COLLECT_KAFKA_STOP / $COLLECT_KAFKA_START, else scripts/services.sh).
+kafka_setup() {
+  # shellcheck disable=SC1091
+  [ -z "${KAFKA_BROKERS:-}" ] && [ -f services/env.sh ] && . services/env.sh
+  KSTOP=${COLLECT_KAFKA_STOP:-scripts/services.sh stop-kafka}
+  KSTART=${COLLECT_KAFKA_START:-scripts/services.sh start-kafka}
+  [ -n "${KAFKA_BROKERS:-}" ] || fail setup "KAFKA_BROKERS is unset: start the broker with scripts/services.sh up"
+  B=$KAFKA_BROKERS
+  timeout 15 kcat -b "$B" -L -m 5 2>/dev/null | grep -q "broker " || fail setup "no Kafka broker answers at $B"
+}
+# consume TOPIC: "key<TAB>value" lines of the whole topic on stdout
+consume() { timeout 60 kcat -b "$B" -C -t "$1" -e -q -f '%k\t%s\n' 2>/dev/null; }
+# count_distinct_fb TOPIC: distinct gpu.memory.framebuffer.used_size values delivered
+# (the dmon writers of the collect tests number their rows in that column)
+count_distinct_fb() {
+  consume "$1" | "$PY" -c '
+import sys, json
+s = set()
+for l in sys.stdin:
+    e = json.loads(l.rstrip("\n").partition("\t")[2])
+    if "gpu.memory.framebuffer.used_size" in e: s.add(e["gpu.memory.framebuffer.used_size"])
+print(len(s))'
+}
+# wait_distinct TOPIC N SECONDS: waits until N distinct rows arrived; prints the count
+wait_distinct() {
+  local n=0 t=0
+  while [ "$t" -lt "$3" ]; do
+    n=$(count_distinct_fb "$1"); [ "$n" -ge "$2" ] && break
+    sleep 2; t=$((t + 2))
+  done
+  echo "$n"
+}

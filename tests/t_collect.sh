@@ -18,14 +18,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 G=$GPULOG
-# shellcheck disable=SC1091
-[ -z "${KAFKA_BROKERS:-}" ] && [ -f services/env.sh ] && . services/env.sh
-KSTOP=${COLLECT_KAFKA_STOP:-scripts/services.sh stop-kafka}
-KSTART=${COLLECT_KAFKA_START:-scripts/services.sh start-kafka}
-
-[ -n "${KAFKA_BROKERS:-}" ] || fail setup "KAFKA_BROKERS is unset: start the broker with scripts/services.sh up"
-B=$KAFKA_BROKERS
-timeout 15 kcat -b "$B" -L -m 5 2>/dev/null | grep -q "broker " || fail setup "no Kafka broker answers at $B"
+kafka_setup
 test_tmp t_collect
 RUN=$$$(date +%s)
 export GPULOG_READ_TIME=2025-03-01T00:00:00Z
@@ -64,27 +57,6 @@ while i < n:
 if mode == "stdout": time.sleep(3600)
 PY
 
-consume() {   # topic -> "key<TAB>value" lines on stdout
-  timeout 60 kcat -b "$B" -C -t "$1" -e -q -f '%k\t%s\n' 2>/dev/null
-}
-count_distinct_fb() {   # topic -> number of distinct counters delivered
-  consume "$1" | python3 -c '
-import sys, json
-s = set()
-for l in sys.stdin:
-    k, _, v = l.rstrip("\n").partition("\t")
-    e = json.loads(v)
-    if "gpu.memory.framebuffer.used_size" in e: s.add(e["gpu.memory.framebuffer.used_size"])
-print(len(s))'
-}
-wait_distinct() {   # topic expected timeout_s
-  local n=0 t=0
-  while [ "$t" -lt "$3" ]; do
-    n=$(count_distinct_fb "$1"); [ "$n" -ge "$2" ] && break
-    sleep 2; t=$((t + 2))
-  done
-  echo "$n"
-}
 # check.py MODE FILE N: verifies delivered counters 0..N-1 (see modes below)
 cat > "$tmp/check.py" <<'PY'
 import collections, json, sys

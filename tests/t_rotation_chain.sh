@@ -19,14 +19,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 G=$GPULOG
-# shellcheck disable=SC1091
-[ -z "${KAFKA_BROKERS:-}" ] && [ -f services/env.sh ] && . services/env.sh
-KSTOP=${COLLECT_KAFKA_STOP:-scripts/services.sh stop-kafka}
-KSTART=${COLLECT_KAFKA_START:-scripts/services.sh start-kafka}
-
-[ -n "${KAFKA_BROKERS:-}" ] || fail setup "KAFKA_BROKERS is unset: start the broker with scripts/services.sh up"
-B=$KAFKA_BROKERS
-timeout 15 kcat -b "$B" -L -m 5 2>/dev/null | grep -q "broker " || fail setup "no Kafka broker answers at $B"
+kafka_setup
 test_tmp t_rotchain
 RUN=$$$(date +%s)
 export GPULOG_READ_TIME=2025-03-01T00:00:00Z
@@ -72,26 +65,6 @@ while i < first + n:
     if delay > 0: time.sleep(delay)
 PY
 
-consume() {   # topic -> "key<TAB>value" lines on stdout
-  timeout 60 kcat -b "$B" -C -t "$1" -e -q -f '%k\t%s\n' 2>/dev/null
-}
-count_distinct_fb() {
-  consume "$1" | python3 -c '
-import sys, json
-s = set()
-for l in sys.stdin:
-    e = json.loads(l.split("\t", 1)[1])
-    if "gpu.memory.framebuffer.used_size" in e: s.add(e["gpu.memory.framebuffer.used_size"])
-print(len(s))'
-}
-wait_distinct() {   # topic expected timeout_s
-  local n=0 t=0
-  while [ "$t" -lt "$3" ]; do
-    n=$(count_distinct_fb "$1"); [ "$n" -ge "$2" ] && break
-    sleep 2; t=$((t + 2))
-  done
-  echo "$n"
-}
 # check.py FILE N [LOST_FIRST LOST_LAST]: rows 0..N-1 delivered (except the
 # given range, which must be absent), duplicates only with the same event.id
 cat > "$tmp/check.py" <<'PY'
