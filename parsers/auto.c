@@ -67,7 +67,10 @@ static int run_sub(struct parser *outer, struct parser *sub, const struct line_s
                    const char *line, size_t len)
 {
     int rc = parser_feed(sub, src, line, len);
-    if (rc == GL_ERROR) memcpy(outer->err, sub->err, sizeof outer->err);
+    if (rc == GL_ERROR) {
+        memcpy(outer->err, sub->err, sizeof outer->err);
+        outer->err_reason = sub->err_reason;
+    }
     return rc;
 }
 

@@ -581,9 +581,25 @@ TEST(bus_id_one_spelling)
     }
 }
 
+/* --format auto hands the reason of the format it chose on with the error
+ * (the label of gpulog_lines_rejected_total) */
+TEST(auto_keeps_the_rejection_reason)
+{
+    struct coll c = { 0 };
+    struct parser *p = parser_new(&parser_auto, coll_emit, &c);
+    struct line_src src = { .host = "h", .source = "-", .now_ms = read_time };
+    const char *lines[] = { "# gpu   pwr  temp", "# Idx     W     C", "    0   100    50" };
+    for (size_t i = 0; i < 3; i++) parser_feed(p, &src, lines[i], strlen(lines[i]));
+    CHECK_EQ_INT(parser_feed(p, &src, "garbage here", 12), GL_ERROR);
+    CHECK_EQ_STR(reject_reason_name((enum reject_reason)p->err_reason), "field_count");
+    parser_free(p);
+    coll_free(&c);
+}
+
 int main(void)
 {
     RUN(bus_id_one_spelling);
+    RUN(auto_keeps_the_rejection_reason);
     gl_tz_set("UTC");
     read_time = iso("2025-06-01T00:00:00Z");
     RUN(akash_244_value_by_value);
