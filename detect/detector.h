@@ -117,6 +117,7 @@ struct ent {
     int64_t step_ts;         /* newest sample outside the expected time range (a clock step?) */
     uint32_t step_n;         /* consecutive such samples, each a little after the previous one */
     struct ent *next;        /* in the host's list */
+    struct ent *lru_prev, *lru_next;   /* in the engine's list, least recently updated first */
 };
 
 struct host {
@@ -126,6 +127,7 @@ struct host {
     int64_t block_ts;        /* time of the sample block being filled */
     int have_block;
     struct ent *ents;        /* GPUs of this host, ascending index */
+    struct ent *hint;        /* the GPU found last (ent_get starts there) */
     size_t nents;
     struct host *next;       /* hash chain */
 };

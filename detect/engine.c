@@ -29,13 +29,15 @@ struct rule_set {              /* rules applying to one slot, or to GPUs */
 #define KCACHE 512
 struct kcache { const char *key; int slot; };
 
-#define HBUCKETS 256
+#define HBUCKETS 256   /* initial host buckets */
 
 struct engine {
     struct profile *prof;
     engine_emit_fn emit;
     void *emit_ctx;
-    struct host *hb[HBUCKETS];
+    struct host **hb;                /* host hash table: nhb buckets, grown with the hosts */
+    size_t nhb;
+    struct ent *lru_head, *lru_tail; /* every GPU, least recently updated first (eviction) */
     struct host *last_host;
     struct rule_set slot_rules[ENG_MAX_SLOTS];
     unsigned char slot_ready[ENG_MAX_SLOTS];
@@ -84,8 +86,10 @@ struct engine *engine_new(struct profile *prof, engine_emit_fn emit, void *ctx)
     for (size_t i = 0; i < prof->nrules; i++)
         if (prof->rules[i].ops->scope != DS_SERIES) add_rule(&e->ent_rules, (int)i, prof->rules[i].ops->state_size);
     event_init(&e->rec);
+    e->nhb = HBUCKETS;
+    e->hb = xcalloc(e->nhb, sizeof *e->hb);
     e->newest_ts = INT64_MIN;
-    e->mem = sizeof *e;
+    e->mem = sizeof *e + e->nhb * sizeof *e->hb;
     return e;
 }
 
@@ -114,7 +118,21 @@ static struct host *host_get(struct engine *e, const char *name, int tag)
     if (!name) name = "-";
     if (e->last_host && e->last_host->tag == tag && !strcmp(e->last_host->name, name)) return e->last_host;
     uint64_t h = hash64(name, strlen(name), 7 + (uint64_t)tag);
-    struct host **b = &e->hb[h % HBUCKETS];
+    if (e->st.hosts >= 2 * e->nhb) {   /* keep chains short: 200,000 hosts must not cost 800 compares each */
+        size_t nn = e->nhb * 4;
+        struct host **nb = xcalloc(nn, sizeof *nb);
+        for (size_t i = 0; i < e->nhb; i++)
+            for (struct host *x = e->hb[i], *nx; x; x = nx) {
+                nx = x->next;
+                x->next = nb[x->hash % nn];
+                nb[x->hash % nn] = x;
+            }
+        e->mem += (nn - e->nhb) * sizeof *nb;
+        free(e->hb);
+        e->hb = nb;
+        e->nhb = nn;
+    }
+    struct host **b = &e->hb[h % e->nhb];
     for (struct host *x = *b; x; x = x->next)
         if (x->hash == h && x->tag == tag && !strcmp(x->name, name)) return e->last_host = x;
     struct host *x = xcalloc(1, sizeof *x);
@@ -128,8 +146,25 @@ static struct host *host_get(struct engine *e, const char *name, int tag)
     return e->last_host = x;
 }
 
+/* The engine's LRU list of GPUs (eviction in O(1)): unlink, append. */
+static void lru_unlink(struct engine *e, struct ent *x)
+{
+    if (x->lru_prev) x->lru_prev->lru_next = x->lru_next; else if (e->lru_head == x) e->lru_head = x->lru_next;
+    if (x->lru_next) x->lru_next->lru_prev = x->lru_prev; else if (e->lru_tail == x) e->lru_tail = x->lru_prev;
+    x->lru_prev = x->lru_next = NULL;
+}
+
+static void lru_append(struct engine *e, struct ent *x)
+{
+    x->lru_prev = e->lru_tail;
+    x->lru_next = NULL;
+    if (e->lru_tail) e->lru_tail->lru_next = x; else e->lru_head = x;
+    e->lru_tail = x;
+}
+
 static void ent_free(struct engine *e, struct ent *x)
 {
+    lru_unlink(e, x);
     for (size_t i = 0; i < x->nser; i++) {
         struct series *s = &x->ser[i];
         free(s->w);
@@ -150,6 +185,7 @@ static void ent_remove(struct engine *e, struct ent *x)
     struct host *h = x->host;
     for (struct ent **pp = &h->ents; *pp; pp = &(*pp)->next)
         if (*pp == x) { *pp = x->next; break; }
+    if (h->hint == x) h->hint = NULL;
     h->nents--;
     if (x->gpu >= 0) e->st.gpus--;
     e->st.evicted++;
@@ -166,6 +202,16 @@ static void ent_remove(struct engine *e, struct ent *x)
         }
     }
     ent_free(e, x);
+    if (!h->nents) {   /* a host with no GPU left goes too: host churn must not grow memory */
+        struct host **pp = &e->hb[h->hash % e->nhb];
+        while (*pp && *pp != h) pp = &(*pp)->next;
+        if (*pp) *pp = h->next;
+        if (e->last_host == h) e->last_host = NULL;
+        e->st.hosts--;
+        e->mem -= sizeof *h + strlen(h->name) + 1;
+        free(h->name);
+        free(h);
+    }
 }
 
 /* Makes room for one more series: evicts an idle GPU (idle_evict_ms of
@@ -173,13 +219,14 @@ static void ent_remove(struct engine *e, struct ent *x)
  * Returns 0 if nothing but `keep` could go. */
 static int evict_one(struct engine *e, const struct ent *keep)
 {
+    /* the least recently updated GPUs are at the head: an idle one among
+     * the first 64 (series, event time idle_evict_ms behind), else the head */
+    int64_t idle_before = e->newest_ts - e->prof->idle_evict_ms;
     struct ent *victim = NULL;
-    for (size_t b = 0; b < HBUCKETS; b++)
-        for (struct host *h = e->hb[b]; h; h = h->next)
-            for (struct ent *x = h->ents; x; x = x->next) {
-                if (x == keep) continue;
-                if (!victim || x->last_seen_ms < victim->last_seen_ms) victim = x;
-            }
+    int k = 0;
+    for (struct ent *x = e->lru_head; x && k < 64; x = x->lru_next, k++)
+        if (x != keep && x->nser && x->last_ts < idle_before) { victim = x; break; }
+    if (!victim) victim = e->lru_head != keep ? e->lru_head : keep->lru_next;
     if (!victim) return 0;
     ent_remove(e, victim);
     return 1;
@@ -187,9 +234,13 @@ static int evict_one(struct engine *e, const struct ent *keep)
 
 static struct ent *ent_get(struct engine *e, struct host *h, int gpu)
 {
-    struct ent **pp = &h->ents;
+    /* samples come in GPU order: start from the last GPU found (O(1) for
+     * 30,000 GPUs on one host instead of a walk from the first) */
+    struct ent *hint = h->hint;
+    if (hint && hint->gpu == gpu) return hint;
+    struct ent **pp = hint && hint->gpu < gpu ? &hint->next : &h->ents;
     while (*pp && (*pp)->gpu < gpu) pp = &(*pp)->next;
-    if (*pp && (*pp)->gpu == gpu) return *pp;
+    if (*pp && (*pp)->gpu == gpu) return h->hint = *pp;
     struct ent *x = xcalloc(1, sizeof *x);
     x->host = h;
     x->gpu = gpu;
@@ -200,6 +251,8 @@ static struct ent *ent_get(struct engine *e, struct host *h, int gpu)
     }
     x->next = *pp;
     *pp = x;
+    h->hint = x;
+    lru_append(e, x);
     h->nents++;
     if (gpu >= 0) e->st.gpus++;
     e->mem += sizeof *x + e->ent_rules.size;
@@ -219,17 +272,7 @@ static int slot_needs_window(const struct profile *p, const struct rule_set *rs,
 static struct series *series_get(struct engine *e, struct ent *x, int slot)
 {
     if (x->sidx[slot]) return &x->ser[x->sidx[slot] - 1];
-    if (e->st.series >= e->prof->max_series) {
-        /* idle GPUs first */
-        int64_t idle_before = e->newest_ts - e->prof->idle_evict_ms;
-        struct ent *idle = NULL;
-        for (size_t b = 0; b < HBUCKETS && !idle; b++)
-            for (struct host *h = e->hb[b]; h && !idle; h = h->next)
-                for (struct ent *y = h->ents; y; y = y->next)
-                    if (y != x && y->nser && y->last_ts < idle_before) { idle = y; break; }
-        if (idle) ent_remove(e, idle);
-        else if (!evict_one(e, x)) return NULL;
-    }
+    if (e->st.series >= e->prof->max_series && !evict_one(e, x)) return NULL;
     slot_prepare(e, slot);
     if (x->nser == x->capser) {
         size_t nc = x->capser ? x->capser * 2 : 4;
@@ -616,6 +659,7 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
         x->present |= 1ULL << s;
     }
     x->last_seen_ms = e->clock;
+    if (e->lru_tail != x) { lru_unlink(e, x); lru_append(e, x); }
     int late = x->nsamples && ts < x->last_ts;
     if (!late) x->last_ts = ts;
     x->nsamples++;
@@ -683,20 +727,22 @@ static void host_block_done(struct engine *e, struct host *h, int64_t T)
 
 void engine_drop_tag(struct engine *e, int tag)
 {
-    for (size_t b = 0; b < HBUCKETS; b++)
-        for (struct host *h = e->hb[b]; h; h = h->next) {
+    for (size_t b = 0; b < e->nhb; b++)
+        for (struct host *h = e->hb[b], *nh; h; h = nh) {
+            nh = h->next;
             if (h->tag != tag) continue;
-            while (h->ents) {
+            size_t n = h->nents;
+            h->have_block = 0;
+            while (n--) {              /* the last one frees the host (ent_remove) */
                 ent_remove(e, h->ents);
                 e->st.evicted--;       /* dropped, not evicted */
             }
-            h->have_block = 0;
         }
 }
 
 void engine_flush(struct engine *e)
 {
-    for (size_t b = 0; b < HBUCKETS; b++)
+    for (size_t b = 0; b < e->nhb; b++)
         for (struct host *h = e->hb[b]; h; h = h->next)
             if (h->have_block) {
                 host_block_done(e, h, h->block_ts);
@@ -707,7 +753,7 @@ void engine_flush(struct engine *e)
 void engine_free(struct engine *e)
 {
     if (!e) return;
-    for (size_t b = 0; b < HBUCKETS; b++) {
+    for (size_t b = 0; b < e->nhb; b++) {
         struct host *h = e->hb[b];
         while (h) {
             struct host *nh = h->next;
@@ -718,6 +764,7 @@ void engine_free(struct engine *e)
             h = nh;
         }
     }
+    free(e->hb);
     for (size_t s = 0; s < ENG_MAX_SLOTS; s++) { free(e->slot_rules[s].idx); free(e->slot_rules[s].off); }
     free(e->ent_rules.idx);
     free(e->ent_rules.off);
@@ -731,7 +778,7 @@ size_t engine_memory(const struct engine *e) { return e->mem; }
 
 void engine_foreach_open(const struct engine *e, engine_open_fn fn, void *ctx)
 {
-    for (size_t b = 0; b < HBUCKETS; b++)
+    for (size_t b = 0; b < e->nhb; b++)
         for (struct host *h = e->hb[b]; h; h = h->next)
             for (struct ent *x = h->ents; x; x = x->next) {
                 const struct rule_set *rs = &e->ent_rules;
@@ -760,7 +807,7 @@ void engine_foreach_gpu(const struct engine *e, engine_gpu_fn fn, void *ctx)
         for (size_t s = 0; s < e->prof->slots.n; s++)
             if (!strcmp(e->prof->slots.name[s], fields[i])) slots[i] = (int)s;
     }
-    for (size_t b = 0; b < HBUCKETS; b++)
+    for (size_t b = 0; b < e->nhb; b++)
         for (struct host *h = e->hb[b]; h; h = h->next)
             for (struct ent *x = h->ents; x; x = x->next) {
                 if (!x->nsamples) continue;
@@ -866,7 +913,7 @@ size_t engine_reload(struct engine *e, struct profile *np, size_t *changed)
     e->reloading = 1;
     if (!same_win) {
         /* windows of another size: every GPU starts over (open episodes end) */
-        for (size_t b = 0; b < HBUCKETS; b++)
+        for (size_t b = 0; b < e->nhb; b++)
             for (struct host *h = e->hb[b]; h; h = h->next)
                 for (struct ent *x = h->ents; x; x = x->next) {
                     x->rstate = move_states(e, op, &old_ent, x->rstate, &(struct rule_set){ 0 }, x, "");
@@ -875,12 +922,14 @@ size_t engine_reload(struct engine *e, struct profile *np, size_t *changed)
                                                        &(struct rule_set){ 0 }, x, op->slots.name[x->ser[i].slot]);
                     }
                 }
-        for (size_t b = 0; b < HBUCKETS; b++)
+        for (size_t b = 0; b < e->nhb; b++)
             for (struct host *h = e->hb[b]; h; h = h->next) {
+                h->hint = NULL;
                 while (h->ents) {       /* states are gone: free the rest */
                     struct ent *x = h->ents;
                     h->ents = x->next;
                     h->nents--;
+                    lru_unlink(e, x);
                     if (x->gpu >= 0) e->st.gpus--;
                     for (size_t i = 0; i < x->nser; i++) free(x->ser[i].w);
                     e->st.series -= x->nser;
@@ -891,7 +940,7 @@ size_t engine_reload(struct engine *e, struct profile *np, size_t *changed)
                 }
                 h->have_block = 0;
             }
-        e->mem = sizeof *e;
+        e->mem = sizeof *e + e->nhb * sizeof *e->hb;
     }
     /* new rule sets */
     e->prof = np;
@@ -913,7 +962,7 @@ size_t engine_reload(struct engine *e, struct profile *np, size_t *changed)
             if (map[s] >= 0) e->slot_star[map[s]] = 1;
         }
     }
-    for (size_t b = 0; b < HBUCKETS; b++)
+    for (size_t b = 0; b < e->nhb; b++)
         for (struct host *h = e->hb[b]; h; h = h->next)
             for (struct ent *x = h->ents; x; x = x->next) {
                 e->mem += e->ent_rules.size - old_ent.size;

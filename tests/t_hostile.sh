@@ -352,4 +352,32 @@ out=$("$GPULOG" run "$tmp/back.txt" 2>&1 >/dev/null)
 check "run: a one-hour clock step back on one GPU re-anchors after 5 samples (logged), anomalies still found" \
   "$(grep -q 'event time stepped: the GPU.s series re-anchored.*gpu=1' <<<"$out" && grep -q ' 4 out-of-order dropped' <<<"$out" && grep -q "anomalies: $base started" <<<"$out"; echo $?)" "$(tail -n 2 <<<"$out")"
 
+# ---- item 5: 1M distinct series under a 20,000 cap; 30,000 GPUs on one host
+"$PY" -c "
+import sys
+w = sys.stdout.write
+w('timestamp,host,gpu,power_draw,gpu_util,temp_gpu,clock_sm,memory_used\n')
+for i in range(200000): w('%d,h%d,0,250,97,60,1400,1000\n' % (1700000000 + i // 1000, i))
+" >"$tmp/many.csv"   # 200,000 hosts x 5 metrics = 1,000,000 series
+printf 'extends: gpu\nmax_series: 20000\n' >"$tmp/cap.yaml"
+start=$(date +%s%N)
+tm=(); [ -x /usr/bin/time ] && tm=(/usr/bin/time -f 'maxrss_kb=%M')   # the RSS figure when time(1) is there
+out=$( (memcap; timeout 60 ${tm[@]+"${tm[@]}"} "$GPULOG" run --detectors "$tmp/cap.yaml" "$tmp/many.csv") 2>&1 >/dev/null)
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+rss=$(sed -n 's/^maxrss_kb=//p' <<<"$out")
+check "run: 1,000,000 series through a 20,000 cap in under 20 s (${ms} ms, ${rss:-?} KB RSS), the cap held" \
+  "$([ "$ms" -lt 20000 ] && grep -q '200000 samples, 4000 GPUs, 20000 series' <<<"$out"; echo $?)" "$(tail -n 2 <<<"$out")"
+"$PY" -c "
+import sys
+w = sys.stdout.write
+w('timestamp,host,gpu,power_draw\n')
+for r in range(20):
+    for g in range(30000): w('%d,h,%d,250\n' % (1700000000 + r, g))
+" >"$tmp/gpus.csv"
+start=$(date +%s%N)
+out=$(timeout 60 "$GPULOG" run "$tmp/gpus.csv" 2>&1 >/dev/null)
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "run: 600,000 samples of 30,000 GPUs on one host in under 20 s (${ms} ms)" \
+  "$([ "$ms" -lt 20000 ] && grep -q '600000 samples, 30000 GPUs' <<<"$out"; echo $?)" "$(tail -n 1 <<<"$out")"
+
 finish
