@@ -7,8 +7,10 @@
  * every emitted event checks the invariants of schema v1 on the JSON text:
  * it parses (jansson, UTF-8 checked), is an object, has the header keys, no
  * value is null (missing values are absent; NaN/Inf would be written as
- * null) and no key appears twice. Any violation abort()s so the fuzzer
- * (or the replay) reports the input.
+ * null) and no key appears twice; and the ranges of the schema (issue 15
+ * item 11): @timestamp a 4-digit year, every number storable as a float,
+ * *.pct within 0..100, power, clocks, sizes, counts and codes not negative.
+ * Any violation abort()s so the fuzzer (or the replay) reports the input.
  */
 #ifndef GPULOG_FUZZ_COMMON_H
 #define GPULOG_FUZZ_COMMON_H
@@ -42,9 +44,20 @@ static inline void fuzz_check_json(const char *s, size_t n)
     else {
         const char *k;
         json_t *v;
+        const char *ts = json_string_value(json_object_get(j, "@timestamp"));
+        if (ts[0] < '0' || ts[0] > '9' || ts[4] != '-') why = "@timestamp without a 4-digit year";
         json_object_foreach(j, k, v) {
+            if (why) break;
             if (json_is_null(v)) { why = "null value (missing values must be absent)"; break; }
             if (!*k) { why = "empty key"; break; }
+            if (!json_is_number(v)) continue;
+            double d = json_number_value(v);
+            size_t kl = strlen(k);
+            if (!(d >= -3.4028234663852886e38 && d <= 3.4028234663852886e38)) why = "a number no float can hold";
+            else if (kl > 4 && !strcmp(k + kl - 4, ".pct") && (d < 0 || d > 100)) why = "a percentage outside 0..100";
+            else if (d < 0 && (strstr(k, "power.") || strstr(k, "clock.") || strstr(k, "_size") || strstr(k, ".count") ||
+                               strstr(k, "throughput") || !strcmp(k, "gpu.index") || strstr(k, "xid.code") ||
+                               !strcmp(k, "process.pid"))) why = "a negative value the schema forbids";
         }
     }
     if (why) {
