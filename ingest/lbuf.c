@@ -27,7 +27,34 @@ void lbuf_reset(struct lbuf *b, int64_t pos)
 {
     b->start = b->end = 0;
     b->skipping = 0;
+    b->seen_lf = b->cr_only = 0;
     b->pos = pos;
+}
+
+/* The end of the first line of s (avail bytes): LF, or a lone CR while the
+ * file has shown CR-only line breaks (a CR followed by more data, no LF
+ * seen). A CR that is the last byte available ends a line only at the end
+ * of input (final): an LF may follow. Returns 1 with *n the line's length
+ * (a CR before the LF still in it) and *k the bytes it takes with its
+ * break, 0 when no line break is there yet. */
+static int lb_eol(struct lbuf *b, const char *s, size_t avail, int final, size_t *n, size_t *k)
+{
+    const char *nl = avail ? memchr(s, '\n', avail) : NULL;
+    if (nl) b->seen_lf = 1;
+    if (!b->seen_lf) {
+        const char *cr = avail ? memchr(s, '\r', avail) : NULL;
+        if (!cr) return 0;
+        size_t i = (size_t)(cr - s);
+        if (i + 1 < avail) b->cr_only = 1;
+        if (!b->cr_only || (i + 1 == avail && !final)) return 0;
+        *n = i;
+        *k = i + 1;
+        return 1;
+    }
+    if (!nl) return 0;
+    *n = (size_t)(nl - s);
+    *k = *n + 1;
+    return 1;
 }
 
 int lbuf_next(struct lbuf *b, int fd, int final, struct rline *l)
@@ -35,22 +62,21 @@ int lbuf_next(struct lbuf *b, int fd, int final, struct rline *l)
     for (;;) {
         char *s = b->buf + b->start;
         size_t avail = b->end - b->start;
-        char *nl = avail ? memchr(s, '\n', avail) : NULL;
-        if (nl) {
-            size_t n = (size_t)(nl - s);
+        size_t ll, took;
+        if (lb_eol(b, s, avail, final, &ll, &took)) {
             l->off = b->pos;
-            l->end = b->pos + (int64_t)n + 1;
+            l->end = b->pos + (int64_t)took;
             b->pos = l->end;
-            b->start += n + 1;
+            b->start += took;
             if (b->skipping) {
                 b->skipping = 0;
                 l->p = s; l->len = 0;
                 return RL_TOOLONG;
             }
-            if (n > b->max_line) { l->p = s; l->len = n; return RL_TOOLONG; }
-            if (n && s[n - 1] == '\r') n--;
+            if (ll > b->max_line) { l->p = s; l->len = ll; return RL_TOOLONG; }
+            if (ll && s[ll - 1] == '\r') ll--;
             l->p = s;
-            l->len = n;
+            l->len = ll;
             l->ms = 0;
             return RL_LINE;
         }
@@ -92,7 +118,7 @@ int lbuf_next(struct lbuf *b, int fd, int final, struct rline *l)
             l->end = b->pos + (int64_t)avail;
             b->pos = l->end;
             b->start = b->end = 0;
-            if (len && s[len - 1] == '\r') len--;
+            if (len && b->buf[len - 1] == '\r') len--;   /* start is 0 here; s may predate a realloc */
             l->p = b->buf;
             l->len = len;
             l->ms = 0;

@@ -126,12 +126,15 @@ struct rline {
 enum { RL_LINE = 0, RL_AGAIN, RL_TOOLONG, RL_EOF, RL_IOERR };
 
 /* Splits a regular file into lines without consuming a trailing partial
- * line (the writer may still be writing it) unless asked to. */
+ * line (the writer may still be writing it) unless asked to. Line breaks
+ * are LF or CRLF; a file with CR-only line breaks (a CR followed by more
+ * data and no LF seen so far) is split at its CRs. */
 struct lbuf {
     char *buf;
     size_t cap, start, end;
     size_t max_line;
     int skipping;
+    int seen_lf, cr_only;     /* line breaks of this file: LF (CRLF) or, while no LF was seen, lone CRs */
     int64_t pos;              /* file offset of buf[start] */
 };
 void lbuf_init(struct lbuf *b, int64_t pos, size_t max_line);

@@ -278,6 +278,8 @@ check_eq "parse: a Dec 31 line in a file written on Jan 1 is dated the year befo
 tr '\n' '\r' <"$CSV" >"$tmp/cr.csv"
 out=$("$GPULOG" parse "$tmp/cr.csv" 2>&1 >/dev/null)
 check "parse of a CR-only file gives its 8 events" "$(grep -q ': 10 lines, 8 events, 0 rejected' <<<"$out"; echo $?)" "$out"
+"$GPULOG" collect --once --host h --state-dir "$tmp/st-cr" --file "$tmp/cr.csv" --output "$tmp/cr.ndjson" 2>/dev/null
+check_eq "collect --once of a CR-only file (the tailer) gives its 8 events" "$(wc -l < "$tmp/cr.ndjson")" 8
 
 # ------ item 10 (rest): data rows are parsed or rejected with a reason
 { echo '[    1.000000] usb 1-1: new high-speed USB device number 2 using xhci_hcd'

@@ -621,6 +621,40 @@ TEST(tail_chain_identical_content_is_a_new_generation)
     free(p);
 }
 
+/* a file with CR-only line breaks (old Mac tools) is split at its CRs; a
+ * CR at the end of what is there waits for the next byte (CRLF) */
+TEST(lbuf_cr_only_line_breaks)
+{
+    char *p = xstrdup(tpath("cr.log"));
+    write_file(p, "a1\rb22\rc3", 0);
+    int fd = open(p, O_RDONLY);
+    struct lbuf b;
+    lbuf_init(&b, 0, 64);
+    struct rline l;
+    CHECK_EQ_INT(lbuf_next(&b, fd, 0, &l), RL_LINE);
+    CHECK(l.len == 2 && !memcmp(l.p, "a1", 2) && l.off == 0 && l.end == 3);
+    CHECK_EQ_INT(lbuf_next(&b, fd, 0, &l), RL_LINE);
+    CHECK(l.len == 3 && !memcmp(l.p, "b22", 3) && l.off == 3 && l.end == 7);
+    CHECK_EQ_INT(lbuf_next(&b, fd, 0, &l), RL_AGAIN);   /* c3 may still be written */
+    write_file(p, "\r", 1);
+    CHECK_EQ_INT(lbuf_next(&b, fd, 0, &l), RL_AGAIN);   /* a last CR: an LF may follow */
+    CHECK_EQ_INT(lbuf_next(&b, fd, 1, &l), RL_LINE);
+    CHECK(l.len == 2 && !memcmp(l.p, "c3", 2) && l.end == 10);
+    lbuf_free(&b);
+    close(fd);
+    /* CRLF files are unchanged: the CR before the LF is not a break */
+    write_file(p, "x1\r\ny2\r\n", 0);
+    fd = open(p, O_RDONLY);
+    lbuf_init(&b, 0, 64);
+    CHECK_EQ_INT(lbuf_next(&b, fd, 0, &l), RL_LINE);
+    CHECK(l.len == 2 && !memcmp(l.p, "x1", 2) && l.end == 4);
+    CHECK_EQ_INT(lbuf_next(&b, fd, 0, &l), RL_LINE);
+    CHECK(l.len == 2 && !memcmp(l.p, "y2", 2) && l.end == 8);
+    lbuf_free(&b);
+    close(fd);
+    free(p);
+}
+
 TEST(checkpoint_chain_roundtrip)
 {
     char err[256];
@@ -772,6 +806,7 @@ int main(void)
     RUN(tail_chain_restart_losses);
     RUN(tail_chain_copytruncate_mix);
     RUN(tail_chain_identical_content_is_a_new_generation);
+    RUN(lbuf_cr_only_line_breaks);
     RUN(checkpoint_chain_roundtrip);
     RUN(spool_append_read_release_restart);
     RUN(argv_split_quotes);
