@@ -18,7 +18,7 @@ command -v "$CC" > /dev/null || { echo "fuzz.sh: $CC not found (apt-get install 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 $SAN $(pkg-config --cflags $PKGS 2>/dev/null)"
 LIBS="$(pkg-config --libs $PKGS 2>/dev/null) -lm -lpthread"
-mkdir -p "$OUT/obj" "$OUT/artifacts" "$OUT/work"
+mkdir -p "$OUT/obj" "$OUT/artifacts" "$OUT/scratch"
 
 # the library: core (without main), parsers (without subcommands), the file sink
 srcs=$(ls core/*.c parsers/*.c sinks/sink.c ingest/checkpoint.c)
@@ -45,7 +45,7 @@ for t in "${targets[@]}"; do
   bin=$OUT/fuzz_$t
   $CC $CFLAGS -fsanitize=fuzzer "$src" "$OUT/libgpulog-fuzz.a" $LIBS -o "$bin" || { crashed+=("$t(build)"); continue; }
   seeds=tests/fuzz/corpus/$t
-  work=$OUT/work/$t
+  work=$OUT/scratch/$t
   mkdir -p "$seeds" "$work"
   log=$OUT/fuzz_$t.log
   echo "== $t: ${SECS}s"
