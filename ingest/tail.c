@@ -336,6 +336,14 @@ static int cand_is(const struct cand *c, const struct gen_id *g)
     return c->dev == g->dev && c->ino == g->ino;
 }
 
+/* c holds the generation g was seen as: the same file (its content
+ * unchanged, as far as g knows it) or a copy of it (copytruncate). */
+static int cand_holds(const struct cand *c, const struct gen_id *g)
+{
+    if (c->fd < 0) return 0;
+    return cand_is(c, g) ? g->fp_len == 0 || cand_content(c, g) : c->size > 0 && cand_content(c, g);
+}
+
 /* A gzip file whose content starts like g: the generation was compressed. */
 static int gz_matches(const char *name, const struct gen_id *g)
 {
@@ -406,8 +414,7 @@ static void mark_eligible(struct tail *t, struct cand *c, size_t n)
         if (cont) { k->eligible = 1; continue; }
         int seen = 0;
         for (uint32_t j = 0; j < t->nseen && !seen; j++)
-            seen = (cand_is(k, &t->seen[j]) && (t->seen[j].fp_len == 0 || cand_content(k, &t->seen[j]))) ||
-                   (!cand_is(k, &t->seen[j]) && cand_content(k, &t->seen[j]));
+            seen = cand_holds(k, &t->seen[j]);
         if (seen || !k->suffix) { k->eligible = 1; continue; }
         if (k->size == 0 || k->mtime_ns < t->floor_ns) continue;   /* empty, or history */
         k->eligible = 1;
@@ -439,8 +446,7 @@ static int pick_next(struct tail *t)
         const struct gen_id *s = &t->seen[j];
         int found = 0;
         for (size_t i = 0; i < n && !found; i++)
-            found = c[i].fd >= 0 && ((cand_is(&c[i], s) && (s->fp_len == 0 || cand_content(&c[i], s))) ||
-                                     (c[i].size > 0 && cand_content(&c[i], s)));
+            found = cand_holds(&c[i], s);
         if (found) { j++; continue; }
         const char *why = gone_reason(c, n, s);
         char what[600];
