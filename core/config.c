@@ -84,7 +84,8 @@ static const struct config_key keys[] = {
     { "elasticsearch.batch_age", CONFIG_DURATION, "1s", O(es.batch_age_ms), NULL, 0,
       "or when its oldest document is this old" },
     { "elasticsearch.max_pending_bytes", CONFIG_SIZE, "64MiB", O(es.max_pending_bytes), NULL, 0,
-      "unsettled documents held in memory before consumption pauses (backpressure)" },
+      "unsettled documents held in memory before consumption pauses (backpressure); honoured as given: "
+      "below batch_bytes, bulk requests shrink to half of it" },
     { "state_dir", CONFIG_STR, "/var/lib/gpulog", O(state_dir), NULL, 0,
       "checkpoints and the on-disk spool (collect); must be writable and survive restarts" },
     { "metrics_addr", CONFIG_ADDR, "", O(metrics_addr), NULL, 0,

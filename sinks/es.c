@@ -9,7 +9,8 @@
  *   any other item status             -> dead letter file, SINK_DEADLETTER
  *   network error, timeout, 429/5xx or an unreadable answer for the whole
  *   request                           -> the whole request is sent again
- * Memory is bounded by max_pending_bytes: write() answers GL_AGAIN above it.
+ * Memory is bounded by max_pending_bytes: write() answers GL_AGAIN above it;
+ * below batch_bytes, requests are limited to half of it (never raised).
  */
 #include "es_bulk.h"
 #include "es_cli.h"
@@ -556,7 +557,14 @@ struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle_fn, voi
     e->batch_bytes = ec->batch_bytes ? ec->batch_bytes : ES_DEFAULT_BATCH_BYTES;
     e->batch_age_ms = ec->batch_age_ms > 0 ? ec->batch_age_ms : ES_DEFAULT_BATCH_AGE_MS;
     e->max_pending = ec->max_pending_bytes ? ec->max_pending_bytes : ES_DEFAULT_MAX_PENDING;
-    if (e->max_pending < e->batch_bytes) e->max_pending = e->batch_bytes;
+    if (e->max_pending < e->batch_bytes) {
+        /* the memory bound is honoured as given: requests shrink to half of
+         * it, so one can be in flight while the next fills */
+        size_t b = e->max_pending / 2 ? e->max_pending / 2 : 1;
+        log_info("msg=\"es: max_pending_bytes below batch_bytes: bulk requests limited to half of it\" "
+                 "max_pending_bytes=%zu batch_bytes=%zu effective_batch_bytes=%zu", e->max_pending, e->batch_bytes, b);
+        e->batch_bytes = b;
+    }
     e->batch_limit = e->limit_cap = e->batch_bytes;
     e->rnd = (uint64_t)gl_now_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)e;
     for (int k = 0; k < 2; k++) {

@@ -52,7 +52,8 @@ enum {
     "                             (default: stderr)\n" \
     "      --es-batch-bytes N     flush a bulk request at N bytes (default 5 MiB)\n" \
     "      --es-batch-age-ms N    or when its oldest document is N ms old (default 1000)\n" \
-    "      --es-max-pending-bytes N  backpressure above N buffered bytes (default 64 MiB)\n"
+    "      --es-max-pending-bytes N  backpressure above N buffered bytes (default 64 MiB);\n" \
+    "                             below --es-batch-bytes, requests shrink to N/2\n"
 
 /* The options as parsed; conf points into this struct's own strings. */
 struct es_cli {

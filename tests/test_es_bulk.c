@@ -1,6 +1,7 @@
 /* test_es_bulk.c - bulk body builder, response parser, classification,
  * backoff and dead-letter records of the ES sink; plus the sink against a
- * closed port (nothing settled, nothing lost). No server needed. */
+ * closed port (nothing settled, nothing lost) and against a minimal
+ * in-process _bulk answerer (the memory bound as given). */
 #include "../sinks/es_bulk.h"
 #include "../sinks/es_cli.h"
 #include "../sinks/sink.h"
@@ -9,9 +10,13 @@
 #include <arpa/inet.h>
 #include <jansson.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
 TEST(stream_names)
 {
@@ -263,6 +268,164 @@ TEST(sink_refused)
     CHECK(sink_es_new(&ec, count_settle, NULL, err, sizeof err) == NULL);
 }
 
+/* A minimal _bulk answerer on a loopback port, run by its own thread: it
+ * owns the listening and the client socket, answers every request "201"
+ * for each of its documents and records the largest (inflated) body. */
+struct mock_es {
+    int lfd, port;
+    atomic_int stop;
+    size_t max_body, requests, docs;
+    pthread_t th;
+};
+
+/* Reads one HTTP request of c (headers, Content-Length body) into b;
+ * returns the body's offset in b, or -1 when the peer closed or stalled. */
+static long mock_read_request(int c, struct buf *b, atomic_int *stop)
+{
+    b->len = 0;
+    long hdr_end = -1, clen = -1;
+    for (;;) {
+        if (hdr_end >= 0 && (long)b->len >= hdr_end + clen) return hdr_end;
+        struct pollfd pf = { .fd = c, .events = POLLIN };
+        if (atomic_load(stop)) return -1;
+        if (poll(&pf, 1, 50) <= 0) continue;
+        char tmp[8192];
+        ssize_t n = read(c, tmp, sizeof tmp);
+        if (n <= 0) return -1;
+        buf_append(b, tmp, (size_t)n);
+        if (hdr_end < 0) {
+            buf_putc(b, '\0');
+            b->len--;
+            char *e = strstr(b->p, "\r\n\r\n");
+            if (!e) continue;
+            hdr_end = e + 4 - b->p;
+            const char *cl = strcasestr(b->p, "Content-Length:");
+            clen = cl ? atol(cl + 15) : 0;
+        }
+    }
+}
+
+/* Counts the documents (every second line) of a gzip bulk body. */
+static size_t mock_count_docs(const char *gz, size_t len, size_t *raw)
+{
+    z_stream z = { 0 };
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return 0;
+    z.next_in = (Bytef *)(uintptr_t)gz;
+    z.avail_in = (uInt)len;
+    size_t lines = 0;
+    *raw = 0;
+    char out[16384];
+    int rc;
+    do {
+        z.next_out = (Bytef *)out;
+        z.avail_out = sizeof out;
+        rc = inflate(&z, Z_NO_FLUSH);
+        size_t got = sizeof out - z.avail_out;
+        for (size_t i = 0; i < got; i++) lines += out[i] == '\n';
+        *raw += got;
+    } while (rc == Z_OK);
+    inflateEnd(&z);
+    return lines / 2;
+}
+
+static void *mock_es_run(void *arg)
+{
+    struct mock_es *m = arg;
+    struct buf req, ans;
+    buf_init(&req);
+    buf_init(&ans);
+    while (!atomic_load(&m->stop)) {
+        struct pollfd pf = { .fd = m->lfd, .events = POLLIN };
+        if (poll(&pf, 1, 50) <= 0) continue;
+        int c = accept(m->lfd, NULL, NULL);
+        if (c < 0) continue;
+        long off;
+        while ((off = mock_read_request(c, &req, &m->stop)) >= 0) {
+            size_t raw = 0, n = mock_count_docs(req.p + off, req.len - (size_t)off, &raw);
+            if (raw > m->max_body) m->max_body = raw;
+            m->requests++;
+            m->docs += n;
+            struct buf body;
+            buf_init(&body);
+            buf_puts(&body, "{\"took\":1,\"errors\":false,\"items\":[");
+            for (size_t i = 0; i < n; i++) buf_puts(&body, i ? ",{\"create\":{\"status\":201}}" : "{\"create\":{\"status\":201}}");
+            buf_puts(&body, "]}");
+            ans.len = 0;
+            char h[160];
+            snprintf(h, sizeof h, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n", body.len);
+            buf_puts(&ans, h);
+            buf_append(&ans, body.p, body.len);
+            buf_free(&body);
+            if (write(c, ans.p, ans.len) != (ssize_t)ans.len) break;
+        }
+        close(c);
+    }
+    buf_free(&req);
+    buf_free(&ans);
+    return NULL;
+}
+
+static int mock_es_start(struct mock_es *m)
+{
+    memset(m, 0, sizeof *m);
+    m->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t al = sizeof a;
+    if (m->lfd < 0 || bind(m->lfd, (struct sockaddr *)&a, sizeof a) || listen(m->lfd, 4) ||
+        getsockname(m->lfd, (struct sockaddr *)&a, &al))
+        return -1;
+    m->port = ntohs(a.sin_port);
+    return pthread_create(&m->th, NULL, mock_es_run, m) ? -1 : 0;
+}
+
+static void mock_es_stop(struct mock_es *m)
+{
+    atomic_store(&m->stop, 1);
+    pthread_join(m->th, NULL);
+    close(m->lfd);
+}
+
+/* --es-max-pending-bytes below the batch size is honoured as given: bulk
+ * requests shrink to half of it instead of the bound being raised to the
+ * 5 MiB batch (issue 19 item 4), and every document is still stored. */
+TEST(pending_below_batch)
+{
+    struct mock_es m;
+    CHECK(mock_es_start(&m) == 0);
+    char url[64], err[256];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", m.port);
+    struct es_conf ec = { .url = url, .batch_age_ms = 200, .max_pending_bytes = 4096 };   /* batch: the default 5 MiB */
+    gl_log_level = GL_LOG_ERROR;
+    settled_calls = 0;
+    struct sink *sk = sink_es_new(&ec, count_settle, NULL, err, sizeof err);
+    CHECK(sk != NULL);
+    if (!sk) { mock_es_stop(&m); return; }
+    const char *doc = "{\"@timestamp\":\"2025-01-01T00:00:00.000Z\",\"event.dataset\":\"gpu.xid\",\"pad\":\"xxxxxxxxxxxxxxxx\"}";
+    int again = 0;
+    for (int i = 0; i < 300; i++) {
+        char id[40];
+        snprintf(id, sizeof id, "%032x", i);
+        struct sink_doc d = { .stream = STREAM_EVENTS, .id = id, .json = doc, .len = strlen(doc) };
+        int rc, tries = 0;
+        while ((rc = sink_write(sk, &d)) == GL_AGAIN && tries++ < 100) {
+            again++;
+            sink_poll(sk, 20);
+        }
+        CHECK_EQ_INT(rc, GL_OK);
+    }
+    CHECK_EQ_INT(sink_drain(sk, 5000), 0);
+    CHECK_EQ_INT(settled_calls, 300);
+    struct es_stats st;
+    sink_es_stats(sk, &st);
+    CHECK_EQ_INT(st.stored, 300);
+    sink_free(sk);
+    mock_es_stop(&m);
+    CHECK(again > 0);                         /* the 4 KiB bound held writes back */
+    CHECK_EQ_INT(m.docs, 300);
+    CHECK(m.requests >= 10);
+    CHECK(m.max_body <= 2048 + 256);          /* half the bound, plus the item that crossed it */
+}
+
 int main(void)
 {
     RUN(stream_names);
@@ -274,5 +437,6 @@ int main(void)
     RUN(deadletter_record);
     RUN(cli_and_mask);
     RUN(sink_refused);
+    RUN(pending_below_batch);
     return TEST_REPORT();
 }
