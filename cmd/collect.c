@@ -17,6 +17,7 @@
 #include "../core/metrics.h"
 #include "../core/gpumetrics.h"
 #include "../parsers/feed.h"
+#include "../parsers/kmsg.h"
 #include <glob.h>
 #include <inttypes.h>
 #include <malloc.h>
@@ -813,7 +814,7 @@ static void collect_help(void)
 {
     printf(
         "usage: gpulog collect [--config FILE] [--exec CMD]... [--file PATH_OR_GLOB]... [--kmsg] [-]\n"
-        "                      [--format F] [--host NAME] [--tz ZONE] [--state-dir DIR]\n"
+        "                      [--format F] [--host NAME] [--tz ZONE] [--year YYYY] [--state-dir DIR]\n"
         "                      [--brokers LIST] [--topic T] [--events-topic T] [-X key=value]...\n"
         "                      [--output FILE] [--once] [--spool-max BYTES] [--shutdown-timeout S]\n"
         "                      [--metrics-addr HOST:PORT]\n"
@@ -848,6 +849,9 @@ static void collect_help(void)
         "  -H, --host NAME       host.name (default: this machine's name); keep it stable,\n"
         "                        event ids are made from host, source, offset and line [host]\n"
         "      --tz ZONE         zone of tool timestamps (default: local) [tz]\n"
+        "      --year YYYY       year of syslog times, which have none (default: the\n"
+        "                        read time's, or the year before if that puts a line\n"
+        "                        more than a day ahead) [year]\n"
         "  -s, --state-dir DIR   checkpoints, spool and dead letters (default\n"
         "                        $STATE_DIRECTORY or /var/lib/gpulog) [state_dir]\n"
         "  -b, --brokers LIST    Kafka bootstrap servers; without them NDJSON is written\n"
@@ -934,7 +938,7 @@ struct collect_req {
 static int collect_flags(struct collector *c, struct gpulog_config *cfg, struct collect_req *rq, int argc, char **argv)
 {
     enum { O_TZ = 256, O_EVTOPIC, O_ONCE, O_SPOOLMAX, O_SHUTDOWN, O_STALE, O_STATS, O_KEEP, O_MAXLINE, O_KMSG,
-           O_CONFIG, O_METRICS, O_ROTGENS, O_ROTAGE };
+           O_CONFIG, O_METRICS, O_ROTGENS, O_ROTAGE, O_YEAR };
     static const struct option opts[] = {
         { "config", required_argument, NULL, O_CONFIG },
         { "exec", required_argument, NULL, 'e' },
@@ -943,6 +947,7 @@ static int collect_flags(struct collector *c, struct gpulog_config *cfg, struct 
         { "format", required_argument, NULL, 'F' },
         { "host", required_argument, NULL, 'H' },
         { "tz", required_argument, NULL, O_TZ },
+        { "year", required_argument, NULL, O_YEAR },
         { "state-dir", required_argument, NULL, 's' },
         { "brokers", required_argument, NULL, 'b' },
         { "topic", required_argument, NULL, 't' },
@@ -962,7 +967,7 @@ static int collect_flags(struct collector *c, struct gpulog_config *cfg, struct 
         { NULL, 0, NULL, 0 },
     };
     static const struct { int opt; const char *key, *kafka_flag; } keys[] = {
-        { 'H', "host", NULL }, { O_TZ, "tz", NULL }, { 's', "state_dir", NULL },
+        { 'H', "host", NULL }, { O_TZ, "tz", NULL }, { O_YEAR, "year", NULL }, { 's', "state_dir", NULL },
         { 'b', "kafka.brokers", NULL }, { 't', "kafka.topics.metrics", "--topic" },
         { O_EVTOPIC, "kafka.topics.events", "--events-topic" }, { 'X', "kafka.properties", "-X" },
         { O_SPOOLMAX, "collect.spool_max", NULL }, { O_SHUTDOWN, "shutdown_timeout", NULL },
@@ -1054,6 +1059,7 @@ static int collect_settings(struct collector *c, struct gpulog_config *cfg, stru
 {
     char cerr[GL_ERRLEN * 4];
     if (config_apply_process(cfg, cerr, sizeof cerr) != GL_OK) return cli_usage_error("collect", "%s", cerr);
+    kmsg_syslog_year((int)cfg->year, 0);   /* live sources: inferred against the read time */
     if (cfg->collect.spool_max < (1 << 20)) return cli_usage_error("collect", "--spool-max wants bytes (at least 1048576)");
     if (cfg->collect.rotate_max_generations < 1 || cfg->collect.rotate_max_generations > 100000)
         return cli_usage_error("collect", "collect.rotate_max_generations wants 1 to 100000, got %lld",

@@ -2,6 +2,7 @@
  * embedded default: no Kafka or Elasticsearch needed). */
 #include "cli.h"
 #include "../parsers/feed.h"
+#include "../parsers/kmsg.h"
 #include "../ingest/source.h"
 #include "../sinks/sink.h"
 #include "../sinks/es_cli.h"
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,7 +29,7 @@ static void run_help(void)
 {
     printf(
         "usage: gpulog run [--config FILE] [--format F] [--detectors FILE] [--profile auto|gpu|generic]\n"
-        "                  [--tz ZONE] [--host NAME] [--columns LIST] [--output FILE] [--live|--no-live]\n"
+        "                  [--tz ZONE] [--year YYYY] [--host NAME] [--columns LIST] [--output FILE] [--live|--no-live]\n"
         "                  [--metrics-addr HOST:PORT] [--shutdown-timeout S] [FILE|-|--exec CMD]\n"
         "\n"
         "Parses FILE (or stdin, or the output of CMD, or the one file/exec source of\n"
@@ -45,6 +47,9 @@ static void run_help(void)
         "  -p, --profile NAME  built-in profile when no --detectors: auto (default: generic\n"
         "                      when the input carries no GPU fields, else gpu), gpu or generic\n"
         "      --tz ZONE       zone of tool timestamps (default: local zone)\n"
+        "      --year YYYY     year of syslog times, which have none (default: FILE's\n"
+        "                      modification year, or the read time's; the year before\n"
+        "                      if that puts a line more than a day ahead) (key year)\n"
         "  -H, --host NAME     host.name of the events (default: this machine)\n"
         "      --columns LIST  column names for header-less CSV\n"
         "  -o, --output FILE   write the NDJSON records to FILE (also with the live view)\n"
@@ -289,13 +294,14 @@ int cmd_run(int argc, char **argv)
 
 int run_main(const struct run_mode *m, int argc, char **argv)
 {
-    enum { O_CONFIG = 0x100, O_METRICS, O_SHUTDOWN, O_REPORT };
+    enum { O_CONFIG = 0x100, O_METRICS, O_SHUTDOWN, O_REPORT, O_YEAR };
     static const struct option opts[] = {
         { "config", required_argument, NULL, O_CONFIG },
         { "format", required_argument, NULL, 'f' },
         { "detectors", required_argument, NULL, 'd' },
         { "profile", required_argument, NULL, 'p' },
         { "tz", required_argument, NULL, 'z' },
+        { "year", required_argument, NULL, O_YEAR },
         { "host", required_argument, NULL, 'H' },
         { "columns", required_argument, NULL, 'C' },
         { "output", required_argument, NULL, 'o' },
@@ -338,6 +344,7 @@ int run_main(const struct run_mode *m, int argc, char **argv)
         case 'd': key = "detect.config"; break;
         case 'p': key = "detect.profile"; break;
         case 'z': key = "tz"; break;
+        case O_YEAR: key = "year"; break;
         case 'H': key = "host"; break;
         case O_METRICS: key = "metrics_addr"; break;
         case O_SHUTDOWN: key = "shutdown_timeout"; break;
@@ -443,6 +450,10 @@ int run_main(const struct run_mode *m, int argc, char **argv)
             goto out;
         }
     }
+    struct stat fst;   /* a file's syslog times take its modification year, as in parse */
+    int64_t ref = !exec_cmd && !is_stdin && fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode)
+                  ? (int64_t)fst.st_mtim.tv_sec * 1000 + fst.st_mtim.tv_nsec / 1000000 : 0;
+    kmsg_syslog_year((int)cfg.year, feed_read_time() ? 0 : ref);
     cli_catch_signals(run_on_signal);
     p = parser_new(ops, run_emit_event, &r);
     p->opt_columns = columns;

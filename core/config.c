@@ -26,6 +26,9 @@ static const struct config_key keys[] = {
     { "tz", CONFIG_STR, "", O(tz), NULL, 0,
       "time zone of the timestamps the tools print (nvidia-smi dmon -o DT writes local time), "
       "e.g. UTC or Europe/Berlin; empty = the process's local zone (TZ)" },
+    { "year", CONFIG_INT, "0", O(year), NULL, 0,
+      "year of syslog times (\"Mar  4 02:11:10\" carries none), 1970..9999; 0 = inferred: the year of the "
+      "read time (run FILE: of FILE's modification time), or the year before when that puts a line more than a day ahead" },
     { "log.level", CONFIG_ENUM, "info", O(log.level), "debug|info|warn|error", 0,
       "least severe log level written to stderr" },
     { "log.format", CONFIG_ENUM, "logfmt", O(log.format), "logfmt|json", 0,
@@ -938,6 +941,10 @@ int config_apply_process(const struct gpulog_config *cfg, char *err, size_t errl
     config_apply_log(cfg);
     if (*cfg->tz && gl_tz_set(cfg->tz) != GL_OK) {
         errf(err, errlen, "tz: unknown time zone '%s'", cfg->tz);
+        return GL_ERROR;
+    }
+    if (cfg->year && (cfg->year < 1970 || cfg->year > 9999)) {
+        errf(err, errlen, "year: wants 1970 to 9999 (0 = inferred), got %lld", (long long)cfg->year);
         return GL_ERROR;
     }
     return GL_OK;

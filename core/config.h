@@ -65,6 +65,7 @@ struct config_sources {
 struct gpulog_config {
     char *host;                 /* host.name; "" = this machine's host name */
     char *tz;                   /* zone of tool timestamps; "" = local zone */
+    int64_t year;               /* year of syslog times; 0 = inferred (parsers/kmsg.h) */
     struct {
         char *level;            /* debug|info|warn|error */
         char *format;           /* logfmt|json */
@@ -191,7 +192,8 @@ int config_init_command(struct gpulog_config *cfg, const char *cmd, int argc, ch
 /* Sets gl_log_level / gl_log_json from cfg->log. */
 void config_apply_log(const struct gpulog_config *cfg);
 /* config_apply_log plus the time zone (gl_tz_set(cfg->tz) when tz is set).
- * Returns GL_ERROR with the reason in err for an unknown zone. */
+ * Returns GL_ERROR with the reason in err for an unknown zone or a year out
+ * of 1970..9999 (the caller hands cfg->year to kmsg_syslog_year). */
 int config_apply_process(const struct gpulog_config *cfg, char *err, size_t errlen);
 
 /* Returns the secret from value if non-empty, else the first line of file

@@ -273,6 +273,18 @@ check_eq "parse --year 2023 pins the year" "$(ts_of --year 2023 "$tmp/kern.log")
 printf 'Dec 31 23:59:00 node kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n' >"$tmp/kern2.log"
 TZ=UTC touch -d '2026-01-01 00:10:00' "$tmp/kern2.log"
 check_eq "parse: a Dec 31 line in a file written on Jan 1 is dated the year before" "$(ts_of "$tmp/kern2.log")" 2025-12-31T23:59:00.000Z
+# run and collect: --year and the config key year; run FILE infers from FILE's mtime like parse
+run_ts() { TZ=UTC "$GPULOG" run --no-live "$@" 2>/dev/null | sed -n 's/.*"@timestamp":"\([^"]*\)".*/\1/p' | head -n 1; }
+check_eq "run: a syslog line of a file last written in June 2025 is dated 2025" "$(run_ts "$tmp/kern.log")" 2025-03-04T02:11:10.000Z
+check_eq "run --year 2023 pins the year" "$(run_ts --year 2023 "$tmp/kern.log")" 2023-03-04T02:11:10.000Z
+printf 'year: 2022\n' >"$tmp/year.yaml"
+check_eq "run with year: 2022 in the config file" "$(run_ts --config "$tmp/year.yaml" "$tmp/kern.log")" 2022-03-04T02:11:10.000Z
+col_ts() { TZ=UTC "$GPULOG" collect --once --host h "$@" -o - 2>/dev/null | sed -n 's/.*"@timestamp":"\([^"]*\)".*/\1/p' | head -n 1; }
+check_eq "collect --year 2023 pins the year" "$(col_ts --year 2023 --state-dir "$tmp/st-y1" --file "$tmp/kern.log")" 2023-03-04T02:11:10.000Z
+check_eq "collect with year: 2022 in the config file" \
+  "$(col_ts --config "$tmp/year.yaml" --state-dir "$tmp/st-y2" --file "$tmp/kern.log")" 2022-03-04T02:11:10.000Z
+out=$("$GPULOG" collect --once --year 1900 --file "$tmp/kern.log" -o - 2>&1); rc=$?
+check "collect --year 1900 is refused (exit 2) with the range" "$([ "$rc" = 2 ] && grep -q '1970 to 9999' <<<"$out"; echo $?)" "rc=$rc: $out"
 
 # ------------------------------ item 10 (part): CR-only line endings
 tr '\n' '\r' <"$CSV" >"$tmp/cr.csv"
