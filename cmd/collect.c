@@ -8,7 +8,7 @@
 #include "../core/lineread.h"
 #include "../parsers/parser.h"
 #include "../sinks/sink.h"
-#include "../ingest/source.h"
+#include "../ingest/parts.h"
 
 #include <errno.h>
 #include <fcntl.h>
