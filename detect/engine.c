@@ -1,5 +1,5 @@
-/* engine.c - see engine.h. */
-#include "engine.h"
+/* engine.c - see engine.h; the engine's types are in engine_int.h. */
+#include "engine_int.h"
 #include "../core/metrics.h"
 
 #include <math.h>
@@ -7,53 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Episode bookkeeping in front of each rule's detector state. */
-struct episode {
-    int64_t start, first_bad, last_anom, last_change;
-    float peak_risk, last_risk, peak_value;
-    uint32_t seq;
-    uint16_t bad_run, good_run;
-    uint8_t open;
-    int8_t last_sev;
-};
 
-#define ALIGN8(x) (((x) + 7) & ~(size_t)7)
-#define EP_SIZE ALIGN8(sizeof(struct episode))
-
-struct rule_set {              /* rules applying to one slot, or to GPUs */
-    int *idx;
-    size_t *off;
-    size_t n, size;            /* count, state block bytes */
-};
-
-#define KCACHE 512
-struct kcache { const char *key; int slot; };
-
-#define HBUCKETS 256   /* initial host buckets */
-
-struct engine {
-    struct profile *prof;
-    engine_emit_fn emit;
-    void *emit_ctx;
-    struct host **hb;                /* host hash table: nhb buckets, grown with the hosts */
-    size_t nhb;
-    struct ent *lru_head, *lru_tail; /* every GPU, least recently updated first (eviction) */
-    struct host *last_host;
-    struct rule_set slot_rules[ENG_MAX_SLOTS];
-    unsigned char slot_ready[ENG_MAX_SLOTS];
-    unsigned char slot_star[ENG_MAX_SLOTS];
-    struct rule_set ent_rules;         /* GPU, HOST and EVENT scope */
-    struct kcache kc[KCACHE];
-    struct ent **peers;
-    size_t cappeers;
-    int64_t newest_ts, clock;
-    struct engine_stats st;
-    size_t mem;
-    struct event rec;
-    int reloading;                     /* end records say the rule changed */
-};
-
-static void add_rule(struct rule_set *rs, int ri, size_t state_size)
+void eng_add_rule(struct rule_set *rs, int ri, size_t state_size)
 {
     rs->idx = xrealloc(rs->idx, (rs->n + 1) * sizeof *rs->idx);
     rs->off = xrealloc(rs->off, (rs->n + 1) * sizeof *rs->off);
@@ -65,14 +20,14 @@ static void add_rule(struct rule_set *rs, int ri, size_t state_size)
 
 /* Builds the list of SERIES rules for slot s (explicit ones, plus "*" rules
  * for slots that no rule names). */
-static void slot_prepare(struct engine *e, int s)
+void eng_slot_prepare(struct engine *e, int s)
 {
     if (e->slot_ready[s]) return;
     struct profile *p = e->prof;
     for (size_t i = 0; i < p->nrules; i++) {
         const struct rule_cfg *rc = &p->rules[i];
         if (rc->ops->scope != DS_SERIES) continue;
-        if (rc->slot == s || (rc->slot < 0 && e->slot_star[s])) add_rule(&e->slot_rules[s], (int)i, rc->ops->state_size);
+        if (rc->slot == s || (rc->slot < 0 && e->slot_star[s])) eng_add_rule(&e->slot_rules[s], (int)i, rc->ops->state_size);
     }
     e->slot_ready[s] = 1;
 }
@@ -84,7 +39,7 @@ struct engine *engine_new(struct profile *prof, engine_emit_fn emit, void *ctx)
     e->emit = emit;
     e->emit_ctx = ctx;
     for (size_t i = 0; i < prof->nrules; i++)
-        if (prof->rules[i].ops->scope != DS_SERIES) add_rule(&e->ent_rules, (int)i, prof->rules[i].ops->state_size);
+        if (prof->rules[i].ops->scope != DS_SERIES) eng_add_rule(&e->ent_rules, (int)i, prof->rules[i].ops->state_size);
     event_init(&e->rec);
     e->nhb = HBUCKETS;
     e->hb = xcalloc(e->nhb, sizeof *e->hb);
@@ -147,7 +102,7 @@ static struct host *host_get(struct engine *e, const char *name, int tag)
 }
 
 /* The engine's LRU list of GPUs (eviction in O(1)): unlink, append. */
-static void lru_unlink(struct engine *e, struct ent *x)
+void eng_lru_unlink(struct engine *e, struct ent *x)
 {
     if (x->lru_prev) x->lru_prev->lru_next = x->lru_next; else if (e->lru_head == x) e->lru_head = x->lru_next;
     if (x->lru_next) x->lru_next->lru_prev = x->lru_prev; else if (e->lru_tail == x) e->lru_tail = x->lru_prev;
@@ -164,7 +119,7 @@ static void lru_append(struct engine *e, struct ent *x)
 
 static void ent_free(struct engine *e, struct ent *x)
 {
-    lru_unlink(e, x);
+    eng_lru_unlink(e, x);
     for (size_t i = 0; i < x->nser; i++) {
         struct series *s = &x->ser[i];
         free(s->w);
@@ -261,7 +216,7 @@ static struct ent *ent_get(struct engine *e, struct host *h, int gpu)
 
 /* 1 when a series of slot s needs a window: a multi-metric rule reads it
  * (need_win) or one of the slot's rules (rs) is not a no_window detector. */
-static int slot_needs_window(const struct profile *p, const struct rule_set *rs, int s)
+int eng_slot_needs_window(const struct profile *p, const struct rule_set *rs, int s)
 {
     if (p->slots.need_win[s]) return 1;
     for (size_t k = 0; k < rs->n; k++)
@@ -273,7 +228,7 @@ static struct series *series_get(struct engine *e, struct ent *x, int slot)
 {
     if (x->sidx[slot]) return &x->ser[x->sidx[slot] - 1];
     if (e->st.series >= e->prof->max_series && !evict_one(e, x)) return NULL;
-    slot_prepare(e, slot);
+    eng_slot_prepare(e, slot);
     if (x->nser == x->capser) {
         size_t nc = x->capser ? x->capser * 2 : 4;
         x->ser = xrealloc(x->ser, nc * sizeof *x->ser);
@@ -284,7 +239,7 @@ static struct series *series_get(struct engine *e, struct ent *x, int slot)
     memset(s, 0, sizeof *s);
     s->slot = (uint16_t)slot;
     const struct rule_set *rs = &e->slot_rules[slot];
-    if (slot_needs_window(e->prof, rs, slot)) {
+    if (eng_slot_needs_window(e->prof, rs, slot)) {
         s->w = xmalloc(sizeof *s->w);
         win_init(s->w, e->prof->win_cap, e->prof->win_span_ms);
         e->mem += sizeof *s->w;
@@ -298,164 +253,6 @@ static struct series *series_get(struct engine *e, struct ent *x, int slot)
     e->st.series++;
     return s;
 }
-
-/* ---- records ----------------------------------------------------------- */
-
-static const char *type_name[] = { "start", "change", "end" };
-enum { REC_START, REC_CHANGE, REC_END };
-
-static double finite_or(double v, double d) { return isfinite(v) ? v : d; }
-
-static double risk_of(int sev, double excess)
-{
-    static const double lo[] = { 0, 20, 45, 70 }, hi[] = { 0, 45, 70, 100 };
-    if (sev < 1) sev = 1;
-    if (sev > 3) sev = 3;
-    double r = lo[sev] + (hi[sev] - lo[sev]) * det_clamp01(excess);
-    return floor(r + 0.5);
-}
-
-static void emit_record(struct engine *e, int type, const struct rule_cfg *rc, struct ent *x,
-                        const char *metric, struct episode *ep, const struct det_out *o, int sev,
-                        double risk, int64_t ts)
-{
-    struct event *r = &e->rec;
-    event_reset(r);
-    r->ts_ms = ts;
-    r->kind = "alert";
-    r->dataset = "gpu.anomaly";
-    r->host = x->host->name;
-    r->offset = -1;
-    struct hash128 h;
-    hash128_init(&h);
-    hash128_feed(&h, x->host->name, strlen(x->host->name) + 1);
-    hash128_feed_u64(&h, (uint64_t)(int64_t)x->gpu);
-    hash128_feed(&h, rc->id, strlen(rc->id) + 1);
-    hash128_feed(&h, metric, strlen(metric) + 1);
-    hash128_feed_u64(&h, (uint64_t)ep->start);
-    hash128_feed_u64(&h, (uint64_t)type);
-    hash128_feed_u64(&h, ep->seq);
-    hash128_hex(&h, r->id);
-    event_add_str(r, "event.type", type_name[type], strlen(type_name[type]));
-    event_add_str(r, "rule.id", rc->id, strlen(rc->id));
-    event_add_str(r, "rule.name", rc->name, strlen(rc->name));
-    char tb[25];
-    gl_fmt_ts(ep->start, tb);
-    event_add_str(r, "event.start", tb, 24);
-    if (type == REC_END) {
-        gl_fmt_ts(ep->last_anom, tb);
-        event_add_str(r, "event.end", tb, 24);
-    }
-    event_add_int(r, "event.risk_score", (int64_t)risk);
-    event_add_int(r, "event.severity", sev);
-    if (x->gpu >= 0) event_add_int(r, "gpu.index", x->gpu);
-    if (x->uuid) event_add_str(r, "gpu.uuid", x->uuid, strlen(x->uuid));
-    event_add_str(r, "anomaly.metric", metric, strlen(metric));
-    event_add_str(r, "anomaly.detector", rc->ops->name, strlen(rc->ops->name));
-    event_add_num(r, "anomaly.value", finite_or(o->value, 0));
-    if (o->lo <= o->hi && isfinite(o->lo) && isfinite(o->hi)) {
-        event_add_num(r, "anomaly.expected_low", o->lo);
-        event_add_num(r, "anomaly.expected_high", o->hi);
-    }
-    if (o->std >= 0 && isfinite(o->std) && isfinite(o->mean)) {
-        event_add_num(r, "anomaly.window_mean", o->mean);
-        event_add_num(r, "anomaly.window_std", o->std);
-    }
-    event_add_num(r, "anomaly.score", finite_or(o->score, 0));
-    if (o->npeers) {
-        event_add_int(r, "anomaly.peers", o->npeers);
-        event_add_num(r, "anomaly.peer_median", finite_or(o->peer_median, 0));
-    }
-    event_add_num(r, "anomaly.peak_risk_score", ep->peak_risk);
-    event_add_int(r, "anomaly.sequence", ep->seq);
-    if (o->xid_code >= 0 && o->xid_key) {
-        int sx = o->xid_key[4] == 's';
-        event_add_int(r, sx ? "gpu.sxid.code" : "gpu.xid.code", o->xid_code);
-        if (o->xid_name) event_add_str(r, sx ? "gpu.sxid.name" : "gpu.xid.name", o->xid_name, strlen(o->xid_name));
-        if (o->xid_sev) event_add_str(r, sx ? "gpu.sxid.severity" : "gpu.xid.severity", o->xid_sev, strlen(o->xid_sev));
-    }
-    char reason[320];
-    if (type == REC_END) {
-        char who[96];
-        struct det_ctx cx = { .e = x, .h = x->host };
-        det_who(&cx, who, sizeof who);
-        double secs = (double)(ep->last_anom - ep->start) / 1000.0;
-        snprintf(reason, sizeof reason, "%s: %s %s after %.0f s (peak risk %.0f)", who, rc->name,
-                 e->reloading ? "ended by a configuration reload" : "resolved", secs < 0 ? 0 : secs, ep->peak_risk);
-        event_add_num(r, "anomaly.duration_s", secs < 0 ? 0 : secs);
-    } else {
-        snprintf(reason, sizeof reason, "%s", o->reason[0] ? o->reason : rc->name);
-    }
-    event_add_str(r, "event.reason", reason, strlen(reason));
-    if (type == REC_START) e->st.starts++;
-    else if (type == REC_CHANGE) e->st.changes++;
-    else e->st.ends++;
-    if (e->emit) e->emit(e->emit_ctx, r);
-}
-
-/* Applies one verdict to the rule's episode. */
-static void judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const char *metric,
-                  unsigned char *inst, int64_t ts, struct det_ctx *cx)
-{
-    struct episode *ep = (struct episode *)inst;
-    struct det_out o;
-    memset(&o, 0, sizeof o);
-    o.lo = 1; o.hi = 0; o.std = -1; o.metric_slot = -1; o.xid_code = -1;
-    cx->open = ep->open;
-    int v = rc->ops->update(rc, inst + EP_SIZE, cx, &o);
-    e->st.updates++;
-    const char *m = o.metric ? o.metric : o.metric_slot >= 0 ? e->prof->slots.name[o.metric_slot] : metric;
-    int sev = o.severity ? o.severity : rc->severity;
-    double risk = risk_of(sev, o.excess);
-    if (v == DET_ANOMALY) {
-        if (ep->bad_run == 0) ep->first_bad = ts;
-        if (ep->bad_run < 65535) ep->bad_run++;
-        ep->good_run = 0;
-        ep->last_anom = ts;
-        if (!ep->open) {
-            if (ep->bad_run >= rc->for_n) {
-                ep->open = 1;
-                ep->start = ep->first_bad;
-                ep->seq = 0;
-                ep->peak_risk = (float)risk;
-                ep->last_risk = (float)risk;
-                ep->last_sev = (int8_t)sev;
-                ep->last_change = ts;
-                e->st.open++;
-                emit_record(e, REC_START, rc, x, m, ep, &o, sev, risk, ts);
-            }
-        } else {
-            if (risk > ep->peak_risk) ep->peak_risk = (float)risk;
-            /* a rise in severity is always reported; score moves are rate-limited */
-            if (sev > ep->last_sev || (risk >= ep->last_risk + 10 && ts - ep->last_change >= rc->change_ms)) {
-                ep->seq++;
-                ep->last_risk = (float)risk;
-                ep->last_sev = (int8_t)sev;
-                ep->last_change = ts;
-                emit_record(e, REC_CHANGE, rc, x, m, ep, &o, sev, risk, ts);
-            }
-        }
-    } else if (v == DET_HOLD) {
-        /* the open episode's condition cannot be judged now: it stays open
-         * and the clear count starts over */
-        ep->bad_run = 0;
-        ep->good_run = 0;
-    } else {
-        /* DET_UNKNOWN counts towards resolving an open episode (the rule no
-         * longer applies) but never towards opening one */
-        ep->bad_run = 0;
-        if (ep->open) {
-            if (ep->good_run < 65535) ep->good_run++;
-            if (ep->good_run >= rc->clear_n && ts - ep->last_anom >= rc->cooldown_ms) {
-                ep->seq++;
-                ep->open = 0;
-                e->st.open--;
-                emit_record(e, REC_END, rc, x, m, ep, &o, ep->last_sev, ep->last_risk, ts);
-            }
-        }
-    }
-}
-
 
 /* ---- the sample path ---------------------------------------------------- */
 
@@ -567,7 +364,7 @@ static void run_ent_rules(struct engine *e, struct ent *x, enum det_scope scope,
     for (size_t k = 0; k < rs->n; k++) {
         const struct rule_cfg *rc = &e->prof->rules[rs->idx[k]];
         if (rc->ops->scope != scope) continue;
-        judge(e, rc, x, rc->metric, (unsigned char *)x->rstate + rs->off[k], ts, cx);
+        eng_judge(e, rc, x, rc->metric, (unsigned char *)x->rstate + rs->off[k], ts, cx);
     }
 }
 
@@ -659,7 +456,7 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
         x->present |= 1ULL << s;
     }
     x->last_seen_ms = e->clock;
-    if (e->lru_tail != x) { lru_unlink(e, x); lru_append(e, x); }
+    if (e->lru_tail != x) { eng_lru_unlink(e, x); lru_append(e, x); }
     int late = x->nsamples && ts < x->last_ts;
     if (!late) x->last_ts = ts;
     x->nsamples++;
@@ -685,7 +482,7 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
             cx.v = x->val[s];
             for (size_t k = 0; k < rs->n; k++) {
                 const struct rule_cfg *rc = &e->prof->rules[rs->idx[k]];
-                judge(e, rc, x, e->prof->slots.name[s], (unsigned char *)se->rstate + rs->off[k], ts, &cx);
+                eng_judge(e, rc, x, e->prof->slots.name[s], (unsigned char *)se->rstate + rs->off[k], ts, &cx);
             }
         }
         if (se->w) {
@@ -820,191 +617,4 @@ void engine_foreach_gpu(const struct engine *e, engine_gpu_fn fn, void *ctx)
                 }
                 fn(ctx, h->name, x->gpu, x->last_ts, vals, have);
             }
-}
-
-/* ---- reload ------------------------------------------------------------- */
-
-static const char *slot_name(const struct profile *p, int s) { return s >= 0 ? p->slots.name[s] : ""; }
-
-/* Same rule: id, detector, metric, every setting and parameter. */
-static int rule_same(const struct profile *pa, const struct rule_cfg *a, const struct profile *pb,
-                     const struct rule_cfg *b)
-{
-    if (strcmp(a->id, b->id) || strcmp(a->name, b->name) || a->ops != b->ops || strcmp(a->metric, b->metric))
-        return 0;
-    if (a->severity != b->severity || a->for_n != b->for_n || a->clear_n != b->clear_n ||
-        a->cooldown_ms != b->cooldown_ms || a->change_ms != b->change_ms)
-        return 0;
-    for (int i = 0; i < DET_MAX_PARAMS; i++)
-        if (memcmp(&a->p[i], &b->p[i], sizeof a->p[i])) return 0;
-    for (int i = 0; i < 6; i++) {
-        if ((a->aux[i] < 0) != (b->aux[i] < 0)) return 0;
-        if (a->aux[i] >= 0 && strcmp(slot_name(pa, a->aux[i]), slot_name(pb, b->aux[i]))) return 0;
-    }
-    return 1;
-}
-
-/* Builds the state block of rule set nrs (new profile) from the block of ors
- * (old profile): identical rules are moved, others start fresh; old rules
- * not moved have open episodes ended and their state freed. */
-static void *move_states(struct engine *e, const struct profile *op, const struct rule_set *ors, unsigned char *ob,
-                         const struct rule_set *nrs, struct ent *x, const char *metric)
-{
-    unsigned char *nb = nrs->size ? xcalloc(1, nrs->size) : NULL;
-    unsigned char moved[512];
-    memset(moved, 0, sizeof moved);
-    for (size_t k = 0; k < nrs->n; k++) {
-        const struct rule_cfg *rc = &e->prof->rules[nrs->idx[k]];
-        size_t j = 0;
-        if (ob)
-            for (; j < ors->n && j < sizeof moved; j++)
-                if (!moved[j] && rule_same(op, &op->rules[ors->idx[j]], e->prof, rc)) break;
-        if (ob && j < ors->n && j < sizeof moved) {
-            memcpy(nb + nrs->off[k], ob + ors->off[j], EP_SIZE + ALIGN8(rc->ops->state_size));
-            moved[j] = 1;
-        } else if (rc->ops->init) {
-            rc->ops->init(rc, nb + nrs->off[k] + EP_SIZE);
-        }
-    }
-    if (ob) {
-        for (size_t j = 0; j < ors->n; j++) {
-            if (j < sizeof moved && moved[j]) continue;
-            const struct rule_cfg *orc = &op->rules[ors->idx[j]];
-            struct episode *ep = (struct episode *)(ob + ors->off[j]);
-            if (ep->open) {
-                struct det_out o;
-                memset(&o, 0, sizeof o);
-                o.lo = 1; o.hi = 0; o.std = -1; o.metric_slot = -1; o.xid_code = -1;
-                ep->seq++;
-                ep->open = 0;
-                e->st.open--;
-                emit_record(e, REC_END, orc, x, !strcmp(orc->metric, "*") ? metric : orc->metric, ep, &o,
-                            ep->last_sev, ep->last_risk, ep->last_anom);
-            }
-            if (orc->ops->free) orc->ops->free(ob + ors->off[j] + EP_SIZE);
-        }
-        free(ob);
-    }
-    return nb;
-}
-
-size_t engine_reload(struct engine *e, struct profile *np, size_t *changed)
-{
-    struct profile *op = e->prof;
-    size_t kept = 0, diff = 0;
-    for (size_t i = 0; i < np->nrules; i++) {
-        size_t j = 0;
-        while (j < op->nrules && !rule_same(op, &op->rules[j], np, &np->rules[i])) j++;
-        if (j < op->nrules) kept++;
-        else diff++;
-    }
-    for (size_t j = 0; j < op->nrules; j++) {
-        size_t i = 0;
-        while (i < np->nrules && strcmp(op->rules[j].id, np->rules[i].id)) i++;
-        if (i == np->nrules) diff++;
-    }
-    if (changed) *changed = diff;
-    int same_win = op->win_cap == np->win_cap && op->win_span_ms == np->win_span_ms;
-    /* old rule sets, kept until every block moved */
-    struct rule_set old_ent = e->ent_rules, old_slot[ENG_MAX_SLOTS];
-    memcpy(old_slot, e->slot_rules, sizeof old_slot);
-    unsigned char old_star[ENG_MAX_SLOTS];
-    memcpy(old_star, e->slot_star, sizeof old_star);
-    e->reloading = 1;
-    if (!same_win) {
-        /* windows of another size: every GPU starts over (open episodes end) */
-        for (size_t b = 0; b < e->nhb; b++)
-            for (struct host *h = e->hb[b]; h; h = h->next)
-                for (struct ent *x = h->ents; x; x = x->next) {
-                    x->rstate = move_states(e, op, &old_ent, x->rstate, &(struct rule_set){ 0 }, x, "");
-                    for (size_t i = 0; i < x->nser; i++) {
-                        x->ser[i].rstate = move_states(e, op, &old_slot[x->ser[i].slot], x->ser[i].rstate,
-                                                       &(struct rule_set){ 0 }, x, op->slots.name[x->ser[i].slot]);
-                    }
-                }
-        for (size_t b = 0; b < e->nhb; b++)
-            for (struct host *h = e->hb[b]; h; h = h->next) {
-                h->hint = NULL;
-                while (h->ents) {       /* states are gone: free the rest */
-                    struct ent *x = h->ents;
-                    h->ents = x->next;
-                    h->nents--;
-                    lru_unlink(e, x);
-                    if (x->gpu >= 0) e->st.gpus--;
-                    for (size_t i = 0; i < x->nser; i++) free(x->ser[i].w);
-                    e->st.series -= x->nser;
-                    free(x->ser);
-                    free(x->uuid);
-                    free(x->bus_id);
-                    free(x);
-                }
-                h->have_block = 0;
-            }
-        e->mem = sizeof *e + e->nhb * sizeof *e->hb;
-    }
-    /* new rule sets */
-    e->prof = np;
-    memset(&e->ent_rules, 0, sizeof e->ent_rules);
-    memset(e->slot_rules, 0, sizeof e->slot_rules);
-    memset(e->slot_ready, 0, sizeof e->slot_ready);
-    memset(e->slot_star, 0, sizeof e->slot_star);
-    memset(e->kc, 0, sizeof e->kc);
-    for (size_t i = 0; i < np->nrules; i++)
-        if (np->rules[i].ops->scope != DS_SERIES) add_rule(&e->ent_rules, (int)i, np->rules[i].ops->state_size);
-    /* old slot -> new slot ("*" slots carried over when np has "*" rules) */
-    int map[ENG_MAX_SLOTS];
-    for (size_t s = 0; s < op->slots.n; s++) {
-        map[s] = -1;
-        for (size_t t = 0; t < np->slots.n; t++)
-            if (!strcmp(np->slots.name[t], op->slots.name[s])) { map[s] = (int)t; break; }
-        if (map[s] < 0 && old_star[s] && np->star) {
-            map[s] = profile_slot(&np->slots, op->slots.name[s], 1);
-            if (map[s] >= 0) e->slot_star[map[s]] = 1;
-        }
-    }
-    for (size_t b = 0; b < e->nhb; b++)
-        for (struct host *h = e->hb[b]; h; h = h->next)
-            for (struct ent *x = h->ents; x; x = x->next) {
-                e->mem += e->ent_rules.size - old_ent.size;
-                x->rstate = move_states(e, op, &old_ent, x->rstate, &e->ent_rules, x, "");
-                double val[ENG_MAX_SLOTS];
-                memset(val, 0, sizeof val);
-                uint64_t present = 0;
-                size_t n = 0;
-                memset(x->sidx, 0, sizeof x->sidx);
-                for (size_t i = 0; i < x->nser; i++) {
-                    struct series *s = &x->ser[i];
-                    int os = s->slot, ns = map[os];
-                    if (ns >= 0 && (x->present & (1ULL << os))) { val[ns] = x->val[os]; present |= 1ULL << ns; }
-                    if (ns < 0) {
-                        /* metric no longer tracked */
-                        s->rstate = move_states(e, op, &old_slot[os], s->rstate, &(struct rule_set){ 0 }, x,
-                                                op->slots.name[os]);
-                        e->mem -= (s->w ? sizeof *s->w : 0) + old_slot[os].size;
-                        free(s->w);
-                        e->st.series--;
-                        continue;
-                    }
-                    slot_prepare(e, ns);
-                    const struct rule_set *nrs = &e->slot_rules[ns];
-                    e->mem += nrs->size - old_slot[os].size;
-                    s->rstate = move_states(e, op, &old_slot[os], s->rstate, nrs, x, op->slots.name[os]);
-                    if (!s->w && slot_needs_window(np, nrs, ns)) {
-                        s->w = xmalloc(sizeof *s->w);
-                        win_init(s->w, np->win_cap, np->win_span_ms);
-                        e->mem += sizeof *s->w;
-                    }
-                    s->slot = (uint16_t)ns;
-                    x->ser[n] = *s;
-                    x->sidx[ns] = (unsigned char)(++n);
-                }
-                x->nser = n;
-                memcpy(x->val, val, sizeof val);
-                x->present = present;
-            }
-    e->reloading = 0;
-    free(old_ent.idx);
-    free(old_ent.off);
-    for (size_t s = 0; s < ENG_MAX_SLOTS; s++) { free(old_slot[s].idx); free(old_slot[s].off); }
-    return kept;
 }

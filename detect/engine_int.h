@@ -1,0 +1,78 @@
+/*
+ * engine_int.h - the engine's internal types, shared by its files only:
+ * engine.c (hosts, GPUs, series, the sample path), episode.c (verdicts to
+ * episodes and records), engine_reload.c (SIGHUP reload) and snapshot.c
+ * (state snapshots). Nothing outside detect/engine*.c, episode.c and
+ * snapshot.c includes it.
+ */
+#ifndef GPULOG_ENGINE_INT_H
+#define GPULOG_ENGINE_INT_H
+
+#include "engine.h"
+
+/* Episode bookkeeping in front of each rule's detector state. */
+struct episode {
+    int64_t start, first_bad, last_anom, last_change;
+    float peak_risk, last_risk, peak_value;
+    uint32_t seq;
+    uint16_t bad_run, good_run;
+    uint8_t open;
+    int8_t last_sev;
+};
+
+#define ALIGN8(x) (((x) + 7) & ~(size_t)7)
+#define EP_SIZE ALIGN8(sizeof(struct episode))
+
+struct rule_set {              /* rules applying to one slot, or to GPUs */
+    int *idx;
+    size_t *off;
+    size_t n, size;            /* count, state block bytes */
+};
+
+#define KCACHE 512
+struct kcache { const char *key; int slot; };
+
+#define HBUCKETS 256   /* initial host buckets */
+
+struct engine {
+    struct profile *prof;
+    engine_emit_fn emit;
+    void *emit_ctx;
+    struct host **hb;                /* host hash table: nhb buckets, grown with the hosts */
+    size_t nhb;
+    struct ent *lru_head, *lru_tail; /* every GPU, least recently updated first (eviction) */
+    struct host *last_host;
+    struct rule_set slot_rules[ENG_MAX_SLOTS];
+    unsigned char slot_ready[ENG_MAX_SLOTS];
+    unsigned char slot_star[ENG_MAX_SLOTS];
+    struct rule_set ent_rules;         /* GPU, HOST and EVENT scope */
+    struct kcache kc[KCACHE];
+    struct ent **peers;
+    size_t cappeers;
+    int64_t newest_ts, clock;
+    struct engine_stats st;
+    size_t mem;
+    struct event rec;
+    int reloading;                     /* end records say the rule changed */
+};
+
+enum { REC_START, REC_CHANGE, REC_END };
+
+/* engine.c: appends rule ri (state of state_size bytes) to rs. */
+void eng_add_rule(struct rule_set *rs, int ri, size_t state_size);
+/* engine.c: builds the SERIES rule list of slot s once. */
+void eng_slot_prepare(struct engine *e, int s);
+/* engine.c: 1 when a series of slot s needs a window. */
+int eng_slot_needs_window(const struct profile *p, const struct rule_set *rs, int s);
+/* engine.c: takes x out of the engine's LRU list. */
+void eng_lru_unlink(struct engine *e, struct ent *x);
+/* episode.c: writes one start/change/end record of episode ep through e->emit. */
+void eng_emit_record(struct engine *e, int type, const struct rule_cfg *rc, struct ent *x,
+                     const char *metric, struct episode *ep, const struct det_out *o, int sev,
+                     double risk, int64_t ts);
+/* episode.c: applies the verdict of rule rc on this sample to its episode
+ * (the block inst: episode, then the detector's state). */
+void eng_judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const char *metric,
+               unsigned char *inst, int64_t ts, struct det_ctx *cx);
+
+#endif

@@ -1,0 +1,163 @@
+/* episode.c - verdicts to episodes, episodes to anomaly records (see
+ * engine.h); the engine's types are in engine_int.h. */
+#include "engine_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- records ----------------------------------------------------------- */
+
+static const char *type_name[] = { "start", "change", "end" };
+
+static double finite_or(double v, double d) { return isfinite(v) ? v : d; }
+
+static double risk_of(int sev, double excess)
+{
+    static const double lo[] = { 0, 20, 45, 70 }, hi[] = { 0, 45, 70, 100 };
+    if (sev < 1) sev = 1;
+    if (sev > 3) sev = 3;
+    double r = lo[sev] + (hi[sev] - lo[sev]) * det_clamp01(excess);
+    return floor(r + 0.5);
+}
+
+void eng_emit_record(struct engine *e, int type, const struct rule_cfg *rc, struct ent *x,
+                     const char *metric, struct episode *ep, const struct det_out *o, int sev,
+                     double risk, int64_t ts)
+{
+    struct event *r = &e->rec;
+    event_reset(r);
+    r->ts_ms = ts;
+    r->kind = "alert";
+    r->dataset = "gpu.anomaly";
+    r->host = x->host->name;
+    r->offset = -1;
+    struct hash128 h;
+    hash128_init(&h);
+    hash128_feed(&h, x->host->name, strlen(x->host->name) + 1);
+    hash128_feed_u64(&h, (uint64_t)(int64_t)x->gpu);
+    hash128_feed(&h, rc->id, strlen(rc->id) + 1);
+    hash128_feed(&h, metric, strlen(metric) + 1);
+    hash128_feed_u64(&h, (uint64_t)ep->start);
+    hash128_feed_u64(&h, (uint64_t)type);
+    hash128_feed_u64(&h, ep->seq);
+    hash128_hex(&h, r->id);
+    event_add_str(r, "event.type", type_name[type], strlen(type_name[type]));
+    event_add_str(r, "rule.id", rc->id, strlen(rc->id));
+    event_add_str(r, "rule.name", rc->name, strlen(rc->name));
+    char tb[25];
+    gl_fmt_ts(ep->start, tb);
+    event_add_str(r, "event.start", tb, 24);
+    if (type == REC_END) {
+        gl_fmt_ts(ep->last_anom, tb);
+        event_add_str(r, "event.end", tb, 24);
+    }
+    event_add_int(r, "event.risk_score", (int64_t)risk);
+    event_add_int(r, "event.severity", sev);
+    if (x->gpu >= 0) event_add_int(r, "gpu.index", x->gpu);
+    if (x->uuid) event_add_str(r, "gpu.uuid", x->uuid, strlen(x->uuid));
+    event_add_str(r, "anomaly.metric", metric, strlen(metric));
+    event_add_str(r, "anomaly.detector", rc->ops->name, strlen(rc->ops->name));
+    event_add_num(r, "anomaly.value", finite_or(o->value, 0));
+    if (o->lo <= o->hi && isfinite(o->lo) && isfinite(o->hi)) {
+        event_add_num(r, "anomaly.expected_low", o->lo);
+        event_add_num(r, "anomaly.expected_high", o->hi);
+    }
+    if (o->std >= 0 && isfinite(o->std) && isfinite(o->mean)) {
+        event_add_num(r, "anomaly.window_mean", o->mean);
+        event_add_num(r, "anomaly.window_std", o->std);
+    }
+    event_add_num(r, "anomaly.score", finite_or(o->score, 0));
+    if (o->npeers) {
+        event_add_int(r, "anomaly.peers", o->npeers);
+        event_add_num(r, "anomaly.peer_median", finite_or(o->peer_median, 0));
+    }
+    event_add_num(r, "anomaly.peak_risk_score", ep->peak_risk);
+    event_add_int(r, "anomaly.sequence", ep->seq);
+    if (o->xid_code >= 0 && o->xid_key) {
+        int sx = o->xid_key[4] == 's';
+        event_add_int(r, sx ? "gpu.sxid.code" : "gpu.xid.code", o->xid_code);
+        if (o->xid_name) event_add_str(r, sx ? "gpu.sxid.name" : "gpu.xid.name", o->xid_name, strlen(o->xid_name));
+        if (o->xid_sev) event_add_str(r, sx ? "gpu.sxid.severity" : "gpu.xid.severity", o->xid_sev, strlen(o->xid_sev));
+    }
+    char reason[320];
+    if (type == REC_END) {
+        char who[96];
+        struct det_ctx cx = { .e = x, .h = x->host };
+        det_who(&cx, who, sizeof who);
+        double secs = (double)(ep->last_anom - ep->start) / 1000.0;
+        snprintf(reason, sizeof reason, "%s: %s %s after %.0f s (peak risk %.0f)", who, rc->name,
+                 e->reloading ? "ended by a configuration reload" : "resolved", secs < 0 ? 0 : secs, ep->peak_risk);
+        event_add_num(r, "anomaly.duration_s", secs < 0 ? 0 : secs);
+    } else {
+        snprintf(reason, sizeof reason, "%s", o->reason[0] ? o->reason : rc->name);
+    }
+    event_add_str(r, "event.reason", reason, strlen(reason));
+    if (type == REC_START) e->st.starts++;
+    else if (type == REC_CHANGE) e->st.changes++;
+    else e->st.ends++;
+    if (e->emit) e->emit(e->emit_ctx, r);
+}
+
+/* Applies one verdict to the rule's episode. */
+void eng_judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const char *metric,
+               unsigned char *inst, int64_t ts, struct det_ctx *cx)
+{
+    struct episode *ep = (struct episode *)inst;
+    struct det_out o;
+    memset(&o, 0, sizeof o);
+    o.lo = 1; o.hi = 0; o.std = -1; o.metric_slot = -1; o.xid_code = -1;
+    cx->open = ep->open;
+    int v = rc->ops->update(rc, inst + EP_SIZE, cx, &o);
+    e->st.updates++;
+    const char *m = o.metric ? o.metric : o.metric_slot >= 0 ? e->prof->slots.name[o.metric_slot] : metric;
+    int sev = o.severity ? o.severity : rc->severity;
+    double risk = risk_of(sev, o.excess);
+    if (v == DET_ANOMALY) {
+        if (ep->bad_run == 0) ep->first_bad = ts;
+        if (ep->bad_run < 65535) ep->bad_run++;
+        ep->good_run = 0;
+        ep->last_anom = ts;
+        if (!ep->open) {
+            if (ep->bad_run >= rc->for_n) {
+                ep->open = 1;
+                ep->start = ep->first_bad;
+                ep->seq = 0;
+                ep->peak_risk = (float)risk;
+                ep->last_risk = (float)risk;
+                ep->last_sev = (int8_t)sev;
+                ep->last_change = ts;
+                e->st.open++;
+                eng_emit_record(e, REC_START, rc, x, m, ep, &o, sev, risk, ts);
+            }
+        } else {
+            if (risk > ep->peak_risk) ep->peak_risk = (float)risk;
+            /* a rise in severity is always reported; score moves are rate-limited */
+            if (sev > ep->last_sev || (risk >= ep->last_risk + 10 && ts - ep->last_change >= rc->change_ms)) {
+                ep->seq++;
+                ep->last_risk = (float)risk;
+                ep->last_sev = (int8_t)sev;
+                ep->last_change = ts;
+                eng_emit_record(e, REC_CHANGE, rc, x, m, ep, &o, sev, risk, ts);
+            }
+        }
+    } else if (v == DET_HOLD) {
+        /* the open episode's condition cannot be judged now: it stays open
+         * and the clear count starts over */
+        ep->bad_run = 0;
+        ep->good_run = 0;
+    } else {
+        /* DET_UNKNOWN counts towards resolving an open episode (the rule no
+         * longer applies) but never towards opening one */
+        ep->bad_run = 0;
+        if (ep->open) {
+            if (ep->good_run < 65535) ep->good_run++;
+            if (ep->good_run >= rc->clear_n && ts - ep->last_anom >= rc->cooldown_ms) {
+                ep->seq++;
+                ep->open = 0;
+                e->st.open--;
+                eng_emit_record(e, REC_END, rc, x, m, ep, &o, ep->last_sev, ep->last_risk, ts);
+            }
+        }
+    }
+}
