@@ -10,7 +10,11 @@
 
 #include "engine.h"
 
-/* Episode bookkeeping in front of each rule's detector state. */
+/* Episode bookkeeping in front of each rule's detector state. The
+ * episode's id comes from its key (host, GPU, rule, metric), the UTC hour
+ * of its start (id_hour) and how many episodes of this rule on this GPU
+ * started earlier in that hour (id_n), not from its exact start: a cold
+ * start that re-opens an episode in progress gets its id (episode.c). */
 struct episode {
     int64_t start, first_bad, last_anom, last_change;
     float peak_risk, last_risk, peak_value;
@@ -18,6 +22,9 @@ struct episode {
     uint16_t bad_run, good_run;
     uint8_t open;
     int8_t last_sev;
+    uint8_t id_n;            /* episodes before this one in id_hour (0-254) */
+    uint8_t id_set;          /* id_hour/id_n describe the last episode opened */
+    int32_t id_hour;         /* hours since 1970 of the last episode's start */
 };
 
 #define ALIGN8(x) (((x) + 7) & ~(size_t)7)
@@ -66,10 +73,16 @@ void eng_slot_prepare(struct engine *e, int s);
 int eng_slot_needs_window(const struct profile *p, const struct rule_set *rs, int s);
 /* engine.c: takes x out of the engine's LRU list. */
 void eng_lru_unlink(struct engine *e, struct ent *x);
-/* episode.c: writes one start/change/end record of episode ep through e->emit. */
+/* episode.c: writes one start/change/end record of episode ep through
+ * e->emit; key_metric names the series for the ids, metric is the field
+ * the record reports. */
 void eng_emit_record(struct engine *e, int type, const struct rule_cfg *rc, struct ent *x,
-                     const char *metric, struct episode *ep, const struct det_out *o, int sev,
-                     double risk, int64_t ts);
+                     const char *key_metric, const char *metric, struct episode *ep, const struct det_out *o,
+                     int sev, double risk, int64_t ts);
+/* episode.c: the id of episode ep of rule rc on x for the series key_metric
+ * (hex, 33 bytes) and of its records (type, seq, ts: see eng_emit_record). */
+void eng_episode_id(const struct rule_cfg *rc, const struct ent *x, const char *key_metric,
+                    const struct episode *ep, char out[33]);
 /* episode.c: applies the verdict of rule rc on this sample to its episode
  * (the block inst: episode, then the detector's state). */
 void eng_judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const char *metric,

@@ -61,8 +61,8 @@ static void *move_states(struct engine *e, const struct profile *op, const struc
                 ep->seq++;
                 ep->open = 0;
                 e->st.open--;
-                eng_emit_record(e, REC_END, orc, x, !strcmp(orc->metric, "*") ? metric : orc->metric, ep, &o,
-                                ep->last_sev, ep->last_risk, ep->last_anom);
+                const char *km = !strcmp(orc->metric, "*") ? metric : orc->metric;
+                eng_emit_record(e, REC_END, orc, x, km, km, ep, &o, ep->last_sev, ep->last_risk, ep->last_anom);
             }
             if (orc->ops->free) orc->ops->free(ob + ors->off[j] + EP_SIZE);
         }

@@ -21,9 +21,53 @@ static double risk_of(int sev, double excess)
     return floor(r + 0.5);
 }
 
+#define HOUR_MS 3600000LL
+
+/* The UTC hour (hours since 1970, floored) of a time in ms. */
+static int32_t hour_of(int64_t ms)
+{
+    int64_t h = ms / HOUR_MS;
+    if (ms < 0 && h * HOUR_MS != ms) h--;
+    return (int32_t)h;
+}
+
+/* Numbers a newly opened episode within its start hour: the n-th episode
+ * of this rule on this GPU that this engine saw start in that hour. */
+static void episode_number(struct episode *ep)
+{
+    int32_t h = hour_of(ep->start);
+    if (ep->id_set && ep->id_hour == h) {
+        if (ep->id_n < 254) ep->id_n++;
+    } else {
+        ep->id_hour = h;
+        ep->id_n = 0;
+        ep->id_set = 1;
+    }
+}
+
+static void episode_key(struct hash128 *h, const struct rule_cfg *rc, const struct ent *x, const char *key_metric,
+                        const struct episode *ep)
+{
+    hash128_init(h);
+    hash128_feed(h, x->host->name, strlen(x->host->name) + 1);
+    hash128_feed_u64(h, (uint64_t)(int64_t)x->gpu);
+    hash128_feed(h, rc->id, strlen(rc->id) + 1);
+    hash128_feed(h, key_metric, strlen(key_metric) + 1);
+    hash128_feed_u64(h, (uint64_t)(int64_t)ep->id_hour);
+    hash128_feed_u64(h, ep->id_n);
+}
+
+void eng_episode_id(const struct rule_cfg *rc, const struct ent *x, const char *key_metric,
+                    const struct episode *ep, char out[33])
+{
+    struct hash128 h;
+    episode_key(&h, rc, x, key_metric, ep);
+    hash128_hex(&h, out);
+}
+
 void eng_emit_record(struct engine *e, int type, const struct rule_cfg *rc, struct ent *x,
-                     const char *metric, struct episode *ep, const struct det_out *o, int sev,
-                     double risk, int64_t ts)
+                     const char *key_metric, const char *metric, struct episode *ep, const struct det_out *o,
+                     int sev, double risk, int64_t ts)
 {
     struct event *r = &e->rec;
     event_reset(r);
@@ -32,15 +76,18 @@ void eng_emit_record(struct engine *e, int type, const struct rule_cfg *rc, stru
     r->dataset = "gpu.anomaly";
     r->host = x->host->name;
     r->offset = -1;
+    /* record ids: the episode's start and end once each, whatever the
+     * start time a cold start saw; a change by its number and time, so the
+     * changes of a re-opened episode add to the first one's */
     struct hash128 h;
-    hash128_init(&h);
-    hash128_feed(&h, x->host->name, strlen(x->host->name) + 1);
-    hash128_feed_u64(&h, (uint64_t)(int64_t)x->gpu);
-    hash128_feed(&h, rc->id, strlen(rc->id) + 1);
-    hash128_feed(&h, metric, strlen(metric) + 1);
-    hash128_feed_u64(&h, (uint64_t)ep->start);
+    char epid[33];
+    episode_key(&h, rc, x, key_metric, ep);
+    hash128_hex(&h, epid);
     hash128_feed_u64(&h, (uint64_t)type);
-    hash128_feed_u64(&h, ep->seq);
+    if (type == REC_CHANGE) {
+        hash128_feed_u64(&h, ep->seq);
+        hash128_feed_u64(&h, (uint64_t)ts);
+    }
     hash128_hex(&h, r->id);
     event_add_str(r, "event.type", type_name[type], strlen(type_name[type]));
     event_add_str(r, "rule.id", rc->id, strlen(rc->id));
@@ -74,6 +121,7 @@ void eng_emit_record(struct engine *e, int type, const struct rule_cfg *rc, stru
     }
     event_add_num(r, "anomaly.peak_risk_score", ep->peak_risk);
     event_add_int(r, "anomaly.sequence", ep->seq);
+    event_add_str(r, "anomaly.episode_id", epid, 32);
     if (o->xid_code >= 0 && o->xid_key) {
         int sx = o->xid_key[4] == 's';
         event_add_int(r, sx ? "gpu.sxid.code" : "gpu.xid.code", o->xid_code);
@@ -122,13 +170,14 @@ void eng_judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const
             if (ep->bad_run >= rc->for_n) {
                 ep->open = 1;
                 ep->start = ep->first_bad;
+                episode_number(ep);
                 ep->seq = 0;
                 ep->peak_risk = (float)risk;
                 ep->last_risk = (float)risk;
                 ep->last_sev = (int8_t)sev;
                 ep->last_change = ts;
                 e->st.open++;
-                eng_emit_record(e, REC_START, rc, x, m, ep, &o, sev, risk, ts);
+                eng_emit_record(e, REC_START, rc, x, metric, m, ep, &o, sev, risk, ts);
             }
         } else {
             if (risk > ep->peak_risk) ep->peak_risk = (float)risk;
@@ -138,7 +187,7 @@ void eng_judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const
                 ep->last_risk = (float)risk;
                 ep->last_sev = (int8_t)sev;
                 ep->last_change = ts;
-                eng_emit_record(e, REC_CHANGE, rc, x, m, ep, &o, sev, risk, ts);
+                eng_emit_record(e, REC_CHANGE, rc, x, metric, m, ep, &o, sev, risk, ts);
             }
         }
     } else if (v == DET_HOLD) {
@@ -156,7 +205,7 @@ void eng_judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const
                 ep->seq++;
                 ep->open = 0;
                 e->st.open--;
-                eng_emit_record(e, REC_END, rc, x, m, ep, &o, ep->last_sev, ep->last_risk, ts);
+                eng_emit_record(e, REC_END, rc, x, metric, m, ep, &o, ep->last_sev, ep->last_risk, ts);
             }
         }
     }
