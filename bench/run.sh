@@ -113,5 +113,11 @@ echo
 bash bench/es_bench.sh || rc=1
 echo
 ES_BENCH_ENGINE=elasticsearch bash bench/es_bench.sh || rc=1
+# line written -> anomaly searchable, collect -> Kafka -> detect --es, default
+# settings, stage by stage (about 60 s for both; target p99 <= 2 s)
+echo
+GPULOG=$BUILD/gpulog python3 bench/latency_bench.py --gpus 8 --ticks 24 --engine elasticsearch || rc=1
+echo
+GPULOG=$BUILD/gpulog python3 bench/latency_bench.py --gpus 512 --faults-per-tick 2 --ticks 20 --engine opensearch || rc=1
 [ "$started" = 1 ] && scripts/services.sh down >/dev/null
 exit $rc

@@ -80,8 +80,9 @@ const struct config_key cfg_table[] = {
       "write them to stderr" },
     { "elasticsearch.batch_bytes", CONFIG_SIZE, "5MiB", O(es.batch_bytes), NULL, 0,
       "send a _bulk request when its body reaches this size" },
-    { "elasticsearch.batch_age", CONFIG_DURATION, "1s", O(es.batch_age_ms), NULL, 0,
-      "or when its oldest document is this old" },
+    { "elasticsearch.batch_age", CONFIG_DURATION, "250ms", O(es.batch_age_ms), NULL, 0,
+      "or when its oldest document is this old (250 ms keeps an anomaly's line-to-searchable p99 under 2 s; "
+      "under load batches fill by size first)" },
     { "elasticsearch.max_pending_bytes", CONFIG_SIZE, "64MiB", O(es.max_pending_bytes), NULL, 0,
       "unsettled documents held in memory before consumption pauses (backpressure); honoured as given: "
       "below batch_bytes, bulk requests shrink to half of it" },

@@ -26,7 +26,7 @@
 #include <zlib.h>
 
 #define ES_DEFAULT_BATCH_BYTES   (5u << 20)
-#define ES_DEFAULT_BATCH_AGE_MS  1000
+#define ES_DEFAULT_BATCH_AGE_MS  250    /* latency: see docs/operations.md */
 #define ES_DEFAULT_MAX_PENDING   (64u << 20)
 #define ES_RETRY_BASE_MS         100
 #define ES_RETRY_MAX_MS          5000

@@ -51,7 +51,7 @@ enum {
     "      --deadletter FILE      rejected documents as NDJSON with status and reason\n" \
     "                             (default: stderr)\n" \
     "      --es-batch-bytes N     flush a bulk request at N bytes (default 5 MiB)\n" \
-    "      --es-batch-age-ms N    or when its oldest document is N ms old (default 1000)\n" \
+    "      --es-batch-age-ms N    or when its oldest document is N ms old (default 250)\n" \
     "      --es-max-pending-bytes N  backpressure above N buffered bytes (default 64 MiB);\n" \
     "                             below --es-batch-bytes, requests shrink to N/2\n"
 

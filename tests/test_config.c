@@ -29,7 +29,7 @@ TEST(defaults)
     CHECK_EQ_STR(c.metrics_addr, "");
     CHECK_EQ_INT(c.shutdown_timeout_ms, 10000);
     CHECK_EQ_INT(c.es.batch_bytes, 5 << 20);
-    CHECK_EQ_INT(c.es.batch_age_ms, 1000);
+    CHECK_EQ_INT(c.es.batch_age_ms, 250);
     CHECK_EQ_INT(c.es.index_metrics, 0);
     CHECK_EQ_INT(c.sources.n, 0);
     CHECK_EQ_INT(c.kafka.properties.n, 0);
