@@ -12,10 +12,15 @@
 
 /* -------------------------------------------------------- defaults, free */
 
-static void key_default(struct gpulog_config *cfg, const struct config_key *k)
+/* Frees what key k's field in cfg owns (a string, map entries, the
+ * sources) and leaves it empty; numbers are left as they are. */
+static void key_release(struct gpulog_config *cfg, const struct config_key *k)
 {
-    char msg[GL_ERRLEN];
     switch (k->type) {
+    case CONFIG_STR: case CONFIG_ENUM: case CONFIG_ADDR:
+        free(*cfg_str_field(cfg, k));
+        *cfg_str_field(cfg, k) = NULL;
+        break;
     case CONFIG_MAP:
         cfg_map_clear((struct config_map *)((char *)cfg + k->off));
         break;
@@ -23,10 +28,21 @@ static void key_default(struct gpulog_config *cfg, const struct config_key *k)
         config_clear_sources(cfg);
         break;
     default:
-        if (cfg_set_scalar(k, cfg, k->def, msg, sizeof msg) != GL_OK) {
-            fprintf(stderr, "gpulog: bad built-in default: %s\n", msg);
-            abort();
-        }
+        break;
+    }
+}
+
+/* Sets key k of cfg to its built-in default (aborts if the table's default is bad). */
+static void key_default(struct gpulog_config *cfg, const struct config_key *k)
+{
+    char msg[GL_ERRLEN];
+    if (k->type == CONFIG_MAP || k->type == CONFIG_SOURCES) {
+        key_release(cfg, k);
+        return;
+    }
+    if (cfg_set_scalar(k, cfg, k->def, msg, sizeof msg) != GL_OK) {
+        fprintf(stderr, "gpulog: bad built-in default: %s\n", msg);
+        abort();
     }
 }
 
@@ -38,22 +54,7 @@ void config_defaults(struct gpulog_config *cfg)
 
 void config_free(struct gpulog_config *cfg)
 {
-    for (size_t i = 0; i < cfg_ntable; i++) {
-        const struct config_key *k = &cfg_table[i];
-        switch (k->type) {
-        case CONFIG_STR: case CONFIG_ENUM: case CONFIG_ADDR:
-            free(*cfg_str_field(cfg, k));
-            break;
-        case CONFIG_MAP:
-            cfg_map_clear((struct config_map *)((char *)cfg + k->off));
-            break;
-        case CONFIG_SOURCES:
-            config_clear_sources(cfg);
-            break;
-        default:
-            break;
-        }
-    }
+    for (size_t i = 0; i < cfg_ntable; i++) key_release(cfg, &cfg_table[i]);
     memset(cfg, 0, sizeof *cfg);
 }
 

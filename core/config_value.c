@@ -137,6 +137,17 @@ int config_split_addr(const char *addr, char *host, size_t hostlen, int *port)
     return GL_OK;
 }
 
+/* Parses v as a number of the given type (integer, duration in ms, size
+ * in bytes) into *out; NULL, or what was expected when v is not one. */
+static const char *parse_number(enum config_type type, const char *v, int64_t *out)
+{
+    switch (type) {
+    case CONFIG_INT: return gl_parse_i64(v, strlen(v), out) ? NULL : "an integer";
+    case CONFIG_DURATION: return parse_duration(v, out) ? NULL : "a duration (250ms, 10s, 5m, 1h, 7d)";
+    default: return parse_size(v, out) ? NULL : "a size (4096, 64KiB, 5MiB, 1GiB)";
+    }
+}
+
 /* Parses a scalar value for key k into the struct at base. */
 int cfg_set_scalar(const struct config_key *k, void *base, const char *v, char *msg, size_t msglen)
 {
@@ -162,15 +173,6 @@ int cfg_set_scalar(const struct config_key *k, void *base, const char *v, char *
         cfg_set_str((char **)f, v);
         return GL_OK;
     }
-    case CONFIG_INT: {
-        int64_t x;
-        if (!gl_parse_i64(v, strlen(v), &x)) {
-            cfg_errf(msg, msglen, "%s: expected an integer, got '%s'", k->path, v);
-            return GL_ERROR;
-        }
-        *(int64_t *)f = x;
-        return GL_OK;
-    }
     case CONFIG_BOOL: {
         int b;
         if (!parse_bool(v, &b)) {
@@ -180,22 +182,14 @@ int cfg_set_scalar(const struct config_key *k, void *base, const char *v, char *
         *(int *)f = b;
         return GL_OK;
     }
-    case CONFIG_DURATION: {
-        int64_t ms;
-        if (!parse_duration(v, &ms)) {
-            cfg_errf(msg, msglen, "%s: expected a duration (250ms, 10s, 5m, 1h, 7d), got '%s'", k->path, v);
+    case CONFIG_INT: case CONFIG_DURATION: case CONFIG_SIZE: {
+        int64_t x;
+        const char *want = parse_number(k->type, v, &x);
+        if (want) {
+            cfg_errf(msg, msglen, "%s: expected %s, got '%s'", k->path, want, v);
             return GL_ERROR;
         }
-        *(int64_t *)f = ms;
-        return GL_OK;
-    }
-    case CONFIG_SIZE: {
-        int64_t b;
-        if (!parse_size(v, &b)) {
-            cfg_errf(msg, msglen, "%s: expected a size (4096, 64KiB, 5MiB, 1GiB), got '%s'", k->path, v);
-            return GL_ERROR;
-        }
-        *(int64_t *)f = b;
+        *(int64_t *)f = x;
         return GL_OK;
     }
     default:
