@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Starts and stops the real services gpulog's integration tests use:
 #   Apache Kafka 4.1.2 (KRaft, one JVM)   127.0.0.1:19092  services/kafka/kafka.sh
+#     and its SASL_SSL listener            127.0.0.1:19094  (TLS, keytool-made CA; SASL
+#     PLAIN and SCRAM-SHA-512 user gpulog; settings in env.sh: KAFKA_SASL_*)
 #   OpenSearch 2.19.6 (embedded node)     127.0.0.1:19200  services/opensearch/opensearch.sh
 #   Elasticsearch 8.19.7 (security off)   127.0.0.1:19400  services/elasticsearch/elasticsearch.sh
 #   Prometheus (Debian package)           127.0.0.1:19490  services/prometheus/prometheus.sh
@@ -19,7 +21,8 @@
 #               | stop-prometheus | start-prometheus
 #                        for fault tests: stop/restart one service; data is kept, so
 #                        topics and indices survive the restart
-# Env: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093), KAFKA_PARTITIONS (3),
+# Env: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093), KAFKA_SASL_PORT (19094),
+#      KAFKA_PARTITIONS (3),
 #      OPENSEARCH_PORT (19200), OPENSEARCH_TRANSPORT_PORT (19300), OPENSEARCH_HEAP (512m),
 #      ELASTICSEARCH_PORT (19400), ELASTICSEARCH_TRANSPORT_PORT (19401), ELASTICSEARCH_RUN_DIR,
 #      ELASTICSEARCH_SECURE_PORT (19410), ELASTICSEARCH_SECURE_TRANSPORT_PORT (19411),
@@ -66,7 +69,7 @@ flock -w 300 9 || { echo "services: could not take $LOCK" >&2; exit 1; }
 write_env() {
   printf 'export KAFKA_BROKERS=127.0.0.1:%s OPENSEARCH_URL=http://127.0.0.1:%s\n' \
     "$KAFKA_PORT" "$OPENSEARCH_PORT" > "$ENVF"
-  P env >> "$ENVF"; E env >> "$ENVF"; S env >> "$ENVF"
+  K env >> "$ENVF"; P env >> "$ENVF"; E env >> "$ENVF"; S env >> "$ENVF"
 }
 
 fetch() {
