@@ -25,6 +25,8 @@ static const char gpu_profile[] =
 "{\"id\":\"gpu.temp.rise\",\"name\":\"GPU temperature rising at steady load\",\"detector\":\"robust_z\","
 "  \"metric\":\"gpu.temperature.gpu\",\"severity\":1,\"for\":3,\"clear\":20,\"cooldown_s\":30,"
 "  \"params\":{\"z\":4,\"min_dev\":4,\"min_scale\":1,\"direction\":1,\"steady_range\":15,\"steady_power\":0.3,\"min_n\":60}},"
+"{\"id\":\"gpu.temp.creep\",\"name\":\"GPU temperature creeping up at steady load\",\"detector\":\"creep\","
+"  \"metric\":\"gpu.temperature.gpu\",\"severity\":1,\"for\":1,\"clear\":60,\"cooldown_s\":120},"
 "{\"id\":\"gpu.thermal\",\"name\":\"Thermal throttling\",\"detector\":\"thermal_throttle\","
 "  \"metric\":\"gpu.temperature.gpu\",\"severity\":2,\"for\":3,\"clear\":10,\"cooldown_s\":30},"
 "{\"id\":\"gpu.power.cap\",\"name\":\"Power-cap throttling\",\"detector\":\"power_cap\","

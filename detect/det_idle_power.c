@@ -1,13 +1,18 @@
 /* det_idle_power.c - idle power waste: no utilisation but a power draw far
- * above the board's idle level (a leaked context, a stuck clock state). */
+ * above the idle level (a leaked context, a stuck clock state). The idle
+ * level is the lowest power this GPU has drawn, or the median of its
+ * peers' lowest when that is lower (a GPU wasting power from its first
+ * sample on has never shown its own idle level); not a fraction of the
+ * highest power, which on a 700 W board hides 170-235 W of waste. */
 #include "detector.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static const struct det_param params[] = {
     { "max_util", 2, "utilisation (%) counted as idle" },
-    { "min_frac", 0.35, "power at least this fraction of the highest seen" },
-    { "over_idle", 100, "and at least this many watts above the lowest seen" },
+    { "min_frac", 0, "power at least this fraction of the highest seen (0 = off)" },
+    { "over_idle", 90, "power at least this many watts above the idle level" },
     { "min_pmax", 100, "ignore boards never seen above this many watts" },
     { NULL, 0, NULL },
 };
@@ -22,12 +27,33 @@ static int ip_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err
     return GL_OK;
 }
 
+static int cmp_f(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The idle level of GPU e: its lowest power, or its peers' median lowest
+ * when that is lower. */
+static double idle_level(const struct ent *e)
+{
+    float lows[32];
+    size_t n = 0;
+    if (e->host)
+        for (const struct ent *p = e->host->ents; p && n < 32; p = p->next)
+            if (p != e && p->pmin > 0) lows[n++] = p->pmin;
+    if (n == 0) return e->pmin;
+    qsort(lows, n, sizeof lows[0], cmp_f);
+    double med = n % 2 ? lows[n / 2] : (lows[n / 2 - 1] + lows[n / 2]) / 2;
+    return med < e->pmin ? med : e->pmin;
+}
+
 static int ip_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
     double u, pw;
     if (!ent_val(cx->e, rc->aux[0], &u) || !ent_val(cx->e, rc->aux[1], &pw)) return DET_UNKNOWN;
-    double pmax = cx->e->pmax, pmin = cx->e->pmin;
+    double pmax = cx->e->pmax, pmin = idle_level(cx->e);
     if (pmax < rc->p[P_MIN_PMAX]) return DET_UNKNOWN;
     double lim = rc->p[P_MIN_FRAC] * pmax;
     if (pmin + rc->p[P_OVER_IDLE] > lim) lim = pmin + rc->p[P_OVER_IDLE];

@@ -2,7 +2,12 @@
  * host at the same sample time (a straggler in a data-parallel job). Only
  * judged when most peers agree with each other (so two different jobs on
  * one host are not compared) and, optionally, when the GPU and nearly all
- * of its peers are under load. An open episode ends only on a verdict that
+ * of its peers are under load. Peers are the GPUs of the same job as far
+ * as the telemetry tells: with `same_fb` set, only GPUs whose framebuffer
+ * use is within that fraction of this GPU's (replicas of one data-parallel
+ * job hold about the same memory; an inference server beside a training
+ * job, or idle GPUs, do not), so half a node idle or running another job
+ * neither hides a straggler nor makes one. An open episode ends only on a verdict that
  * the GPU is back within rel/2 of its peers; samples that cannot be judged
  * (peers disagree or idle, the GPU idle or not reporting) keep it open. */
 #include "detector.h"
@@ -19,16 +24,18 @@ static const struct det_param params[] = {
     { "min_peers", 3, "peers needed" },
     { "busy_util", 50, "judge only GPUs at or above this utilisation (0 = always)" },
     { "direction", 0, "+1 only above peers, -1 only below, 0 both" },
-    { "min_busy_frac", 0.8, "with busy_util: busy peers must be at least this share of the reporting peers" },
+    { "min_busy_frac", 0.8, "with busy_util: busy peers must be at least this share of the reporting peers (of its job)" },
+    { "same_fb", 0.08, "peers: framebuffer use within this fraction of the GPU's (0 = every GPU of the host)" },
     { NULL, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
-enum { P_REL, P_MIN_ABS, P_AGREE, P_TIGHT, P_MIN_PEERS, P_BUSY_UTIL, P_DIRECTION, P_MIN_BUSY_FRAC, P__COUNT };
+enum { P_REL, P_MIN_ABS, P_AGREE, P_TIGHT, P_MIN_PEERS, P_BUSY_UTIL, P_DIRECTION, P_MIN_BUSY_FRAC, P_SAME_FB, P__COUNT };
 
 static int peer_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
     (void)err; (void)errlen;
     rc->aux[0] = rc->p[P_BUSY_UTIL] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 0) : -1;
+    rc->aux[1] = rc->p[P_SAME_FB] > 0 ? profile_slot(ps, "gpu.memory.framebuffer.used_size", 0) : -1;
     return GL_OK;
 }
 
@@ -38,6 +45,20 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Sorts v[0..n) and says whether at least share `agree` of it lies within
+ * rel x |median| (at least abs_min) of the median; the median in *med. */
+static int peer_agree(double *v, size_t n, double rel, double abs_min, double agree, double *med)
+{
+    qsort(v, n, sizeof v[0], cmp_d);
+    double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    double band = rel * fabs(m);
+    if (band < abs_min) band = abs_min;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) if (fabs(v[i] - m) <= band) k++;
+    if (med) *med = m;
+    return k >= agree * n;
+}
+
 static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
@@ -45,26 +66,31 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     double v, u;
     if (e->gpu < 0 || e->last_ts != cx->ts || !ent_val(e, rc->slot, &v)) return cx->open ? DET_HOLD : DET_UNKNOWN;
     if (rc->aux[0] >= 0 && (!ent_val(e, rc->aux[0], &u) || u < rc->p[P_BUSY_UTIL])) return cx->open ? DET_HOLD : DET_UNKNOWN;
-    double vals[64];
+    double vals[64], fbs[64], fb = 0, pfb = 0;
+    int by_fb = rc->aux[1] >= 0 && ent_val(e, rc->aux[1], &fb);
+    double fb_band = rc->p[P_SAME_FB] * fb;
+    if (fb_band < 1024) fb_band = 1024;   /* MiB: small jobs differ by allocator noise */
     size_t n = 0, reporting = 0;
     for (size_t i = 0; i < cx->npeers && n < 64; i++) {
         const struct ent *p = cx->peers[i];
         double pv, pu;
         if (p == e || !ent_val(p, rc->slot, &pv)) continue;
+        if (by_fb && (!ent_val(p, rc->aux[1], &pfb) || fabs(pfb - fb) > fb_band)) continue;   /* another job */
         reporting++;
         if (rc->aux[0] >= 0 && (!ent_val(p, rc->aux[0], &pu) || pu < rc->p[P_BUSY_UTIL])) continue;
+        fbs[n] = pfb;
         vals[n++] = pv;
     }
     if (n < rc->p[P_MIN_PEERS]) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    /* the peers' memory must agree too, all of it: GPUs of two jobs that happen to
+     * lie within the band of this one are no peer group */
+    if (by_fb && !peer_agree(fbs, n, rc->p[P_SAME_FB] * 0.6, 512, 1, NULL))
+        return cx->open ? DET_HOLD : DET_UNKNOWN;
     /* when part of the host is idle (another job's GPUs stalled or done),
      * the busy peers may be a different job: no verdict */
     if (rc->aux[0] >= 0 && n < rc->p[P_MIN_BUSY_FRAC] * reporting) return cx->open ? DET_HOLD : DET_UNKNOWN;
-    qsort(vals, n, sizeof vals[0], cmp_d);
-    double med = n % 2 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
-    double band = rc->p[P_TIGHT] * fabs(med);
-    size_t agree = 0;
-    for (size_t i = 0; i < n; i++) if (fabs(vals[i] - med) <= band) agree++;
-    if (agree < rc->p[P_AGREE] * n) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    double med;
+    if (!peer_agree(vals, n, rc->p[P_TIGHT], 0, rc->p[P_AGREE], &med)) return cx->open ? DET_HOLD : DET_UNKNOWN;
     double dev = v - med, lim = rc->p[P_REL] * fabs(med);
     if (lim < rc->p[P_MIN_ABS]) lim = rc->p[P_MIN_ABS];
     if (cx->open) lim /= 2;     /* clear level */

@@ -1,20 +1,27 @@
-/* det_power_cap.c - power capping: the power-violation share is high while
- * the board draws close to the highest power it has been seen to draw (the
- * limit, as dmon does not print it). An open episode stays open while the
- * violation share stays above min_pviol/2, whatever the power: capping
- * holds the draw below the level that opened it. */
+/* det_power_cap.c - power capping: the power-violation share, averaged
+ * over a few samples (an EWMA: a sample of 0 amid 50-78 % neither delays
+ * nor ends an episode), is high while the board draws a good part of the
+ * highest power it has been seen to draw (a cap at 82-92 % of what the job
+ * would draw is still capping; an idle board is not capped). An open
+ * episode stays open while the averaged share stays above min_pviol/2,
+ * whatever the power: capping holds the draw below the level that opened
+ * it. */
 #include "detector.h"
 
 #include <stdio.h>
 
 static const struct det_param params[] = {
     { "min_pviol", 20, "power-violation share (%) counted as capped" },
-    { "near", 0.9, "power at least this fraction of the highest seen" },
+    { "near", 0.6, "power at least this fraction of the highest seen" },
     { "min_pmax", 50, "ignore boards never seen above this many watts" },
+    { "alpha", 0.35, "weight of a new sample in the averaged violation share" },
     { NULL, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
-enum { P_MIN_PVIOL, P_NEAR, P_MIN_PMAX, P__COUNT };
+enum { P_MIN_PVIOL, P_NEAR, P_MIN_PMAX, P_ALPHA, P__COUNT };
+
+/* the averaged violation share */
+struct pc_st { float avg; };
 
 static int pc_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
@@ -24,24 +31,28 @@ static int pc_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err
     return GL_OK;
 }
 
-static int pc_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
+static int pc_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
-    (void)st;
+    struct pc_st *st = stp;
     double pv, pw;
-    if (!ent_val(cx->e, rc->aux[0], &pv) || !ent_val(cx->e, rc->aux[1], &pw)) return DET_UNKNOWN;
+    if (!ent_val(cx->e, rc->aux[0], &pv) || !ent_val(cx->e, rc->aux[1], &pw)) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    st->avg += (float)(rc->p[P_ALPHA] * (pv - st->avg));
     double pmax = cx->e->pmax;
     if (pmax < rc->p[P_MIN_PMAX]) return DET_UNKNOWN;
-    o->value = pv; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[P_MIN_PVIOL]; o->score = pv;
+    o->value = pv; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[P_MIN_PVIOL]; o->score = st->avg;
     double need = cx->open ? rc->p[P_MIN_PVIOL] / 2 : rc->p[P_MIN_PVIOL];
-    if (pv < need || (!cx->open && pw < rc->p[P_NEAR] * pmax)) return DET_NORMAL;
-    o->excess = det_clamp01((pv - rc->p[P_MIN_PVIOL]) / (100 - rc->p[P_MIN_PVIOL] + 1));
+    /* to open: this sample or the average (a 0 amid capping does not reset
+     * the count); to stay open: the average */
+    double share = cx->open || pv < st->avg ? st->avg : pv;
+    if (share < need || (!cx->open && pw < rc->p[P_NEAR] * pmax)) return DET_NORMAL;
+    o->excess = det_clamp01((st->avg - rc->p[P_MIN_PVIOL]) / (100 - rc->p[P_MIN_PVIOL] + 1));
     char who[96];
     det_who(cx, who, sizeof who);
     snprintf(o->reason, sizeof o->reason, "%s is held at its power cap: %.0f W (highest seen %.0f W), power-throttled %.0f %% of the time",
-             who, pw, pmax, pv);
+             who, pw, pmax, st->avg);
     return DET_ANOMALY;
 }
 
 const struct det_ops det_power_cap = {
-    .name = "power_cap", .scope = DS_GPU, .params = params, .configure = pc_configure, .update = pc_update,
+    .name = "power_cap", .scope = DS_GPU, .state_size = sizeof(struct pc_st), .params = params, .configure = pc_configure, .update = pc_update,
 };

@@ -67,6 +67,11 @@ struct det_ops {
     void (*init)(const struct rule_cfg *rc, void *st);
     int (*update)(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *out);
     void (*free)(void *st);                  /* may be NULL */
+    /* State snapshots (snapshot.c) copy a rule's state as bytes: a state
+     * must hold no pointers, and check says whether bytes read back are a
+     * state update() can use safely (counts and indices in range); NULL =
+     * any bytes are (plain numbers). */
+    int (*check)(const struct rule_cfg *rc, const void *st);
 };
 
 struct rule_cfg {
@@ -211,7 +216,8 @@ double det_clamp01(double x);
 /* The detectors (one file each). */
 extern const struct det_ops det_threshold, det_zscore, det_robust_z, det_ewma, det_cusum,
     det_counter, det_flatline, det_missing, det_thermal, det_power_cap, det_idle_power,
-    det_mem_leak, det_mem_pressure, det_hang, det_clock_drop, det_peer, det_xid, det_trend, det_likelihood;
+    det_mem_leak, det_mem_pressure, det_hang, det_clock_drop, det_peer, det_xid, det_trend, det_likelihood,
+    det_creep;
 /* NULL-terminated registry; lookup by name. */
 extern const struct det_ops *const det_registry[];
 const struct det_ops *det_find(const char *name);

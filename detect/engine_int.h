@@ -25,6 +25,7 @@ struct episode {
     uint8_t id_n;            /* episodes before this one in id_hour (0-254) */
     uint8_t id_set;          /* id_hour/id_n describe the last episode opened */
     int32_t id_hour;         /* hours since 1970 of the last episode's start */
+    uint8_t backoff;         /* flapping: reopened soon after ending this many times (cooldown x 2^backoff) */
 };
 
 #define ALIGN8(x) (((x) + 7) & ~(size_t)7)
@@ -71,6 +72,13 @@ void eng_add_rule(struct rule_set *rs, int ri, size_t state_size);
 void eng_slot_prepare(struct engine *e, int s);
 /* engine.c: 1 when a series of slot s needs a window. */
 int eng_slot_needs_window(const struct profile *p, const struct rule_set *rs, int s);
+/* engine.c: the host name of input partition tag, made if new. */
+struct host *eng_host_get(struct engine *e, const char *name, int tag);
+/* engine.c: GPU gpu of host h, made (with fresh rule states) if new. */
+struct ent *eng_ent_get(struct engine *e, struct host *h, int gpu);
+/* engine.c: the series of slot on x, made if new (NULL when max_series is
+ * reached and nothing can be evicted). */
+struct series *eng_series_get(struct engine *e, struct ent *x, int slot);
 /* engine.c: takes x out of the engine's LRU list. */
 void eng_lru_unlink(struct engine *e, struct ent *x);
 /* episode.c: writes one start/change/end record of episode ep through

@@ -168,6 +168,16 @@ void eng_judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const
         ep->last_anom = ts;
         if (!ep->open) {
             if (ep->bad_run >= rc->for_n) {
+                /* storms: reopening soon after the last end doubles the
+                 * cooldown (up to 16x), so a flapping fault stays one
+                 * episode instead of one per flap; it wears off after a
+                 * quiet rearm time (last_change holds the last end) */
+                int64_t cd = rc->cooldown_ms, rearm = 4 * cd > 600000 ? 4 * cd : 600000;
+                if (ep->id_set && ep->first_bad - ep->last_change <= rearm) {
+                    if (ep->backoff < 4) ep->backoff++;
+                } else {
+                    ep->backoff = 0;
+                }
                 ep->open = 1;
                 ep->start = ep->first_bad;
                 episode_number(ep);
@@ -201,11 +211,12 @@ void eng_judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const
         ep->bad_run = 0;
         if (ep->open) {
             if (ep->good_run < 65535) ep->good_run++;
-            if (ep->good_run >= rc->clear_n && ts - ep->last_anom >= rc->cooldown_ms) {
+            if (ep->good_run >= rc->clear_n && ts - ep->last_anom >= (rc->cooldown_ms << ep->backoff)) {
                 ep->seq++;
                 ep->open = 0;
                 e->st.open--;
                 eng_emit_record(e, REC_END, rc, x, metric, m, ep, &o, ep->last_sev, ep->last_risk, ts);
+                ep->last_change = ts;
             }
         }
     }

@@ -1,0 +1,105 @@
+/* det_creep.c - slow creep at steady load: a metric (the temperature of a
+ * GPU whose fan is failing) rising by tenths of a unit per minute for tens
+ * of minutes while the load stays the same. Per-minute means of the metric
+ * and of the power over samples under load (detect/creep.h) over the last
+ * 8-16 minutes: anomalous when the metric rose by at least min_rise at
+ * min_rate per minute or more, in most intervals, not slowing down (a job
+ * start levels off) and without one interval holding most of it, while
+ * the power stayed within max_power of its mean (more load explains more
+ * heat). Room drift is far slower. An open episode ends only when the
+ * metric is back within min_rise/2 of where the creep began. */
+#include "detector.h"
+#include "creep.h"
+
+#include <stdio.h>
+
+static const struct det_param params[] = {
+    { "interval_s", 60, "seconds per interval (at least 3 samples)" },
+    { "min_n", 8, "intervals needed (<= 16)" },
+    { "min_rise", 3, "rise over the intervals held (metric units)" },
+    { "min_rate", 0.2, "and at least this much per minute" },
+    { "min_up_frac", 0.6, "share of intervals that must rise" },
+    { "max_power", 0.08, "power range over the intervals, as a fraction of its mean" },
+    { "min_util", 50, "samples at or above this utilisation (%) count" },
+    { NULL, 0, NULL },
+};
+/* the parameters above, by name (the same order) */
+enum { P_INTERVAL_S, P_MIN_N, P_MIN_RISE, P_MIN_RATE, P_MIN_UP_FRAC, P_MAX_POWER, P_MIN_UTIL, P__COUNT };
+
+/* per-interval means of the metric and of the power; where the creep began */
+struct cr_st {
+    struct creep m, p;
+    float base;
+    uint8_t hit;
+};
+
+static int cr_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
+{
+    if (rc->p[P_MIN_N] < 3 || rc->p[P_MIN_N] > CREEP_CAP) {
+        snprintf(err, errlen, "rule %s: min_n must be 3..%d", rc->id, CREEP_CAP);
+        return GL_ERROR;
+    }
+    rc->aux[0] = profile_slot(ps, "gpu.utilization.gpu.pct", 0);
+    rc->aux[1] = profile_slot(ps, "gpu.power.usage", 0);
+    return GL_OK;
+}
+
+/* The verdict on the intervals held (judged when one closes). */
+static int cr_judge(const struct rule_cfg *rc, const struct cr_st *st, double iv_min)
+{
+    unsigned k = st->m.n;
+    if (k < rc->p[P_MIN_N] || st->p.n != k) return 0;
+    struct creep_shape sh;
+    creep_shape(&st->m, k, 0, &sh);
+    if (sh.rise < rc->p[P_MIN_RISE] || sh.rise < rc->p[P_MIN_RATE] * iv_min * (k - 1) ||
+        sh.up_frac < rc->p[P_MIN_UP_FRAC] || sh.newer < 0.5 * sh.older || sh.max_step > 0.5 * sh.rise)
+        return 0;
+    double lo = st->p.v[0], hi = lo, sum = 0;
+    for (unsigned i = 0; i < k; i++) {
+        if (st->p.v[i] < lo) lo = st->p.v[i];
+        if (st->p.v[i] > hi) hi = st->p.v[i];
+        sum += st->p.v[i];
+    }
+    return hi - lo <= rc->p[P_MAX_POWER] * sum / k;
+}
+
+static int cr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
+{
+    struct cr_st *st = stp;
+    double v, u = 0, pw = 0;
+    if (!ent_val(cx->e, rc->slot, &v)) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    int ok = ent_val(cx->e, rc->aux[0], &u) && u >= rc->p[P_MIN_UTIL] && ent_val(cx->e, rc->aux[1], &pw);
+    double ivms = rc->p[P_INTERVAL_S] * 1000, step = 3 * ent_interval_ms(cx->e, 1000);
+    if (ivms < step) ivms = step;
+    int closed = creep_add(&st->m, cx->ts, v, ok, (int64_t)ivms, 0);
+    creep_add(&st->p, cx->ts, pw, ok, (int64_t)ivms, 0);
+    if (closed) st->hit = (uint8_t)cr_judge(rc, st, ivms / 60000.0);
+    double half = rc->p[P_MIN_RISE] / 2;
+    o->value = v; o->metric_slot = rc->slot;
+    o->lo = st->m.n ? st->m.v[0] : v; o->hi = o->lo + rc->p[P_MIN_RISE];
+    o->score = st->m.n ? creep_last(&st->m) - st->m.v[0] : 0;
+    if (cx->open) {
+        /* ends only back near where it began; unjudged (idle) while still up: held */
+        if (!ok || !st->m.n) return v >= st->base + half ? DET_HOLD : DET_NORMAL;
+        if (creep_last(&st->m) < st->base + half) return DET_NORMAL;
+    } else {
+        if (st->m.n < rc->p[P_MIN_N]) return DET_UNKNOWN;
+        if (!st->hit) return DET_NORMAL;
+        st->base = st->m.v[0];
+    }
+    double rise = creep_last(&st->m) - st->base;
+    o->score = rise;
+    o->excess = det_clamp01(rise / (4 * rc->p[P_MIN_RISE]));
+    char who[96];
+    det_who(cx, who, sizeof who);
+    const char *label, *unit;
+    metric_label(rc->metric, &label, &unit);
+    snprintf(o->reason, sizeof o->reason, "%s: %s creeping up at steady load: %+.1f%s over %.0f min, now %.4g%s (cooling fault?)",
+             who, label, rise, unit, (st->m.n - 1) * ivms / 60000.0, v, unit);
+    return DET_ANOMALY;
+}
+
+const struct det_ops det_creep = {
+    .name = "creep", .scope = DS_GPU, .needs_metric = 1, .state_size = sizeof(struct cr_st), .params = params,
+    .configure = cr_configure, .update = cr_update,
+};

@@ -1,0 +1,329 @@
+/* test_gpu_faults.c - the GPU failure classes of issue 11 on the built-in
+ * `gpu` profile: job starts are not leaks, chunky leaks are; idle power
+ * judged against the idle level; power capping below the highest power
+ * seen, open while the violation goes on; peers on other jobs; slow
+ * thermal runaway; one flapping fault gives few records. */
+#include "test.h"
+#include "../detect/engine.h"
+#include "engine_harness.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Start and end records per (rule, GPU), and the time of the first start. */
+struct tally {
+    struct { char rule[32]; int gpu, starts, ends; int64_t first_ts; } r[48];
+    int n;
+};
+
+static void tally_emit(void *ctx, const struct event *ev)
+{
+    struct tally *t = ctx;
+    size_t n, m;
+    const char *type = event_get_str(ev, "event.type", &n);
+    const char *rid = event_get_str(ev, "rule.id", &m);
+    double g = -1;
+    event_get_num(ev, "gpu.index", &g);
+    if (getenv("TEST_VERBOSE"))
+        printf("    %.*s %.*s gpu %d at %lld s\n", (int)n, type, (int)m, rid, (int)g, (long long)((ev->ts_ms - T0) / 1000));
+    int i = 0;
+    while (i < t->n && !(t->r[i].gpu == (int)g && strlen(t->r[i].rule) == m && !strncmp(t->r[i].rule, rid, m))) i++;
+    if (i == t->n) {
+        if (t->n == 48) return;
+        t->n++;
+        snprintf(t->r[i].rule, sizeof t->r[i].rule, "%.*s", (int)m, rid);
+        t->r[i].gpu = (int)g;
+    }
+    if (!strncmp(type, "start", n)) {
+        if (!t->r[i].starts) t->r[i].first_ts = ev->ts_ms;
+        t->r[i].starts++;
+    } else if (!strncmp(type, "end", n)) {
+        t->r[i].ends++;
+    }
+}
+
+/* Starts (ends when want_end) of rules whose id begins with prefix on GPU
+ * gpu (-1: any GPU); *first gets the earliest start's second after T0. */
+static int tcount(const struct tally *t, const char *prefix, int gpu, int want_end, int64_t *first)
+{
+    int c = 0;
+    if (first) *first = -1;
+    for (int i = 0; i < t->n; i++) {
+        if (strncmp(t->r[i].rule, prefix, strlen(prefix)) || (gpu >= 0 && t->r[i].gpu != gpu)) continue;
+        c += want_end ? t->r[i].ends : t->r[i].starts;
+        int64_t s = (t->r[i].first_ts - T0) / 1000;
+        if (first && t->r[i].starts && (*first < 0 || s < *first)) *first = s;
+    }
+    return c;
+}
+
+/* One dmon-like sample: utilisation %, power W, SM clock MHz, temperature
+ * C, framebuffer MiB, power-violation %. */
+struct gs { double util, pw, clk, temp, fb, pviol; };
+
+static void gsample(struct engine *e, int gpu, int64_t sec, const struct gs *s)
+{
+    sample(e, "h", gpu, sec, "gpu.utilization.gpu.pct", s->util, "gpu.power.usage", s->pw,
+           "gpu.clock.streaming_multiprocessor_frequency", s->clk, "gpu.temperature.gpu", s->temp,
+           "gpu.memory.framebuffer.used_size", s->fb, "gpu.throttling.power.pct", s->pviol,
+           "gpu.throttling.thermal.active", 0.0, NULL);
+}
+
+/* Deterministic noise in [0,1). */
+static double rnd(uint64_t *st)
+{
+    *st = *st * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*st >> 11) / 9007199254740992.0;
+}
+
+static struct engine *gpu_engine(struct profile **p, struct tally *t)
+{
+    memset(t, 0, sizeof *t);
+    *p = profile_load(NULL, "gpu", (char[256]){ 0 }, 256);
+    CHECK(*p != NULL);
+    return *p ? engine_new(*p, tally_emit, t) : NULL;
+}
+
+static const struct gs IDLE = { 0, 65, 345, 35, 300, 0 };
+
+/* (a) a model loading from near zero to tens of GiB over 30-90 s while
+ * utilisation rises, then allocator growth for a few minutes: no leak */
+TEST(job_start_loading_is_not_a_leak)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    uint64_t r = 7;
+    const double load_s[3] = { 30, 60, 90 }, target[3] = { 40000, 72000, 24000 };
+    double fb[3] = { 300, 300, 300 };
+    for (int64_t s = 0; s < 1500; s++)
+        for (int g = 0; g < 3; g++) {
+            struct gs x = IDLE;
+            double age = (double)s - 120 - 300 * g;   /* jobs start at 120, 420, 720 s */
+            if (age >= 0) {
+                double f = age < load_s[g] ? age / load_s[g] : 1;
+                x.util = 95 * f + 3 * rnd(&r);
+                x.pw = 65 + 480 * f;
+                x.clk = 1980;
+                x.temp = 40 + 25 * f;
+                if (age < load_s[g]) fb[g] = 300 + (target[g] - 300) * f * (0.97 + 0.03 * rnd(&r));
+                /* caching allocator: a few hundred MiB in steps, fewer later */
+                else if (age < 240 && rnd(&r) < 0.08 * (240 - age) / 240) fb[g] += 100 + 200 * rnd(&r);
+                x.fb = fb[g];
+            }
+            gsample(e, g, s, &x);
+        }
+    engine_flush(e);
+    CHECK_EQ_INT(tcount(&t, "gpu.mem.leak", -1, 0, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+}
+
+/* (b) leaks growing in 20-64 MiB chunks at 150 and 1,300 MiB/min at steady
+ * utilisation (checkpoint dips included): caught within 5 minutes */
+TEST(chunky_leak_is_caught)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    uint64_t r = 11;
+    const double rate[3] = { 150, 1300, 0 };   /* MiB per minute */
+    double fb[3] = { 40000, 52000, 30000 }, next[3] = { 0, 0, 0 };
+    for (int64_t s = 0; s < 2400; s++)
+        for (int g = 0; g < 3; g++) {
+            int dip = s % 600 >= 300 && s % 600 < 312;
+            struct gs x = { dip ? 15 * rnd(&r) : 96 + 3 * rnd(&r), dip ? 200 : 500 + 10 * rnd(&r), 1980, 68, fb[g], 0 };
+            if (s >= 900 && rate[g] > 0 && s >= next[g]) {
+                double step = 20 + 44 * rnd(&r);
+                fb[g] += step;
+                next[g] = (double)s + step / (rate[g] / 60) * (0.5 + rnd(&r));
+            }
+            x.fb = fb[g];
+            gsample(e, g, s, &x);
+        }
+    engine_flush(e);
+    int64_t first;
+    CHECK(tcount(&t, "gpu.mem.leak", 0, 0, &first) >= 1);
+    CHECK(first >= 900 && first <= 900 + 300);
+    CHECK(tcount(&t, "gpu.mem.leak", 1, 0, &first) >= 1);
+    CHECK(first >= 900 && first <= 900 + 300);
+    CHECK_EQ_INT(tcount(&t, "gpu.mem.leak", 2, 0, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+}
+
+/* (c) idle power waste at 170-235 W on boards that reach 700 W, judged
+ * against the idle level of the GPU and its peers (GPU 3 wastes power from
+ * its first sample on: its own lowest power is no idle level) */
+TEST(idle_power_relative_to_idle_level)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    uint64_t r = 5;
+    for (int64_t s = 0; s < 1800; s++)
+        for (int g = 0; g < 4; g++) {
+            struct gs x = IDLE;
+            x.pw = 62 + 6 * rnd(&r);
+            if (g < 3 && s < 600) x = (struct gs){ 98, 690 + 10 * rnd(&r), 1980, 70, 60000, 0 };
+            if (g == 0 && s >= 900) x.pw = 170 + 4 * rnd(&r);
+            if (g == 1 && s >= 900) x.pw = 200 + 4 * rnd(&r);
+            if (g == 3) x.pw = 235 + 4 * rnd(&r);
+            /* GPU 2: a 30 s data-loader stall at 140 W after its job */
+            if (g == 2 && s >= 600 && s < 630) x.pw = 140;
+            if (x.util == 0 && x.pw > 100) x.clk = 1980;
+            gsample(e, g, s, &x);
+        }
+    engine_flush(e);
+    int64_t first;
+    CHECK_EQ_INT(tcount(&t, "gpu.power.idle", 0, 0, &first), 1);
+    CHECK(first >= 900 && first <= 960);
+    CHECK_EQ_INT(tcount(&t, "gpu.power.idle", 1, 0, &first), 1);
+    CHECK(first >= 900 && first <= 960);
+    CHECK_EQ_INT(tcount(&t, "gpu.power.idle", 3, 0, NULL), 1);
+    CHECK_EQ_INT(tcount(&t, "gpu.power.idle", 2, 0, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+}
+
+/* (d) a power cap at 85 % of the job's demand, the violation share 50-78 %
+ * with an occasional 0 sample, for 8 minutes: one episode, opened within
+ * 10 s, open until the cap goes; 3 s power-cap blips on GPU 1 are no fault */
+TEST(power_cap_below_highest_power_stays_open)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    uint64_t r = 3;
+    int64_t s = 0;
+    for (; s < 1500; s++)
+        for (int g = 0; g < 2; g++) {
+            struct gs x = { 98, 690 + 10 * rnd(&r), 1980, 70, 60000, 0 };
+            if (g == 0 && s >= 600 && s < 1080) {
+                x.pw = 0.85 * 700 + 6 * rnd(&r);
+                x.clk = 1700 + 30 * rnd(&r);
+                x.pviol = rnd(&r) < 0.12 ? 0 : 50 + 28 * rnd(&r);
+            }
+            if (g == 1 && s % 120 < 3) x.pviol = 40 + 20 * rnd(&r);
+            gsample(e, g, s, &x);
+            if (s == 1079 && g == 1) CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 0, 1, NULL), 0);
+        }
+    engine_flush(e);
+    int64_t first;
+    CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 0, 0, &first), 1);
+    CHECK(first >= 600 && first <= 610);
+    CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 0, 1, NULL), 1);
+    CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 1, 0, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+}
+
+/* (e) six GPUs train, two serve inference (other memory, power, clock):
+ * no straggler; later half the node idles while a 4-GPU job runs with one
+ * GPU at 84 % of its peers' clock: that one is caught */
+TEST(peers_on_different_jobs)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    uint64_t r = 9;
+    int64_t s = 0;
+    for (; s < 900; s++)
+        for (int g = 0; g < 8; g++) {
+            struct gs x = { 98, 640 + 20 * rnd(&r), 1980, 70, 61000, 0 };
+            if (g >= 6) x = (struct gs){ 60 + 10 * rnd(&r), 300 + 20 * rnd(&r), 1600, 55, 18000, 0 };
+            gsample(e, g, s, &x);
+        }
+    engine_flush(e);
+    CHECK_EQ_INT(tcount(&t, "gpu.peer", -1, 0, NULL), 0);
+    for (; s < 1500; s++)
+        for (int g = 0; g < 8; g++) {
+            struct gs x = { 98, 640 + 20 * rnd(&r), 1980, 70, 42000, 0 };
+            if (g == 2) { x.clk = 0.84 * 1980; x.pw *= 0.9; }
+            if (g >= 4) x = IDLE;
+            gsample(e, g, s, &x);
+        }
+    engine_flush(e);
+    int64_t first;
+    CHECK_EQ_INT(tcount(&t, "gpu.peer.clock", 2, 0, &first), 1);
+    CHECK(first >= 900 && first <= 915);
+    CHECK_EQ_INT(tcount(&t, "gpu.peer", -1, 0, NULL) - tcount(&t, "gpu.peer", 2, 0, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+}
+
+/* (f) a failing fan: temperature creeping 0.5 and 0.3 C per minute at
+ * steady load (room drift 0.05 C/min on all, checkpoint dips every 10
+ * minutes): caught within 12 and 16 minutes, long before 87 C */
+TEST(slow_thermal_runaway)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    uint64_t r = 13;
+    const double creep[4] = { 0, 0.5, 0.3, 0 };
+    const int64_t onset = 900;
+    for (int64_t s = 0; s < 4200; s++)
+        for (int g = 0; g < 4; g++) {
+            int dip = s % 600 >= 500 && s % 600 < 512;
+            double room = 0.05 * (double)s / 60;
+            double run = s > onset ? creep[g] * (double)(s - onset) / 60 : 0;
+            double temp = 64 + g + room + run + (dip ? -4 : 0) + (rnd(&r) - 0.5);
+            struct gs x = { dip ? 10 : 97 + 2 * rnd(&r), dip ? 250 : 520 + 15 * rnd(&r), 1980, (double)(int)(temp + 0.5), 50000, 0 };
+            gsample(e, g, s, &x);
+        }
+    engine_flush(e);
+    int64_t first;
+    CHECK(tcount(&t, "gpu.temp", 1, 0, &first) >= 1);
+    CHECK(first > onset && first <= onset + 12 * 60);
+    CHECK(tcount(&t, "gpu.temp", 2, 0, &first) >= 1);
+    CHECK(first > onset && first <= onset + 16 * 60);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp", 0, 0, NULL), 0);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp", 3, 0, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+}
+
+/* (g) one fault, few records: a GPU flapping above 87 C for 15 s every
+ * 2 minutes for an hour opens few episodes of the rule, not one per flap */
+TEST(flapping_fault_is_not_a_storm)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    for (int64_t s = 0; s < 3600; s++)
+        sample(e, "h", 0, s, "gpu.temperature.gpu", s % 120 < 15 ? 89.0 : 78.0, NULL);
+    engine_flush(e);
+    int n = tcount(&t, "gpu.temp.high", 0, 0, NULL);
+    CHECK(n >= 1 && n <= 4);
+    /* after the flapping stops, the back-off wears off: a new fault an
+     * hour later opens at once and ends at the rule's own pace */
+    for (int64_t s = 3600; s < 7200; s++) sample(e, "h", 0, s, "gpu.temperature.gpu", 70.0, NULL);
+    for (int64_t s = 7200; s < 7260; s++) sample(e, "h", 0, s, "gpu.temperature.gpu", 90.0, NULL);
+    for (int64_t s = 7260; s < 7400; s++) sample(e, "h", 0, s, "gpu.temperature.gpu", 70.0, NULL);
+    engine_flush(e);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.high", 0, 0, NULL), n + 1);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.high", 0, 1, NULL), n + 1);
+    engine_free(e);
+    profile_free(p);
+}
+
+int main(void)
+{
+    RUN(job_start_loading_is_not_a_leak);
+    RUN(chunky_leak_is_caught);
+    RUN(idle_power_relative_to_idle_level);
+    RUN(power_cap_below_highest_power_stays_open);
+    RUN(peers_on_different_jobs);
+    RUN(slow_thermal_runaway);
+    RUN(flapping_fault_is_not_a_storm);
+    return TEST_REPORT();
+}
