@@ -105,3 +105,43 @@ void out_free(struct out *o)
 {
     buf_free(&o->b);
 }
+
+/* Builds getopt_long's table and short-option string from a flag table;
+ * the caller frees both. A short letter takes a value when has_arg says so. */
+struct option *cli_options(const struct cli_flag *f, size_t n, char **shortopts)
+{
+    struct option *o = xcalloc(n + 2, sizeof *o);
+    struct buf s;
+    buf_init(&s);
+    buf_puts(&s, ":h");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (f[i].name) o[k++] = (struct option){ f[i].name, f[i].has_arg, NULL, f[i].val };
+        if (f[i].val > 0 && f[i].val < 128) {
+            buf_putc(&s, (char)f[i].val);
+            if (f[i].has_arg == required_argument) buf_putc(&s, ':');
+        }
+    }
+    o[k] = (struct option){ "help", no_argument, NULL, 'h' };
+    *shortopts = s.p;
+    return o;
+}
+
+/* Prints the --help lines of the flags that have a text: the flag column,
+ * then the text, its later lines indented to the text's column. */
+void cli_flag_help(const struct cli_flag *f, size_t n, int section)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!f[i].shown || f[i].section != section) continue;
+        const char *t = f[i].help;
+        size_t w = strlen(f[i].shown);
+        size_t len = strcspn(t, "\n");
+        if (w <= 20) printf("  %-22s%.*s\n", f[i].shown, (int)len, t);
+        else printf("  %s  %.*s\n", f[i].shown, (int)len, t);
+        for (t += len; *t; t += len) {
+            t++;
+            len = strcspn(t, "\n");
+            printf("%24s%.*s\n", "", (int)len, t);
+        }
+    }
+}

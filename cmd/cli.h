@@ -6,6 +6,8 @@
 
 #include "../core/common.h"
 
+#include <getopt.h>
+
 /* Exit codes used by every subcommand. */
 #define EXIT_OK     0
 #define EXIT_IOERR  1
@@ -51,6 +53,23 @@ const char *cli_hostname(void);
 void cli_catch_signals(void (*handler)(int));
 /* Prints "gpulog CMD: msg" and returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* One flag of a command: its getopt entry, the configuration key it sets
+ * (NULL: the command handles it) and its --help text. */
+struct cli_flag {
+    const char *name;        /* long name; NULL = a short letter only */
+    int val;                 /* short letter, or a code >= 256 */
+    int has_arg;             /* no_argument, required_argument, optional_argument */
+    const char *key;         /* configuration key, NULL = the command's own */
+    int section;             /* which block of --help it is listed in */
+    const char *shown;       /* --help's flag column ("-e, --exec CMD"); NULL = not listed */
+    const char *help;        /* its text, lines separated by '\n' */
+};
+/* getopt_long's table (with --help) and short options (":h" first) from
+ * a flag table; the caller frees both. */
+struct option *cli_options(const struct cli_flag *f, size_t n, char **shortopts);
+/* Prints the --help lines of the flags of one section, in table order. */
+void cli_flag_help(const struct cli_flag *f, size_t n, int section);
 
 /* Buffered output to an fd; out_flush returns GL_ERROR on a write error. */
 struct out {

@@ -43,6 +43,7 @@ struct pipeline_opts {
      * (collect) on stderr, at most max_reports (0 = all; quiet = none) */
     int by_lineno, quiet;
     uint64_t max_reports;
+    int metrics;                    /* count records into gpulog_lines_read/rejected_total */
     /* the stage: every event goes here instead of the sinks (NULL: to the sinks) */
     void (*stage)(void *ctx, const struct event *ev);
     /* SIGHUP (NULL: ignored), and once a second (NULL: nothing) */
@@ -81,8 +82,9 @@ struct source *pipeline_open(struct pipeline *pl, const char *kind, const char *
 size_t pipeline_nsources(const struct pipeline *pl);
 struct source *pipeline_source(const struct pipeline *pl, size_t i);
 
-/* Catches SIGTERM, SIGINT (stop) and SIGHUP (opts.reload), ignores SIGPIPE. */
-void pipeline_catch_signals(void);
+/* The signal handler of the loop's commands: SIGTERM and SIGINT stop,
+ * SIGHUP calls opts.reload at the next turn (install it with sigaction). */
+void pipeline_on_signal(int sig);
 /* 1 once SIGTERM or SIGINT came (or pipeline_stop was called). */
 int pipeline_stopping(void);
 void pipeline_stop(void);

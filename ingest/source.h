@@ -77,8 +77,9 @@ struct source_ops {
     int (*next)(struct source *s, int timeout_ms, struct src_rec *r);
     /* Saves position committed of lane (everything before it settled) with
      * s->hdr; changed: something moved since the last save (the source may
-     * save anyway, e.g. a kernel sequence number). GL_OK or GL_ERROR
-     * (s->ckpt_bad set, said once per streak). */
+     * save anyway, e.g. a kernel sequence number). GL_OK (saved), GL_DONE
+     * (nothing to save now) or GL_ERROR (s->ckpt_bad set, said once per
+     * streak). NULL: positions are not kept (the loop tracks nothing). */
     int (*checkpoint)(struct source *s, uint32_t lane, int64_t committed, int changed);
     /* No more input will come (end of stdin, --once and the command or the
      * file is done, nothing spooled left): with every source ended and every
@@ -92,6 +93,12 @@ struct source_ops {
     void (*tick)(struct source *s);                   /* about once a second */
     void (*parsed)(struct source *s, int64_t ms);     /* a record gave events (staleness) */
     void (*stop)(struct source *s);                   /* shutdown: stop children, take no more input */
+};
+
+/* The loop's state of one lane: its tracker and the position last saved. */
+struct src_lane {
+    struct track tr;
+    int64_t saved;
 };
 
 /* The part every implementation starts with (struct src_file { struct
@@ -112,19 +119,36 @@ struct source {
     int ckpt_bad;             /* the last write failed */
     uint64_t ckpt_failures;
     struct buf hdr;           /* the last header block the parser declined (loop; loaded from the checkpoint) */
+    const char *label;        /* name in messages when not name ("<stdin>"); NULL = name */
+    uint64_t losses;          /* files: generations (or parts) never read */
     /* loop */
     int idx;                  /* 1-based: high bits of settle tokens */
     struct parser *parser;
-    struct track *lanes;      /* by lane, grown on demand */
+    struct src_lane *lanes;   /* by lane, grown on demand */
     uint32_t nlanes;
     uint64_t cur_seq;
     uint32_t cur_lane;
     int at_end, hdr_open;
-    uint64_t lines, events, rejected;
+    uint64_t lines, events, rejected, declined;
 };
 
 /* The registry: the source kind called name, or NULL. */
 const struct source_ops *source_find(const char *name);
+extern const struct source_ops src_file;
+
+/* The --file patterns (src_file.c): which paths become file sources of a
+ * pipeline. Patterns are borrowed; a glob is matched again at each run. */
+struct pipeline;
+struct file_scan;
+struct file_scan *file_scan_new(void);
+void file_scan_free(struct file_scan *fs);
+void file_scan_add(struct file_scan *fs, char *pattern, const char *format);
+size_t file_scan_count(const struct file_scan *fs);
+/* Opens a file source for every path the patterns name now and not yet
+ * followed (at the start, every second, on SIGHUP). */
+void file_scan_run(struct file_scan *fs, struct pipeline *pl);
+/* --once: a named path was not a regular file. */
+int file_scan_failed(const struct file_scan *fs);
 
 /* Helpers for implementations (ingest/src_ckpt.c). Fills the common part
  * (name copied, ckpt_file from kind and name when env->state_dir is set). */
@@ -138,6 +162,9 @@ int source_ckpt_load(struct source *s, struct ckpt *ck);
 /* Writes *ck (offset and header block filled here from committed and
  * s->hdr); keeps the streak state. GL_OK or GL_ERROR. */
 int source_ckpt_save(struct source *s, struct ckpt *ck, int64_t committed);
+/* A line of a part's reader (RL_LINE or RL_TOOLONG in st) as a record of
+ * lane 0: returns SRC_REC or SRC_TOOLONG. */
+int source_rec(struct src_rec *r, const struct rline *l, int st, uint64_t gen);
 /* The spool directory of s: STATE/spool-KIND-HASH (caller frees). */
 char *source_spool_dir(const struct source *s);
 
