@@ -126,6 +126,15 @@ enum config_type {
 
 #define CONFIG_F_SECRET 1u   /* masked as "***" by config print */
 
+/* The command-line flag of a key: "-b, --brokers LIST" is { 'b',
+ * "brokers", "LIST" }. No argument (arg NULL) is for boolean keys: the flag
+ * sets true. All zero: the key has no flag of its own. */
+struct config_flag {
+    int letter;               /* short option letter, 0 = none */
+    const char *name;         /* long option without "--", NULL = letter only */
+    const char *arg;          /* the argument's name in --help, NULL = none */
+};
+
 /* One row of the table. off is the offset of the field in its struct
  * (struct gpulog_config, or struct config_source for the source-item table). */
 struct config_key {
@@ -135,6 +144,7 @@ struct config_key {
     size_t off;
     const char *choices;      /* CONFIG_ENUM: "a|b|c" */
     unsigned flags;
+    struct config_flag flag;  /* the same setting on the command line */
     const char *help;
 };
 
@@ -220,6 +230,43 @@ void config_url_mask(const char *url, struct buf *out);
 void config_print(const struct gpulog_config *cfg, int mask, struct buf *out);
 /* Appends docs/configuration.md (Markdown generated from the table). */
 void config_docs(struct buf *out);
+
+/* Flags from the table (config_flags.c): a command lists the keys it offers
+ * as flags (a NULL-terminated list of key paths, each with a flag in its
+ * row) and gets getopt_long's entries, the settings and the --help lines
+ * from the rows, so a setting's flag, key, default and text are written
+ * once. A command's own flags (sources, --once, --output) stay its own.
+ *
+ *     static const char *const keyflags[] = { "host", "kafka.brokers", "metrics_addr", NULL };
+ *     struct option opts[32] = { { "once", no_argument, NULL, O_ONCE } };
+ *     char shortopts[32] = ":h";
+ *     config_flag_options(keyflags, opts + 1, GL_ARRAY_LEN(opts) - 2, shortopts, sizeof shortopts);
+ *     while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+ *         int r = config_flag_apply(&cfg, keyflags, c, optarg, err, sizeof err);
+ *         if (r < 0) return cli_usage_error(...);   (r > 0: set; r == 0: the command's own)
+ *     }
+ *     config_flag_help(keyflags, &help);             (one entry per flag, wrapped) */
+struct option;
+/* getopt value of a long-only key flag: CONFIG_OPT_BASE + the key's row. */
+#define CONFIG_OPT_BASE 0x4300
+/* The getopt_long value of key k's flag: its letter, else CONFIG_OPT_BASE + row. */
+int config_flag_val(const struct config_key *k);
+/* "-b, --brokers LIST" for k's flag ("" when k has none), as --help shows it. */
+void config_flag_spelling(const struct config_key *k, char *out, size_t outlen);
+/* Writes getopt_long entries for the flags of paths into opts (at most max,
+ * no terminator) and appends their short letters ("b:") to the
+ * NUL-terminated shortopts. Returns the number of entries. A path that is
+ * unknown or has no flag, or a full array, is a program error: it aborts. */
+size_t config_flag_options(const char *const *paths, struct option *opts, size_t max,
+                           char *shortopts, size_t shortlen);
+/* If opt is the flag of one of paths, sets that key from arg (as
+ * config_set; a flag without argument sets true): 1, or -1 with the reason
+ * in err; 0 when opt is none of them. */
+int config_flag_apply(struct gpulog_config *cfg, const char *const *paths, int opt, const char *arg,
+                      char *err, size_t errlen);
+/* Appends the --help entries of the flags of paths: the spelling, then the
+ * key's help wrapped at 79 columns, its default and [key]. */
+void config_flag_help(const char *const *paths, struct buf *out);
 
 /* The format names sources may use (NULL-terminated, borrowed for the
  * life of the process), set once by the program from the parser registry

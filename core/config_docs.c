@@ -47,6 +47,11 @@ static void md_row(struct buf *b, const struct config_key *k, const char *prefix
         if (k->type == CONFIG_SOURCES) buf_puts(b, " | (flags only)");
         else buf_printf(b, " | `%s`", name);
         if (cfg_env_alias(k->path)) buf_printf(b, " or `%s`", cfg_env_alias(k->path));
+        char flag[96];
+        config_flag_spelling(k, flag, sizeof flag);
+        if (k->type == CONFIG_SOURCES) buf_puts(b, " | `--exec CMD`, `--file PATH`, `--kmsg`, `-`");
+        else if (*flag) buf_printf(b, " | `%s`", flag);
+        else buf_puts(b, " | ");
     }
     buf_puts(b, " | ");
     md_cell(b, k->help);
@@ -77,6 +82,9 @@ static const char docs_head[] =
     "   `kafka.topics.metrics` is `GPULOG_KAFKA_TOPICS_METRICS`). Map keys take\n"
     "   `k=v,k=v` (`GPULOG_KAFKA_PROPERTIES=security.protocol=SSL`) and add to the file's entries;\n"
     "4. command-line flags of the command (`--brokers`, `--state-dir`, `-X k=v`, ...).\n"
+    "   A key's flag is in the Flag column below; each command offers those that\n"
+    "   apply to it (see its `--help`). The `--es` flags are listed by the commands\n"
+    "   that write to Elasticsearch.\n"
     "   Source flags (`--exec`, `--file`, `--kmsg`, `-`) replace the file's `sources`.\n"
     "\n"
     "`gpulog config print [FILE]` shows the result of layers 1-3 with secrets\n"
@@ -103,8 +111,8 @@ static const char docs_head[] =
     "\n"
     "## Keys\n"
     "\n"
-    "| Key | Type | Default | Environment | Description |\n"
-    "|---|---|---|---|---|\n";
+    "| Key | Type | Default | Environment | Flag | Description |\n"
+    "|---|---|---|---|---|---|\n";
 
 /* The page after the sources table: flags, an example, secrets. */
 static const char docs_tail[] =

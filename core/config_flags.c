@@ -1,0 +1,119 @@
+/*
+ * config_flags.c - command-line flags from the key table (config.h): the
+ * getopt_long entries, the setting and the --help text of a key's flag all
+ * come from its row.
+ */
+#include "config_int.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Borrowed row of path, which must exist and have a flag (a program error otherwise: aborts). */
+static const struct config_key *flag_key(const char *path)
+{
+    const struct config_key *k = config_key_find(path);
+    if (!k || (!k->flag.letter && !k->flag.name)) {
+        fprintf(stderr, "gpulog: config key '%s' %s\n", path, k ? "has no flag" : "is unknown");
+        abort();
+    }
+    return k;
+}
+
+int config_flag_val(const struct config_key *k)
+{
+    return k->flag.letter ? k->flag.letter : CONFIG_OPT_BASE + (int)(k - cfg_table);
+}
+
+void config_flag_spelling(const struct config_key *k, char *out, size_t outlen)
+{
+    const struct config_flag *f = &k->flag;
+    char letter[8] = "";
+    if (f->letter) snprintf(letter, sizeof letter, "-%c%s", f->letter, f->name ? ", " : "");
+    snprintf(out, outlen, "%s%s%s%s%s", letter, f->name ? "--" : "", f->name ? f->name : "",
+             f->arg ? " " : "", f->arg ? f->arg : "");
+}
+
+size_t config_flag_options(const char *const *paths, struct option *opts, size_t max,
+                           char *shortopts, size_t shortlen)
+{
+    size_t n = 0, sl = strlen(shortopts);
+    for (; *paths; paths++) {
+        const struct config_key *k = flag_key(*paths);
+        int has_arg = k->flag.arg ? required_argument : no_argument;
+        if (k->flag.name) {
+            if (n >= max) { fprintf(stderr, "gpulog: option table full at '%s'\n", *paths); abort(); }
+            opts[n++] = (struct option){ k->flag.name, has_arg, NULL, config_flag_val(k) };
+        }
+        if (k->flag.letter) {
+            if (sl + 3 > shortlen) { fprintf(stderr, "gpulog: short options full at '%s'\n", *paths); abort(); }
+            shortopts[sl++] = (char)k->flag.letter;
+            if (has_arg) shortopts[sl++] = ':';
+            shortopts[sl] = '\0';
+        }
+    }
+    return n;
+}
+
+int config_flag_apply(struct gpulog_config *cfg, const char *const *paths, int opt, const char *arg,
+                      char *err, size_t errlen)
+{
+    for (; *paths; paths++) {
+        const struct config_key *k = flag_key(*paths);
+        if (config_flag_val(k) != opt) continue;
+        if (config_set(cfg, k->path, k->flag.arg ? arg : "true", err, errlen) != GL_OK) return -1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Column of the help text; a longer spelling puts the text two spaces after it. */
+#define HELP_COL 26
+#define HELP_WIDTH 79
+
+/* Appends text word-wrapped to HELP_WIDTH: its first word at the cursor
+ * (column at), the lines after it from column col. */
+static void put_wrapped(struct buf *out, const char *text, size_t at, size_t col)
+{
+    int first = 1;
+    for (const char *p = text; *p;) {
+        size_t w = strcspn(p, " ");
+        if (!first && at + 1 + w > HELP_WIDTH) {
+            buf_putc(out, '\n');
+            for (at = 0; at < col; at++) buf_putc(out, ' ');
+        } else if (!first) {
+            buf_putc(out, ' ');
+            at++;
+        }
+        buf_append(out, p, w);
+        at += w;
+        p += w;
+        while (*p == ' ') p++;
+        first = 0;
+    }
+    buf_putc(out, '\n');
+}
+
+void config_flag_help(const char *const *paths, struct buf *out)
+{
+    for (; *paths; paths++) {
+        const struct config_key *k = flag_key(*paths);
+        char sp[96];
+        config_flag_spelling(k, sp, sizeof sp);
+        /* "-b, --brokers" in column 2, "--tz" in column 6 (under the long names) */
+        size_t start = out->len;
+        buf_puts(out, k->flag.letter ? "  " : "      ");
+        buf_puts(out, sp);
+        size_t at = out->len - start;
+        if (at + 2 > HELP_COL) { buf_puts(out, "  "); at += 2; }
+        else for (; at < HELP_COL; at++) buf_putc(out, ' ');
+        struct buf text;
+        buf_init(&text);
+        buf_puts(&text, k->help);
+        if (*k->def && k->type != CONFIG_MAP && k->type != CONFIG_SOURCES) buf_printf(&text, " (default %s)", k->def);
+        buf_printf(&text, " [%s]", k->path);
+        put_wrapped(out, text.p, at, HELP_COL);
+        buf_free(&text);
+    }
+}
