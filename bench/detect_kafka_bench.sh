@@ -48,6 +48,14 @@ same=(-X enable.idempotence=true -X acks=all -X compression.codec=lz4 -X linger.
 kcat -P -b "$KAFKA_BROKERS" -t "$topic" "${same[@]}" -l "$ev" 2> "$tmp/kcat.err" \
   || { echo "detect_bench: kcat -P failed"; cat "$tmp/kcat.err"; echo "0 passed, 1 failed"; exit 1; }
 
+# what the topic costs the broker: bytes of its log segments per event (lz4
+# batches as stored; the capacity model in docs/operations.md uses it)
+kdir=${KAFKA_RUN_DIR:-services/kafka/run}/data
+if ls -d "$kdir/$topic"-* >/dev/null 2>&1; then
+  kb=$(cat "$kdir/$topic"-*/*.log | wc -c)
+  echo " Kafka: $N events stored in $kb bytes of log segments ($((kb / N)) bytes per event, lz4; $((($(stat -c %s "$ev")) / N)) bytes of JSON)"
+fi
+
 fail=0
 # one_round NAME BINARY: detect --once with a fresh group; appends
 # "wall cpu rss events_per_s_after_assign" to $tmp/NAME.rounds

@@ -77,6 +77,30 @@ class Es:
         return 0, {}
 
 
+def proc_usage(pid):
+    """(CPU seconds user+sys, VmRSS kB, VmHWM kB) of a running process."""
+    try:
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        cpu = (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+        st = dict(ln.split(":", 1) for ln in open("/proc/%d/status" % pid) if ":" in ln)
+        return cpu, int(st["VmRSS"].split()[0]), int(st["VmHWM"].split()[0])
+    except (OSError, KeyError, IndexError, ValueError):
+        return float("nan"), 0, 0
+
+
+def topic_bytes(topic):
+    """Bytes of the topic's log segments on the local broker (lz4 batches as stored), or None."""
+    d = os.environ.get("KAFKA_RUN_DIR", "services/kafka/run") + "/data"
+    tot, seen = 0, False
+    for e in os.listdir(d) if os.path.isdir(d) else []:
+        if e.rsplit("-", 1)[0] == topic:
+            seen = True
+            for f in os.listdir(os.path.join(d, e)):
+                if f.endswith(".log"):
+                    tot += os.path.getsize(os.path.join(d, e, f))
+    return tot if seen else None
+
+
 def pct(xs, p):
     xs = sorted(xs)
     if not xs:
@@ -287,6 +311,7 @@ def run(a, brokers, url, gpulog, ns, tm, te, tmp, procs):
 
     cnt = {g: {"sbe": 0, "dbe": 0, "pci": 0} for g in range(a.gpus)}
     fd = os.open(data, os.O_WRONLY | os.O_APPEND)
+    u0 = {n: proc_usage(p.pid) for n, p in (("collect", col), ("detect", det))}
     t0 = time.time()
     nticks = 5 + a.ticks + 1
     for tick in range(nticks):
@@ -310,6 +335,8 @@ def run(a, brokers, url, gpulog, ns, tm, te, tmp, procs):
             for (g, kind) in plan.get(tick, []):
                 faults[(g, RULES[kind][0])] = {"write": now, "value": cnt[g][kind]}
     os.close(fd)
+    t1 = time.time()
+    u1 = {n: proc_usage(p.pid) for n, p in (("collect", col), ("detect", det))}
     deadline = time.time() + 30
     while time.time() < deadline:
         with lock:
@@ -337,6 +364,15 @@ def run(a, brokers, url, gpulog, ns, tm, te, tmp, procs):
     p99 = pct(e2e, 99)
     print("  end to end p50 %.2f s, p99 %.2f s over %d faults (target p99 <= 2 s: %s); polls every %d ms"
           % (pct(e2e, 50), p99, len(e2e), "met" if p99 <= 2.0 else "NOT met", POLL_MS))
+    res = []
+    for n in ("collect", "detect"):
+        res.append("%s %.2f%% of a core, RSS %.1f MiB (peak %.1f)" % (
+            n, 100 * (u1[n][0] - u0[n][0]) / (t1 - t0), u1[n][1] / 1024, u1[n][2] / 1024))
+    print("  resources over %.0f s of streaming: %s" % (t1 - t0, "; ".join(res)))
+    tb = topic_bytes(tm)
+    if tb is not None:
+        nev = a.gpus * nticks
+        print("  Kafka: %d events in %s, %d bytes stored (%.0f bytes per event, lz4)" % (nev, tm, tb, tb / nev))
     fail = 0
     if missing:
         print("  FAIL: %d faults never searchable: %s" % (len(missing), missing[:5]))
