@@ -26,6 +26,7 @@
  */
 #include "sink.h"
 #include "../core/config.h"
+#include "../core/kafka_conf.h"
 #include "../core/metrics.h"
 
 #include <librdkafka/rdkafka.h>
@@ -167,19 +168,6 @@ static void kafka_destroy(void *st)
 static const struct sink_ops kafka_ops = {
     .name = "kafka", .write = kafka_write, .poll = kafka_poll, .destroy = kafka_destroy,
 };
-
-/* See sink.h; the caller owns conf. */
-int kafka_conf_set(void *conf, const char *key, const char *val, char *err, size_t errlen)
-{
-    char e[256];
-    if (rd_kafka_conf_set(conf, key, val, e, sizeof e) == RD_KAFKA_CONF_OK) return GL_OK;
-    /* librdkafka quotes a bad value of a typed property; a credential's
-     * value is masked even there */
-    char *v = *val && config_secret_key(key, strlen(key)) ? strstr(e, val) : NULL;
-    if (v) snprintf(v, sizeof e - (size_t)(v - e), "***");
-    snprintf(err, errlen, "property %.100s (value not shown): %s", key, e);
-    return GL_ERROR;
-}
 
 /* kafka_conf_set with "kafka: " before the error (the producer's errors). */
 static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val, char *err, size_t errlen)

@@ -133,10 +133,6 @@ struct kafka_conf {
 };
 struct sink *sink_kafka_new(const struct kafka_conf *kc, sink_settle_fn settle, void *ctx,
                             char *err, size_t errlen);
-/* rd_kafka_conf_set for a rd_kafka_conf_t * (void * here, so this header
- * needs no librdkafka): GL_OK, or GL_ERROR with err naming the key, never
- * the value (a misspelled sasl.password=... must not print the password). */
-int kafka_conf_set(void *conf, const char *key, const char *val, char *err, size_t errlen);
 
 /* Elasticsearch/OpenSearch _bulk (sinks/es.c). */
 struct es_conf {

@@ -1,0 +1,499 @@
+/* kafka_src.c - the Kafka consumer source (see kafka_src.h): a member of a
+ * consumer group that hands out its partitions' messages one at a time and
+ * commits, per partition, the contiguous prefix of messages whose outputs
+ * were all settled.
+ *
+ * Layout (for whoever changes the rebalance protocol):
+ *   - struct kpart: one assigned partition (its tag, last consumed offset,
+ *     committed position, --once end offset, and a struct track, the
+ *     settled-prefix tracker of ingest/track.c: one entry per message, held
+ *     by the reader until ksrc_done and by every output until it settles);
+ *   - the rebalance: ksrc_rebalance_cb (librdkafka's callback) dispatches to
+ *     ksrc_on_assign (new kparts, their committed offsets and --once end
+ *     offsets, rd_kafka_assign, the pause state), ksrc_on_revoke (the
+ *     owner's drain hook, a synchronous commit, the owner's revoked hook per
+ *     partition, unassign) and ksrc_on_rebalance_error. The protocol is eager
+ *     (every partition is revoked at every rebalance); cooperative-sticky
+ *     would change these three functions only: incremental assign/unassign
+ *     of the partitions in the list, keeping the kparts that stay;
+ *   - reading: fetch (a batch, or one message while paused), take (partition
+ *     ends and errors), ksrc_next / ksrc_done, fetch_poke;
+ *   - settling and committing: ksrc_hold, ksrc_settle, commit_parts.
+ */
+#include "kafka_src.h"
+#include "source.h"
+#include "../core/kafka_conf.h"
+
+#include <librdkafka/rdkafka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KSRC_BATCH 1024        /* messages per rd_kafka_consume_batch_queue call */
+#define KSRC_POKE_LAG 20000    /* messages behind that make a low queue wake the fetcher */
+#define KSRC_POKE_MS 5         /* at most one wake-up query per this many ms */
+#define KSRC_POKE_QLEN 8192    /* messages left in the queue below which the fetcher is woken */
+
+struct kpart {
+    char *topic;
+    int32_t part;
+    int tag;
+    int64_t consumed;          /* last processed offset, -1 none */
+    int64_t committed;         /* last committed position, -1 none */
+    int64_t end;               /* --once: high watermark at assignment, else -1 */
+    int eof;
+    struct track track;        /* messages (end = offset + 1) with outputs outstanding */
+    struct kpart *next;
+};
+
+/* A token: one output of one message of one partition. */
+struct ktok { struct kpart *p; uint64_t seq; };
+
+struct ksrc {
+    rd_kafka_t *rk;
+    rd_kafka_queue_t *cq;
+    struct ksrc_hooks h;
+    const char *name;          /* the command, in messages */
+    int once, assigned_once, unassigned, paused, fatal, closed;
+    int next_tag;
+    struct kpart *parts;
+    struct kpart *zombies;     /* revoked with outputs still out: tokens point there */
+    struct kpart *cur;         /* the partition of the message handed out, until ksrc_done */
+    uint64_t cur_seq;
+    int64_t cur_off;
+    rd_kafka_message_t *last;  /* the message handed out (its payload is borrowed) */
+    rd_kafka_message_t *batch[KSRC_BATCH];
+    size_t nb, bi;             /* fetched, handed out or skipped */
+    int batched;               /* the last fetch was a batch (not one paused poll) */
+    int64_t poke_last;
+    unsigned poke_turn;
+};
+
+/* ------------------------------------------------------------ partitions */
+
+static struct kpart *kpart_find(const struct ksrc *ks, const char *topic, int32_t part)
+{
+    for (struct kpart *p = ks->parts; p; p = p->next)
+        if (p->part == part && !strcmp(p->topic, topic)) return p;
+    return NULL;
+}
+
+/* Frees p (the caller unlinked it; no token may point to it any more). */
+static void kpart_free(struct kpart *p)
+{
+    track_free(&p->track);
+    free(p->topic);
+    free(p);
+}
+
+/* A newly assigned partition, owned by ks's list from now on: its committed
+ * offset, and for --once the end offset it reads up to. */
+static struct kpart *kpart_new(struct ksrc *ks, const rd_kafka_topic_partition_t *tp, int64_t committed)
+{
+    struct kpart *p = xcalloc(1, sizeof *p);
+    p->topic = xstrdup(tp->topic);
+    p->part = tp->partition;
+    p->tag = ++ks->next_tag;
+    p->consumed = -1;
+    p->committed = committed >= 0 ? committed : -1;
+    p->end = -1;
+    track_init(&p->track, -1);
+    int64_t lo = 0, hi = 0;
+    if (ks->once && rd_kafka_query_watermark_offsets(ks->rk, tp->topic, tp->partition, &lo, &hi, 10000) == 0) {
+        p->end = hi;
+        int64_t start = p->committed >= 0 ? p->committed : lo;
+        if (start >= hi) p->eof = 1;
+    }
+    p->next = ks->parts;
+    ks->parts = p;
+    return p;
+}
+
+/* Commits the settled positions of the partitions that moved. */
+static void commit_parts(struct ksrc *ks, int sync)
+{
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
+    for (struct kpart *p = ks->parts; p; p = p->next) {
+        int64_t pos = p->track.committed;
+        if (pos >= 0 && pos > p->committed) {
+            rd_kafka_topic_partition_list_add(l, p->topic, p->part)->offset = pos;
+            p->committed = pos;
+        }
+    }
+    if (l->cnt) {
+        rd_kafka_resp_err_t err = rd_kafka_commit(ks->rk, l, !sync);
+        if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
+            fprintf(stderr, "gpulog %s: commit: %s\n", ks->name, rd_kafka_err2str(err));
+    }
+    rd_kafka_topic_partition_list_destroy(l);
+}
+
+/* ------------------------------------------------------------- rebalance */
+
+/* Partitions assigned (eager: the whole new assignment): state for each,
+ * then the assignment itself, paused or not as the rest. */
+static void ksrc_on_assign(struct ksrc *ks, rd_kafka_topic_partition_list_t *parts)
+{
+    rd_kafka_topic_partition_list_t *c = rd_kafka_topic_partition_list_copy(parts);
+    rd_kafka_committed(ks->rk, c, 10000);
+    for (int i = 0; i < parts->cnt; i++) {
+        struct kpart *p = kpart_new(ks, &parts->elems[i], c->elems[i].offset);
+        fprintf(stderr, "gpulog %s: assigned %s[%d] (committed %lld%s)\n", ks->name, p->topic, (int)p->part,
+                (long long)p->committed, p->eof ? ", nothing to read" : "");
+    }
+    rd_kafka_topic_partition_list_destroy(c);
+    rd_kafka_assign(ks->rk, parts);
+    /* a partition paused before a revoke stays paused in librdkafka when
+     * it is assigned again: set its state to ours explicitly */
+    if (ks->paused) rd_kafka_pause_partitions(ks->rk, parts);
+    else rd_kafka_resume_partitions(ks->rk, parts);
+    ks->assigned_once = 1;
+    ks->unassigned = 0;
+}
+
+static int in_list(const rd_kafka_topic_partition_list_t *l, const struct kpart *p)
+{
+    for (int i = 0; i < l->cnt; i++)
+        if (l->elems[i].partition == p->part && !strcmp(l->elems[i].topic, p->topic)) return 1;
+    return 0;
+}
+
+/* Partitions revoked (eager: all of them): settle what was produced,
+ * commit, then forget their state (the owner's revoked hook). A partition
+ * with outputs still out is kept aside until ksrc_free. */
+static void ksrc_on_revoke(struct ksrc *ks, const rd_kafka_topic_partition_list_t *parts)
+{
+    if (ks->h.drain && ks->h.drain(ks->h.ctx, 30000) > 0)
+        fprintf(stderr, "gpulog %s: revoke: outputs not all settled\n", ks->name);
+    commit_parts(ks, 1);
+    struct kpart **pp = &ks->parts;
+    while (*pp) {
+        struct kpart *p = *pp;
+        if (!in_list(parts, p)) { pp = &p->next; continue; }
+        *pp = p->next;
+        if (ks->h.revoked) ks->h.revoked(ks->h.ctx, p->tag);
+        fprintf(stderr, "gpulog %s: revoked %s[%d] (committed %lld)\n", ks->name, p->topic, (int)p->part,
+                (long long)p->committed);
+        if (ks->cur == p) ks->cur = NULL;
+        if (track_pending(&p->track)) { p->next = ks->zombies; ks->zombies = p; }
+        else kpart_free(p);
+    }
+    rd_kafka_assign(ks->rk, NULL);
+    ks->unassigned = 1;
+}
+
+/* A rebalance error: give everything up; the next assignment starts over. */
+static void ksrc_on_rebalance_error(struct ksrc *ks, rd_kafka_resp_err_t err)
+{
+    fprintf(stderr, "gpulog %s: rebalance error: %s\n", ks->name, rd_kafka_err2str(err));
+    rd_kafka_assign(ks->rk, NULL);
+    ks->unassigned = 1;
+}
+
+/* librdkafka's rebalance callback (served inside ksrc_next's fetch and at
+ * ksrc_close). */
+static void ksrc_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t *parts,
+                              void *opaque)
+{
+    (void)rk;
+    struct ksrc *ks = opaque;
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) ksrc_on_assign(ks, parts);
+    else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) ksrc_on_revoke(ks, parts);
+    else ksrc_on_rebalance_error(ks, err);
+}
+
+/* ----------------------------------------------------------- the client */
+
+/* gpulog's consumer settings, then the user's properties (-X). */
+static int ksrc_conf(rd_kafka_conf_t *conf, const struct ksrc_opts *o, char *err, size_t errlen)
+{
+    static const char *const fixed[][2] = {
+        { "enable.auto.commit", "false" },
+        { "enable.auto.offset.store", "false" },
+        { "auto.offset.reset", "earliest" },
+        { "enable.partition.eof", "true" },
+        { "client.id", "gpulog-detect" },
+        /* the pre-fetch queue, deliberately (docs/operations.md, "Kafka
+         * consumer queue"): 16 MiB keeps peak RSS under 64 MB; with
+         * fetch_poke a replica catching up still reads at 100,000-155,000
+         * events/s (one core decodes and detects ~260,000/s); -X trades
+         * memory for catch-up speed. One fetch response is at most 8 MiB
+         * (compressed). */
+        { "queued.max.messages.kbytes", "16384" },
+        { "queued.min.messages", "100000" },
+        { "fetch.max.bytes", "8388608" },
+    };
+    if (kafka_conf_set(conf, "bootstrap.servers", o->brokers, err, errlen) ||
+        kafka_conf_set(conf, "group.id", o->group, err, errlen))
+        return GL_ERROR;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (kafka_conf_set(conf, fixed[i][0], fixed[i][1], err, errlen)) return GL_ERROR;
+    for (size_t i = 0; i < o->nprops; i++) {
+        const char *eq = strchr(o->props[i], '=');
+        char *k = xstrndup(o->props[i], (size_t)(eq - o->props[i]));
+        int bad = kafka_conf_set(conf, k, eq + 1, err, errlen);
+        free(k);
+        if (bad) return GL_ERROR;
+    }
+    return GL_OK;
+}
+
+struct ksrc *ksrc_new(const struct ksrc_opts *o, const struct ksrc_hooks *h, int *usage, char *err, size_t errlen)
+{
+    char e[GL_ERRLEN];
+    *usage = 0;
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    if (ksrc_conf(conf, o, e, sizeof e) != GL_OK) {
+        rd_kafka_conf_destroy(conf);
+        snprintf(err, errlen, "kafka: %s", e);
+        *usage = 1;
+        return NULL;
+    }
+    struct ksrc *ks = xcalloc(1, sizeof *ks);
+    ks->h = *h;
+    ks->name = o->name ? o->name : "detect";
+    ks->once = o->once;
+    rd_kafka_conf_set_rebalance_cb(conf, ksrc_rebalance_cb);
+    rd_kafka_conf_set_opaque(conf, ks);
+    ks->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, e, sizeof e);
+    if (!ks->rk) {
+        snprintf(err, errlen, "kafka: %s", e);
+        free(ks);
+        return NULL;
+    }
+    rd_kafka_poll_set_consumer(ks->rk);
+    ks->cq = rd_kafka_queue_get_consumer(ks->rk);
+    return ks;
+}
+
+int ksrc_subscribe(struct ksrc *ks, const char *topics, char *err, size_t errlen)
+{
+    rd_kafka_topic_partition_list_t *subs = rd_kafka_topic_partition_list_new(4);
+    char *tl = xstrdup(topics);
+    for (char *sv = NULL, *t = strtok_r(tl, ",", &sv); t; t = strtok_r(NULL, ",", &sv))
+        if (*t) rd_kafka_topic_partition_list_add(subs, t, RD_KAFKA_PARTITION_UA);
+    free(tl);
+    rd_kafka_resp_err_t se = rd_kafka_subscribe(ks->rk, subs);
+    rd_kafka_topic_partition_list_destroy(subs);
+    if (!se) return GL_OK;
+    snprintf(err, errlen, "subscribe: %s", rd_kafka_err2str(se));
+    return GL_ERROR;
+}
+
+/* Destroys the fetched messages not handed out and the last one handed out. */
+static void drop_fetched(struct ksrc *ks)
+{
+    if (ks->last) rd_kafka_message_destroy(ks->last);
+    ks->last = NULL;
+    for (; ks->bi < ks->nb; ks->bi++) rd_kafka_message_destroy(ks->batch[ks->bi]);   /* unprocessed: not committed */
+    ks->bi = ks->nb = 0;
+}
+
+void ksrc_close(struct ksrc *ks)
+{
+    if (!ks || ks->closed) return;
+    ks->closed = 1;
+    drop_fetched(ks);
+    rd_kafka_queue_destroy(ks->cq);
+    rd_kafka_consumer_close(ks->rk);
+    rd_kafka_destroy(ks->rk);
+}
+
+void ksrc_free(struct ksrc *ks)
+{
+    if (!ks) return;
+    ksrc_close(ks);
+    for (struct kpart *l = ks->parts; l;) { struct kpart *n = l->next; kpart_free(l); l = n; }
+    for (struct kpart *l = ks->zombies; l;) { struct kpart *n = l->next; kpart_free(l); l = n; }
+    free(ks);
+}
+
+/* --------------------------------------------------------------- reading */
+
+/* librdkafka 2.0 looks at a full pre-fetch queue again only on its broker
+ * thread's 1 s timer (librdkafka issue 2879), so a replica far behind read
+ * its queue size per second and idled. When the queue runs low (under
+ * KSRC_POKE_QLEN messages) while a partition is still KSRC_POKE_LAG
+ * messages behind, a watermark query to that partition's leader (a small
+ * request, about 1 ms) wakes the leader's thread, which then fetches at
+ * once. Partitions take turns; at most one query per KSRC_POKE_MS; none
+ * while the replica keeps up. */
+static void fetch_poke(struct ksrc *ks)
+{
+    int64_t now = gl_now_ms();
+    if (now - ks->poke_last < KSRC_POKE_MS) return;
+    unsigned n = 0;
+    for (struct kpart *p = ks->parts; p; p = p->next) n++;
+    for (unsigned k = 0; k < n; k++) {
+        unsigned want = (ks->poke_turn + k) % n, i = 0;
+        struct kpart *p = ks->parts;
+        while (i++ < want) p = p->next;
+        int64_t lo, hi;
+        /* eof only ends a partition for --once, which reads up to end */
+        if ((ks->once && p->eof) || rd_kafka_get_watermark_offsets(ks->rk, p->topic, p->part, &lo, &hi) || hi < 0)
+            continue;
+        if (p->end >= 0 && hi > p->end) hi = p->end;
+        int64_t pos = p->consumed >= 0 ? p->consumed + 1 : p->committed >= 0 ? p->committed : lo;
+        if (hi - pos < KSRC_POKE_LAG) continue;
+        ks->poke_last = now;
+        ks->poke_turn = want + 1;
+        rd_kafka_query_watermark_offsets(ks->rk, p->topic, p->part, &lo, &hi, 100);
+        return;
+    }
+}
+
+/* Fetches into the batch buffer: a batch at a time (one queue call for up
+ * to KSRC_BATCH messages: a call per message was the cost), or, paused,
+ * one message (the group must still be polled; librdkafka 2.0's batch call
+ * can skip offsets when a pause or resume lands inside it). Messages of a
+ * partition revoked during the call are purged by librdkafka (its barrier
+ * on assign). Returns the number fetched. */
+static size_t fetch(struct ksrc *ks, int timeout_ms)
+{
+    ks->bi = ks->nb = 0;
+    if (ks->paused) {
+        ks->batched = 0;
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(ks->rk, timeout_ms);
+        if (m) ks->batch[ks->nb++] = m;
+        return ks->nb;
+    }
+    if (ks->batched && rd_kafka_queue_length(ks->cq) < KSRC_POKE_QLEN) fetch_poke(ks);
+    ks->batched = 1;
+    ssize_t n = rd_kafka_consume_batch_queue(ks->cq, timeout_ms, ks->batch, KSRC_BATCH);
+    if (n < 0) {
+        fprintf(stderr, "gpulog %s: consume: %s\n", ks->name, rd_kafka_err2str(rd_kafka_last_error()));
+        n = 0;
+    }
+    ks->nb = (size_t)n;
+    return ks->nb;
+}
+
+/* The partition of a data message; NULL for a partition end (noted), an
+ * error (said; a fatal one stops the source) or a partition no longer ours. */
+static struct kpart *take(struct ksrc *ks, const rd_kafka_message_t *m)
+{
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        struct kpart *p = kpart_find(ks, rd_kafka_topic_name(m->rkt), m->partition);
+        if (p) p->eof = 1;
+        return NULL;
+    }
+    if (m->err) {
+        fprintf(stderr, "gpulog %s: consume: %s\n", ks->name, rd_kafka_message_errstr(m));
+        if (m->err == RD_KAFKA_RESP_ERR__FATAL) ks->fatal = 1;
+        return NULL;
+    }
+    return kpart_find(ks, rd_kafka_topic_name(m->rkt), m->partition);
+}
+
+int ksrc_next(struct ksrc *ks, struct krec *r, int timeout_ms)
+{
+    ksrc_done(ks);
+    if (ks->last) rd_kafka_message_destroy(ks->last);
+    ks->last = NULL;
+    /* at most one fetch per call, none while a batch is being handed out:
+     * the caller's checks (backpressure, commits) run between fetches */
+    int fetched = ks->bi < ks->nb;
+    while (!ks->fatal) {
+        if (ks->bi == ks->nb) {
+            if (fetched || !fetch(ks, timeout_ms)) return GL_AGAIN;
+            fetched = 1;
+        }
+        rd_kafka_message_t *m = ks->batch[ks->bi++];
+        struct kpart *p = take(ks, m);
+        if (!p) {
+            rd_kafka_message_destroy(m);
+            continue;
+        }
+        ks->last = m;
+        ks->cur = p;
+        ks->cur_off = m->offset;
+        ks->cur_seq = track_push(&p->track, m->offset + 1);
+        *r = (struct krec){ .payload = m->payload, .len = m->len, .topic = p->topic,
+                            .partition = p->part, .offset = m->offset, .tag = p->tag };
+        return GL_OK;
+    }
+    return GL_AGAIN;
+}
+
+size_t ksrc_buffered(const struct ksrc *ks) { return ks->nb - ks->bi; }
+
+void ksrc_done(struct ksrc *ks)
+{
+    struct kpart *p = ks->cur;
+    if (!p) return;
+    ks->cur = NULL;
+    track_settle(&p->track, ks->cur_seq);
+    p->consumed = ks->cur_off;
+    if (p->end >= 0 && ks->cur_off + 1 >= p->end) p->eof = 1;
+}
+
+/* ------------------------------------------------- settling, committing */
+
+void *ksrc_hold(struct ksrc *ks)
+{
+    if (!ks->cur) return NULL;
+    track_hold(&ks->cur->track, ks->cur_seq);
+    struct ktok *t = xmalloc(sizeof *t);
+    t->p = ks->cur;
+    t->seq = ks->cur_seq;
+    return t;
+}
+
+void ksrc_settle(struct ksrc *ks, void *token)
+{
+    (void)ks;
+    struct ktok *t = token;
+    if (!t) return;
+    track_settle(&t->p->track, t->seq);
+    free(t);
+}
+
+void ksrc_token_free(void *token) { free(token); }
+
+void ksrc_commit(struct ksrc *ks, int sync) { commit_parts(ks, sync); }
+
+int ksrc_pause(struct ksrc *ks, int pause)
+{
+    if (pause == ks->paused) return 0;
+    rd_kafka_topic_partition_list_t *a = NULL;
+    if (rd_kafka_assignment(ks->rk, &a) == RD_KAFKA_RESP_ERR_NO_ERROR && a) {
+        if (a->cnt) {
+            if (pause) rd_kafka_pause_partitions(ks->rk, a);
+            else rd_kafka_resume_partitions(ks->rk, a);
+        }
+        rd_kafka_topic_partition_list_destroy(a);
+    }
+    ks->paused = pause;
+    return 1;
+}
+
+int64_t ksrc_lag(struct ksrc *ks)
+{
+    int64_t lag = 0;
+    for (struct kpart *p = ks->parts; p; p = p->next) {
+        int64_t lo = -1, hi = -1;
+        if (rd_kafka_get_watermark_offsets(ks->rk, p->topic, p->part, &lo, &hi) || hi < 0) continue;
+        int64_t pos = p->committed >= 0 ? p->committed : lo >= 0 ? lo : 0;
+        if (hi > pos) lag += hi - pos;
+    }
+    return lag;
+}
+
+int ksrc_assigned(const struct ksrc *ks) { return ks->assigned_once; }
+int ksrc_failed(const struct ksrc *ks) { return ks->fatal; }
+
+int ksrc_once_done(const struct ksrc *ks)
+{
+    /* after a revoke (an eviction, another member joining) the partitions
+     * come back or go elsewhere with the next assignment: wait for it, or
+     * --once would stop with their messages unread */
+    if (!ks->assigned_once || ks->unassigned) return 0;
+    for (struct kpart *p = ks->parts; p; p = p->next)
+        if (!p->eof && !(p->end >= 0 && p->consumed + 1 >= p->end)) return 0;
+    return 1;
+}
+
+void ksrc_report(const struct ksrc *ks, FILE *f)
+{
+    for (struct kpart *p = ks->parts; p; p = p->next)
+        fprintf(f, "gpulog %s: %s[%d] committed %lld\n", ks->name, p->topic, (int)p->part, (long long)p->committed);
+}

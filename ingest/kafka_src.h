@@ -1,0 +1,115 @@
+/*
+ * kafka_src.h - the Kafka consumer source: one member of a consumer group,
+ * reading schema-v1 events (`gpulog detect`).
+ *
+ * The same shape as every source (next record with a timeout, its
+ * position, settle -> checkpoint, close):
+ *   ksrc_next    the next message of an assigned partition (a batch is
+ *                fetched at a time; partition ends and errors are handled
+ *                inside), with the reader's hold on it;
+ *   ksrc_hold    one more outstanding output for the current message (a
+ *                token for the sink), ksrc_settle when it is settled;
+ *   ksrc_done    the reader is finished with the current message;
+ *   ksrc_commit  commits, per partition, the contiguous prefix of messages
+ *                with nothing outstanding (ingest/track.c, as collect's
+ *                checkpoints): the position;
+ *   ksrc_close   leaves the group (revoking, so the hooks run), ksrc_free.
+ * Offsets: enable.auto.commit=false; nothing moves on a mere enqueue.
+ *
+ * Rebalance (eager today): ksrc_on_assign and ksrc_on_revoke in
+ * kafka_src.c; on revocation the owner's hooks drain its outputs and drop
+ * the revoked partitions' state (a partition is identified to the owner by
+ * its tag, e.g. the engine's state tag); partitions assigned later start
+ * with fresh tags.
+ *
+ * Ownership: ksrc_new returns an object freed with ksrc_free; a record's
+ * payload is borrowed until the next ksrc_next; tokens from ksrc_hold are
+ * owned by the caller until ksrc_settle (or ksrc_token_free at the end).
+ */
+#ifndef GPULOG_KAFKA_SRC_H
+#define GPULOG_KAFKA_SRC_H
+
+#include "../core/common.h"
+
+#include <stdio.h>
+
+/* What the source asks of its owner during a rebalance (borrowed for the
+ * source's life). */
+struct ksrc_hooks {
+    void *ctx;
+    /* settle the outputs for up to timeout_ms before revoked partitions are
+     * committed; returns the documents still unsettled */
+    long (*drain)(void *ctx, int timeout_ms);
+    /* the partition with this tag was revoked: forget its state */
+    void (*revoked)(void *ctx, int tag);
+};
+
+struct ksrc_opts {
+    const char *brokers, *group;
+    const char *const *props;                /* "key=value" librdkafka settings, after ours */
+    size_t nprops;
+    int once;                                /* read up to the end offsets found at assignment */
+    const char *name;                        /* the command, in messages ("gpulog NAME: ...") */
+};
+
+/* One message handed out by ksrc_next (valid until the next call). */
+struct krec {
+    const void *payload;
+    size_t len;
+    const char *topic;
+    int32_t partition;
+    int64_t offset;
+    int tag;                                 /* the partition's tag (per assignment) */
+};
+
+struct ksrc;
+/* Makes the consumer (subscribing is ksrc_subscribe). Returns NULL with the reason in err;
+ * *usage is set when the reason is the configuration (a bad property). */
+struct ksrc *ksrc_new(const struct ksrc_opts *o, const struct ksrc_hooks *h, int *usage, char *err, size_t errlen);
+/* Subscribes to the comma-separated topics: GL_OK, or GL_ERROR with the
+ * reason in err. */
+int ksrc_subscribe(struct ksrc *ks, const char *topics, char *err, size_t errlen);
+/* Leaves the group (the revocation runs the hooks) and closes the client;
+ * the partitions' figures stay for ksrc_report. */
+void ksrc_close(struct ksrc *ks);
+/* Closes if not closed yet and frees everything but the tokens still out.
+ * NULL is ignored. */
+void ksrc_free(struct ksrc *ks);
+
+/* The next message: GL_OK with *r filled and the reader's hold on it,
+ * GL_AGAIN when none came within timeout_ms (the group is served meanwhile).
+ * Paused (ksrc_pause), one message is fetched at a time. */
+int ksrc_next(struct ksrc *ks, struct krec *r, int timeout_ms);
+/* Messages fetched and not yet handed out (the rest of the batch). */
+size_t ksrc_buffered(const struct ksrc *ks);
+/* One more output outstanding for the current message: the token to settle
+ * it with. NULL when no message is current (outputs made outside one, such
+ * as at a flush, are not tracked). */
+void *ksrc_hold(struct ksrc *ks);
+/* The output of token was settled (stored or dead-lettered); frees token. */
+void ksrc_settle(struct ksrc *ks, void *token);
+/* Frees a token that will never be settled (its offset is not committed). */
+void ksrc_token_free(void *token);
+/* The reader is done with the current message (its own hold is released;
+ * ksrc_next also does it for the previous message). */
+void ksrc_done(struct ksrc *ks);
+
+/* Commits every partition's settled prefix that moved; sync waits. */
+void ksrc_commit(struct ksrc *ks, int sync);
+/* Pauses (pause = 1) or resumes every assigned partition; partitions
+ * assigned later follow. Returns 1 when the state changed. */
+int ksrc_pause(struct ksrc *ks, int pause);
+/* Messages behind: end offsets (as last seen by the fetcher) minus the
+ * committed positions, over the assigned partitions. */
+int64_t ksrc_lag(struct ksrc *ks);
+/* 1 once the group assigned partitions at least once (readiness). */
+int ksrc_assigned(const struct ksrc *ks);
+/* --once: 1 when every assigned partition was read to its end offset and
+ * no assignment is pending. */
+int ksrc_once_done(const struct ksrc *ks);
+/* 1 after a fatal consumer error. */
+int ksrc_failed(const struct ksrc *ks);
+/* Prints "gpulog detect: TOPIC[P] committed N" per assigned partition. */
+void ksrc_report(const struct ksrc *ks, FILE *f);
+
+#endif
