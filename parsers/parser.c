@@ -115,6 +115,19 @@ static const struct { const char *key; double lo, hi; } schema_ranges[] = {
     { "gpu.sxid.code", 0, HUGE_VAL },
 };
 #define ES_FLOAT_MAX 3.4028234663852886e38   /* numbers are mapped as float: beyond this they cannot be stored */
+/* A value within [ranges_lo_max, ranges_hi_min] is inside every range of the
+ * table; set from it on the first out_of_range call. */
+static double ranges_lo_max = HUGE_VAL, ranges_hi_min = -HUGE_VAL;
+
+static void ranges_bounds(void)
+{
+    ranges_lo_max = -HUGE_VAL;
+    ranges_hi_min = HUGE_VAL;
+    for (size_t i = 0; i < GL_ARRAY_LEN(schema_ranges); i++) {
+        if (schema_ranges[i].lo > ranges_lo_max) ranges_lo_max = schema_ranges[i].lo;
+        if (schema_ranges[i].hi < ranges_hi_min) ranges_hi_min = schema_ranges[i].hi;
+    }
+}
 
 /* Why the value of field f breaks the schema, or NULL. */
 static const char *out_of_range(const struct ev_field *f)
@@ -122,9 +135,15 @@ static const char *out_of_range(const struct ev_field *f)
     if (f->type != EV_NUM && f->type != EV_INT) return NULL;
     double v = f->type == EV_NUM ? f->v.d : (double)f->v.i;
     if (!isfinite(v) || fabs(v) > ES_FLOAT_MAX) return "not storable as a float";
+    /* the common case, a value in 0..100, breaks no rule: no key compared
+     * (the per-key comparisons were 16 % of collect's CPU) */
+    if (ranges_lo_max > ranges_hi_min) ranges_bounds();
+    int in_table = v >= ranges_lo_max && v <= ranges_hi_min;
+    if (in_table && v >= 0 && v <= 100) return NULL;
     size_t n = strlen(f->key);
-    if (n > 4 && !strcmp(f->key + n - 4, ".pct") && (v < 0 || v > 100)) return "a percentage outside 0..100";
-    if (n > 11 && !strcmp(f->key + n - 11, ".throughput") && v < 0) return "negative";
+    if ((v < 0 || v > 100) && n > 4 && !strcmp(f->key + n - 4, ".pct")) return "a percentage outside 0..100";
+    if (v < 0 && n > 11 && !strcmp(f->key + n - 11, ".throughput")) return "negative";
+    if (in_table) return NULL;
     for (size_t i = 0; i < GL_ARRAY_LEN(schema_ranges); i++)
         if (!strcmp(schema_ranges[i].key, f->key)) {
             if (v < schema_ranges[i].lo) return "below the schema's minimum";
