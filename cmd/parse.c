@@ -2,6 +2,8 @@
 #include "cli.h"
 #include "../parsers/feed.h"
 #include "../parsers/kmsg.h"
+#include "../parsers/parser.h"
+#include "../ingest/pipeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,110 +53,115 @@ static void parse_help(void)
         LR_DEFAULT_MAX_LINE);
 }
 
-struct emit_ctx {
-    struct out out;
+/* What the flags ask for. */
+struct parse_req {
+    const char *format, *host, *tz, *columns, *file;
+    int keep, quiet, year;
+    long max_line;
 };
 
-static void emit_json(void *ctx, const struct event *ev)
-{
-    struct emit_ctx *e = ctx;
-    event_to_json(ev, &e->out.b);
-    buf_putc(&e->out.b, '\n');
-    out_maybe_flush(&e->out);
-}
-
-int cmd_parse(int argc, char **argv)
+/* Reads the flags into rq. EXIT_OK, or -1 after --help, or a usage error. */
+static int parse_flags(struct parse_req *rq, int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "format", required_argument, NULL, 'f' },
-        { "host", required_argument, NULL, 'H' },
-        { "tz", required_argument, NULL, 'z' },
-        { "keep-original", no_argument, NULL, 'k' },
-        { "columns", required_argument, NULL, 'c' },
-        { "max-line", required_argument, NULL, 'm' },
-        { "quiet", no_argument, NULL, 'q' },
-        { "year", required_argument, NULL, 'y' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        { "format", required_argument, NULL, 'f' }, { "host", required_argument, NULL, 'H' },
+        { "tz", required_argument, NULL, 'z' }, { "keep-original", no_argument, NULL, 'k' },
+        { "columns", required_argument, NULL, 'c' }, { "max-line", required_argument, NULL, 'm' },
+        { "quiet", no_argument, NULL, 'q' }, { "year", required_argument, NULL, 'y' },
+        { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
     };
-    const char *format = "auto", *host = NULL, *tz = NULL, *columns = NULL;
-    int keep = 0, quiet = 0;
-    long max_line = 0;
-    int c, year = 0;
+    int c;
+    char *end;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":f:H:qh", opts, NULL)) != -1) {
         switch (c) {
-        case 'f': format = optarg; break;
-        case 'H': host = optarg; break;
-        case 'z': tz = optarg; break;
-        case 'k': keep = 1; break;
-        case 'c': columns = optarg; break;
-        case 'q': quiet = 1; break;
-        case 'm': {
-            char *end;
-            max_line = strtol(optarg, &end, 10);
-            if (*end || max_line < 64 || max_line > 256L * 1024 * 1024)
+        case 'f': rq->format = optarg; break;
+        case 'H': rq->host = optarg; break;
+        case 'z': rq->tz = optarg; break;
+        case 'k': rq->keep = 1; break;
+        case 'c': rq->columns = optarg; break;
+        case 'q': rq->quiet = 1; break;
+        case 'm':
+            rq->max_line = strtol(optarg, &end, 10);
+            if (*end || rq->max_line < 64 || rq->max_line > 256L * 1024 * 1024)
                 return cli_usage_error("parse", "--max-line wants a byte count from 64 to 268435456");
             break;
-        }
-        case 'y': {
-            char *end;
-            long y = strtol(optarg, &end, 10);
-            if (*end || y < 1970 || y > 9999) return cli_usage_error("parse", "--year wants a year from 1970 to 9999");
-            year = (int)y;
+        case 'y':
+            rq->year = (int)strtol(optarg, &end, 10);
+            if (*end || rq->year < 1970 || rq->year > 9999) return cli_usage_error("parse", "--year wants a year from 1970 to 9999");
             break;
-        }
-        case 'h': parse_help(); return EXIT_OK;
+        case 'h': parse_help(); return -1;
         case ':': return cli_usage_error("parse", "option %s needs a value", argv[optind - 1]);
         default: return cli_usage_error("parse", "unknown option %s", argv[optind - 1]);
         }
     }
     if (argc - optind > 1) return cli_usage_error("parse", "at most one input file");
-    const struct parser_ops *ops = parser_find(format);
-    if (!ops) return cli_usage_error("parse", "unknown format '%s'", format);
-    if (gl_tz_set(tz) != GL_OK) return cli_usage_error("parse", "unknown time zone '%s'", tz);
-    const char *file = optind < argc ? argv[optind] : "-";
-    int fd = 0;
-    int is_stdin = !strcmp(file, "-");
-    if (!is_stdin) {
-        fd = open(file, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            fprintf(stderr, "gpulog parse: %s: %s\n", file, strerror(errno));
-            return EXIT_IOERR;
-        }
-    }
-    struct stat fst;
-    int64_t ref = !is_stdin && fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode)
-                  ? (int64_t)fst.st_mtim.tv_sec * 1000 + fst.st_mtim.tv_nsec / 1000000 : 0;
-    kmsg_syslog_year(year, feed_read_time() ? 0 : ref);   /* a pinned read time (tests) stays the reference */
-    struct emit_ctx e;
-    out_init(&e.out, 1);
-    struct parser *p = parser_new(ops, emit_json, &e);
-    p->opt_columns = columns;
-    struct feed_opts fo = {
-        .name = is_stdin ? "<stdin>" : file,
-        .path = is_stdin ? NULL : file,
-        .source = is_stdin ? "-" : file,
-        .host = host ? host : cli_hostname(),
-        .keep_original = keep,
-        .max_line = (size_t)max_line,
-        .quiet = quiet,
-    };
-    struct feed_stats st = { 0 };
-    int rc = feed_fd(p, fd, &fo, &st);
-    if (out_flush(&e.out) != GL_OK) {
-        fprintf(stderr, "gpulog parse: write error: %s\n", strerror(e.out.failed));
-        rc = GL_ERROR;
-    }
+    if (!parser_find(rq->format)) return cli_usage_error("parse", "unknown format '%s'", rq->format);
+    if (gl_tz_set(rq->tz) != GL_OK) return cli_usage_error("parse", "unknown time zone '%s'", rq->tz);
+    rq->file = optind < argc ? argv[optind] : "-";
+    return EXIT_OK;
+}
+
+/* The pipeline's stage: every event as one JSON line on stdout. */
+static void emit_json(void *ctx, const struct event *ev)
+{
+    struct out *o = ctx;
+    event_to_json(ev, &o->b);
+    buf_putc(&o->b, '\n');
+    out_maybe_flush(o);
+}
+
+/* The year of syslog times: --year, else from FILE's modification time
+ * (a pinned read time, in tests, stays the reference). */
+static void syslog_year(const struct parse_req *rq)
+{
+    struct stat st;
+    int64_t ref = strcmp(rq->file, "-") && stat(rq->file, &st) == 0 && S_ISREG(st.st_mode)
+                  ? (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 : 0;
+    kmsg_syslog_year(rq->year, feed_read_time() ? 0 : ref);
+}
+
+/* The summary on stderr: counts of the one source. */
+static void summary(const struct source *s)
+{
+    const char *name = s->label ? s->label : s->name;
     fprintf(stderr, "gpulog parse: %s: %llu lines, %llu events, %llu rejected, %llu skipped (headers, blanks)\n",
-            fo.name, (unsigned long long)st.lines, (unsigned long long)st.events,
-            (unsigned long long)st.rejected, (unsigned long long)st.declined);
+            name, (unsigned long long)s->lines, (unsigned long long)s->events,
+            (unsigned long long)s->rejected, (unsigned long long)s->declined);
     if (parser_fields_dropped())
         fprintf(stderr, "gpulog parse: %s: %llu fields dropped: out of the schema's range (the rest of their events kept)\n",
-                fo.name, (unsigned long long)parser_fields_dropped());
-    parser_free(p);
-    out_free(&e.out);
-    if (!is_stdin) close(fd);
-    return rc == GL_OK ? EXIT_OK : EXIT_IOERR;
+                name, (unsigned long long)parser_fields_dropped());
+}
+
+int cmd_parse(int argc, char **argv)
+{
+    struct parse_req rq = { .format = "auto" };
+    int rc = parse_flags(&rq, argc, argv);
+    if (rc) return rc < 0 ? EXIT_OK : rc;
+    syslog_year(&rq);
+    struct out out;
+    out_init(&out, 1);
+    struct pipeline_opts po = {
+        .host = rq.host ? rq.host : cli_hostname(), .once = 1, .keep_original = rq.keep,
+        .max_line = (size_t)rq.max_line, .fixed_now = feed_read_time(), .by_lineno = 1, .quiet = rq.quiet,
+        .stage = emit_json, .ctx = &out,
+    };
+    struct pipeline *pl = pipeline_new(&po);
+    char err[GL_ERRLEN];
+    struct source *s = pipeline_open(pl, "fd", rq.file, rq.format, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "gpulog parse: %s\n", err);
+        rc = EXIT_IOERR;
+    } else {
+        s->parser->opt_columns = rq.columns;
+        pipeline_run(pl);
+        pipeline_finish(pl);
+        if (out_flush(&out) != GL_OK) fprintf(stderr, "gpulog parse: write error: %s\n", strerror(out.failed));
+        summary(s);
+        rc = s->failed || out.failed ? EXIT_IOERR : EXIT_OK;
+    }
+    pipeline_free(pl);
+    out_free(&out);
+    return rc;
 }
