@@ -396,6 +396,20 @@ void rd_kafka_conf_set_log_cb(rd_kafka_conf_t *conf, void (*log_cb)(const rd_kaf
     real_(conf, log_cb);
 }
 
+rd_kafka_conf_res_t rd_kafka_conf_get(const rd_kafka_conf_t *conf, const char *name, char *dest, size_t *dest_size)
+{
+    typedef rd_kafka_conf_res_t (*fn_t)(const rd_kafka_conf_t *, const char *, char *, size_t *);
+    RESOLVE_AS(kafka, fn_t, "rd_kafka_conf_get");
+    return real_(conf, name, dest, dest_size);
+}
+
+int rd_kafka_version(void)
+{
+    typedef int (*fn_t)(void);
+    RESOLVE_AS(kafka, fn_t, "rd_kafka_version");
+    return real_();
+}
+
 void rd_kafka_conf_set_opaque(rd_kafka_conf_t *conf, void *opaque)
 {
     typedef void (*fn_t)(rd_kafka_conf_t *, void *);

@@ -23,6 +23,7 @@
 #include "kafka_src.h"
 #include "source.h"
 #include "../core/kafka_conf.h"
+#include "../core/kafka_log.h"
 
 #include <librdkafka/rdkafka.h>
 #include <stdlib.h>
@@ -254,6 +255,7 @@ struct ksrc *ksrc_new(const struct ksrc_opts *o, const struct ksrc_hooks *h, int
     ks->once = o->once;
     rd_kafka_conf_set_rebalance_cb(conf, ksrc_rebalance_cb);
     rd_kafka_conf_set_opaque(conf, ks);
+    kafka_log_setup(conf);   /* librdkafka's lines in our log, a failed login or certificate named */
     ks->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, e, sizeof e);
     if (!ks->rk) {
         snprintf(err, errlen, "kafka: %s", e);

@@ -27,6 +27,7 @@
 #include "sink.h"
 #include "../core/config.h"
 #include "../core/kafka_conf.h"
+#include "../core/kafka_log.h"
 #include "../core/metrics.h"
 
 #include <librdkafka/rdkafka.h>
@@ -111,14 +112,8 @@ static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
     }
     /* transport errors while the broker is away: librdkafka retries */
     metrics_inc(M_DELIVERY_ERRORS);
+    if (kafka_error_hint(reason)) return;   /* said with its cause by kafka_log_setup's log callback */
     log_warn("msg=\"kafka: %s\" reason=\"%s\"", rd_kafka_err2name((rd_kafka_resp_err_t)err), reason);
-}
-
-static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
-{
-    (void)rk;
-    if (level <= 3) log_error("msg=\"librdkafka\" facility=%s text=\"%s\"", fac, buf);
-    else if (level <= 4) log_warn("msg=\"librdkafka\" facility=%s text=\"%s\"", fac, buf);
 }
 
 static int kafka_write(void *st, const struct sink_doc *d)
@@ -223,7 +218,7 @@ struct sink *sink_kafka_new(const struct kafka_conf *kc, sink_settle_fn settle, 
     rd_kafka_conf_set_opaque(conf, k);
     rd_kafka_conf_set_dr_msg_cb(conf, dr_cb);
     rd_kafka_conf_set_error_cb(conf, error_cb);
-    rd_kafka_conf_set_log_cb(conf, log_cb);
+    kafka_log_setup(conf);
     char e[512];
     k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, e, sizeof e);
     if (!k->rk) {
