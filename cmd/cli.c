@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -106,42 +107,47 @@ void out_free(struct out *o)
     buf_free(&o->b);
 }
 
-/* Builds getopt_long's table and short-option string from a flag table;
- * the caller frees both. A short letter takes a value when has_arg says so. */
-struct option *cli_options(const struct cli_flag *f, size_t n, char **shortopts)
+/* Writes getopt_long entries of a command's own flags into opts (at most
+ * max) and appends their letters to shortopts; aborts when they do not fit
+ * (a program error). Returns the number of entries. */
+size_t cli_options(const struct cli_flag *f, size_t n, struct option *opts, size_t max, char *shortopts, size_t shortlen)
 {
-    struct option *o = xcalloc(n + 2, sizeof *o);
-    struct buf s;
-    buf_init(&s);
-    buf_puts(&s, ":h");
-    size_t k = 0;
+    size_t k = 0, sl = strlen(shortopts);
     for (size_t i = 0; i < n; i++) {
-        if (f[i].name) o[k++] = (struct option){ f[i].name, f[i].has_arg, NULL, f[i].val };
-        if (f[i].val > 0 && f[i].val < 128) {
-            buf_putc(&s, (char)f[i].val);
-            if (f[i].has_arg == required_argument) buf_putc(&s, ':');
+        if (f[i].name) {
+            if (k == max) abort();
+            opts[k++] = (struct option){ f[i].name, f[i].has_arg, NULL, f[i].val };
         }
+        if (f[i].val <= 0 || f[i].val >= 128) continue;
+        if (sl + 3 > shortlen) abort();
+        shortopts[sl++] = (char)f[i].val;
+        if (f[i].has_arg == required_argument) shortopts[sl++] = ':';
+        shortopts[sl] = '\0';
     }
-    o[k] = (struct option){ "help", no_argument, NULL, 'h' };
-    *shortopts = s.p;
-    return o;
+    return k;
 }
 
 /* Prints the --help lines of the flags that have a text: the flag column,
- * then the text, its later lines indented to the text's column. */
+ * then the text from column 26, wrapped at 79 columns (as config_flag_help). */
 void cli_flag_help(const struct cli_flag *f, size_t n, int section)
 {
     for (size_t i = 0; i < n; i++) {
         if (!f[i].shown || f[i].section != section) continue;
-        const char *t = f[i].help;
-        size_t w = strlen(f[i].shown);
-        size_t len = strcspn(t, "\n");
-        if (w <= 20) printf("  %-22s%.*s\n", f[i].shown, (int)len, t);
-        else printf("  %s  %.*s\n", f[i].shown, (int)len, t);
-        for (t += len; *t; t += len) {
-            t++;
-            len = strcspn(t, "\n");
-            printf("%24s%.*s\n", "", (int)len, t);
+        size_t col = 2 + strlen(f[i].shown);
+        printf("  %s", f[i].shown);
+        if (col + 2 > 26) { printf("  "); col += 2; }
+        else for (; col < 26; col++) putchar(' ');
+        size_t start = col;
+        for (const char *t = f[i].help; *t;) {
+            t += strspn(t, " \n");
+            size_t w = strcspn(t, " \n");
+            if (!w) break;
+            if (col > start && col + 1 + w > 79) { printf("\n%26s", ""); col = 26; start = 26; }
+            else if (col > start) { putchar(' '); col++; }
+            printf("%.*s", (int)w, t);
+            col += w;
+            t += w;
         }
+        putchar('\n');
     }
 }

@@ -54,20 +54,21 @@ void cli_catch_signals(void (*handler)(int));
 /* Prints "gpulog CMD: msg" and returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* One flag of a command: its getopt entry, the configuration key it sets
- * (NULL: the command handles it) and its --help text. */
+/* One flag of a command's own (the flags that set a configuration key come
+ * from the key table: config_flag_options in core/config.h): its getopt
+ * entry and its --help text. */
 struct cli_flag {
     const char *name;        /* long name; NULL = a short letter only */
     int val;                 /* short letter, or a code >= 256 */
     int has_arg;             /* no_argument, required_argument, optional_argument */
-    const char *key;         /* configuration key, NULL = the command's own */
     int section;             /* which block of --help it is listed in */
     const char *shown;       /* --help's flag column ("-e, --exec CMD"); NULL = not listed */
     const char *help;        /* its text, lines separated by '\n' */
 };
-/* getopt_long's table (with --help) and short options (":h" first) from
- * a flag table; the caller frees both. */
-struct option *cli_options(const struct cli_flag *f, size_t n, char **shortopts);
+/* Writes getopt_long entries for flags into opts (at most max, no
+ * terminator) and appends their letters to the NUL-terminated shortopts.
+ * Returns the number of entries. */
+size_t cli_options(const struct cli_flag *f, size_t n, struct option *opts, size_t max, char *shortopts, size_t shortlen);
 /* Prints the --help lines of the flags of one section, in table order. */
 void cli_flag_help(const struct cli_flag *f, size_t n, int section);
 

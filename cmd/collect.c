@@ -25,7 +25,7 @@
 /* What the flags and the configuration ask for (strings borrowed from argv and cfg). */
 struct collector {
     const char *format, *output, *kmsg_path, *brokers;
-    const struct cli_flag *kafka_flag;   /* a Kafka-only flag given on the command line */
+    const struct config_key *kafka_flag;   /* a Kafka-only flag given on the command line */
     int use_stdin, cleared;
     struct pipeline_opts po;
     char **execs;
@@ -37,7 +37,7 @@ struct collector {
     struct buf dl;                /* the dead-letter file */
 };
 
-/* A source flag (@TYPE in the table, or "-"): the first replaces the configuration's sources. */
+/* A source flag (--exec, --file, --kmsg, "-"): the first replaces the configuration's sources. */
 static int source_flag(struct collector *c, struct gpulog_config *cfg, const char *type, const char *arg)
 {
     char err[GL_ERRLEN * 4];
@@ -50,54 +50,64 @@ static int source_flag(struct collector *c, struct gpulog_config *cfg, const cha
     return r == GL_OK ? EXIT_OK : cli_usage_error("collect", "%s", err);
 }
 
-/* One flag of the table: a configuration key, a source, or the command's own. */
-static int one_flag(struct collector *c, struct gpulog_config *cfg, const struct cli_flag *f, const char *arg)
+/* Remembers a Kafka-only flag (a topic, -X): refused without brokers. */
+static void note_kafka_flag(struct collector *c, int ch)
+{
+    static const char *const kafka_only[] = { "kafka.topics.metrics", "kafka.topics.events", "kafka.properties" };
+    for (size_t i = 0; i < GL_ARRAY_LEN(kafka_only); i++) {
+        const struct config_key *k = config_key_find(kafka_only[i]);
+        if (k && config_flag_val(k) == ch) c->kafka_flag = k;
+    }
+}
+
+/* One flag: a key of the configuration table, a source, or the command's own. */
+static int one_flag(struct collector *c, struct gpulog_config *cfg, int ch, const char *arg, const char *given)
 {
     char err[GL_ERRLEN * 4];
     double v;
-    if (f->key && f->key[0] == '@') return source_flag(c, cfg, f->key + 1, arg);
-    if (f->key) {
-        if (!strncmp(f->key, "kafka.", 6) && strcmp(f->key, "kafka.brokers")) c->kafka_flag = f;
-        if (config_set(cfg, f->key, arg, err, sizeof err) != GL_OK) return cli_usage_error("collect", "%s", err);
-        return EXIT_OK;
-    }
-    switch (f->val) {
-    case 'F': c->format = arg; break;
-    case 'o': c->output = arg; break;
-    case O_ONCE: c->po.once = 1; break;
-    case O_KEEP: c->po.keep_original = 1; break;
+    int r = config_flag_apply(cfg, collect_keys, ch, arg, err, sizeof err);
+    if (r < 0) return cli_usage_error("collect", "%s", err);
+    if (r > 0) { note_kafka_flag(c, ch); return EXIT_OK; }
+    switch (ch) {
+    case 'e': return source_flag(c, cfg, "exec", arg);
+    case 'f': return source_flag(c, cfg, "file", arg);
+    case O_KMSG: return source_flag(c, cfg, "kmsg", arg);
+    case O_CONFIG: return EXIT_OK;   /* read before */
+    case 'F': c->format = arg; return EXIT_OK;
+    case 'o': c->output = arg; return EXIT_OK;
+    case O_ONCE: c->po.once = 1; return EXIT_OK;
+    case O_KEEP: c->po.keep_original = 1; return EXIT_OK;
     case O_MAXLINE:
         if (!gl_parse_double(arg, strlen(arg), &v) || v < 64 || v > 256.0 * 1024 * 1024)
             return cli_usage_error("collect", "--max-line wants a byte count from 64 to 268435456");
         c->po.max_line = (size_t)v;
-        break;
+        return EXIT_OK;
     }
-    return EXIT_OK;   /* --config was read before */
+    return cli_usage_error("collect", "unknown option %s", given);
 }
 
 /* Reads the flags into cfg and c. EXIT_OK or a usage error. */
 static int read_flags(struct collector *c, struct gpulog_config *cfg, int argc, char **argv)
 {
-    char *shortopts;
-    struct option *opts = cli_options(collect_flags, collect_nflags, &shortopts);
+    struct option opts[48];
+    char shortopts[64] = ":h";
+    size_t n = cli_options(collect_flags, collect_nflags, opts, GL_ARRAY_LEN(opts) - 2, shortopts, sizeof shortopts);
+    n += config_flag_options(collect_keys, opts + n, GL_ARRAY_LEN(opts) - 2 - n, shortopts, sizeof shortopts);
+    opts[n] = (struct option){ "help", no_argument, NULL, 'h' };
+    opts[n + 1] = (struct option){ NULL, 0, NULL, 0 };
     int ch, rc = EXIT_OK;
     optind = 1;
     opterr = 0;
     while (rc == EXIT_OK && (ch = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-        size_t i = 0;
-        while (i < collect_nflags && (collect_flags[i].val != ch || !ch)) i++;
         if (ch == ':') rc = cli_usage_error("collect", "option %s needs a value", argv[optind - 1]);
         else if (ch == 'b' && !*optarg)   /* an empty value would silently mean "no Kafka, NDJSON on stdout" */
             rc = cli_usage_error("collect", "--brokers is empty (leave it out for NDJSON output)");
         else if (ch == 'X' && !strchr(optarg, '=')) rc = cli_usage_error("collect", "-X wants key=value, got '%s'", optarg);
-        else if (i == collect_nflags) rc = cli_usage_error("collect", "unknown option %s", argv[optind - 1]);
-        else rc = one_flag(c, cfg, &collect_flags[i], optarg);
+        else rc = one_flag(c, cfg, ch, optarg, argv[optind - 1]);
     }
     for (int i = optind; i < argc && rc == EXIT_OK; i++)
         rc = strcmp(argv[i], "-") ? cli_usage_error("collect", "unexpected argument '%s' (files go with --file)", argv[i])
                                   : source_flag(c, cfg, "stdin", NULL);
-    free(opts);
-    free(shortopts);
     return rc;
 }
 
@@ -163,7 +173,7 @@ static int settings(struct collector *c, struct gpulog_config *cfg)
     /* flags that would be ignored: say so instead of doing something else */
     if (!c->brokers && c->kafka_flag)
         return cli_usage_error("collect", "%s%s applies to Kafka, but no brokers are set (--brokers, kafka.brokers, GPULOG_KAFKA_BROKERS)",
-                               c->kafka_flag->name ? "--" : "-", c->kafka_flag->name ? c->kafka_flag->name : "X");
+                               c->kafka_flag->flag.name ? "--" : "-X", c->kafka_flag->flag.name ? c->kafka_flag->flag.name : "");
     if (c->brokers && c->output)
         return cli_usage_error("collect", "--output writes NDJSON instead of Kafka; with brokers set (%s) it would be ignored", c->brokers);
     state_dir(c, cfg);
