@@ -64,7 +64,15 @@ static int ctr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx
     return DET_ANOMALY;
 }
 
+/* A state read back from a snapshot: n indexes the rings. */
+static int ctr_check(const struct rule_cfg *rc, const void *stp)
+{
+    const struct ctr_st *st = stp;
+    (void)rc;
+    return st->n >= 0 && st->n <= CTR_RING;
+}
+
 const struct det_ops det_counter = {
     .name = "counter_increase", .scope = DS_SERIES, .state_size = sizeof(struct ctr_st), .params = params,
-    .update = ctr_update,
+    .update = ctr_update, .check = ctr_check,
 };

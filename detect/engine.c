@@ -68,7 +68,7 @@ static void free_states(struct engine *e, const struct rule_set *rs, unsigned ch
 
 /* ---- hosts and GPUs ---------------------------------------------------- */
 
-static struct host *host_get(struct engine *e, const char *name, int tag)
+struct host *eng_host_get(struct engine *e, const char *name, int tag)
 {
     if (!name) name = "-";
     if (e->last_host && e->last_host->tag == tag && !strcmp(e->last_host->name, name)) return e->last_host;
@@ -187,7 +187,7 @@ static int evict_one(struct engine *e, const struct ent *keep)
     return 1;
 }
 
-static struct ent *ent_get(struct engine *e, struct host *h, int gpu)
+struct ent *eng_ent_get(struct engine *e, struct host *h, int gpu)
 {
     /* samples come in GPU order: start from the last GPU found (O(1) for
      * 30,000 GPUs on one host instead of a walk from the first) */
@@ -224,7 +224,7 @@ int eng_slot_needs_window(const struct profile *p, const struct rule_set *rs, in
     return 0;
 }
 
-static struct series *series_get(struct engine *e, struct ent *x, int slot)
+struct series *eng_series_get(struct engine *e, struct ent *x, int slot)
 {
     if (x->sidx[slot]) return &x->ser[x->sidx[slot] - 1];
     if (e->st.series >= e->prof->max_series && !evict_one(e, x)) return NULL;
@@ -370,7 +370,7 @@ static void run_ent_rules(struct engine *e, struct ent *x, enum det_scope scope,
 
 static void feed_kernel(struct engine *e, const struct event *ev, int tag)
 {
-    struct host *h = host_get(e, ev->host, tag);
+    struct host *h = eng_host_get(e, ev->host, tag);
     double g;
     int gpu = -1;
     if (event_get_num(ev, "gpu.index", &g)) gpu = (int)g;
@@ -386,7 +386,7 @@ static void feed_kernel(struct engine *e, const struct event *ev, int tag)
             for (struct ent *x = h->ents; x; x = x->next)
                 if (x->uuid && strlen(x->uuid) == un && !strncasecmp(x->uuid, uuid, un)) { gpu = x->gpu; break; }
     }
-    struct ent *x = ent_get(e, h, gpu);
+    struct ent *x = eng_ent_get(e, h, gpu);
     e->st.kernel_events++;
     struct det_ctx cx = { .ts = ev->ts_ms, .e = x, .h = h, .slots = &e->prof->slots, .slot = -1, .ev = ev };
     run_ent_rules(e, x, DS_EVENT, &cx, ev->ts_ms);
@@ -406,11 +406,11 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
         return;
     }
     if (!ev->kind || strcmp(ev->kind, "metric")) { e->st.ignored++; return; }
-    struct host *h = host_get(e, ev->host, tag);
+    struct host *h = eng_host_get(e, ev->host, tag);
     int gpu = -1;
     const struct ev_field *gf = event_get(ev, "gpu.index");
     if (gf && gf->type == EV_INT) gpu = (int)gf->v.i;
-    struct ent *x = ent_get(e, h, gpu);
+    struct ent *x = eng_ent_get(e, h, gpu);
     int64_t ts = ev->ts_ms;
     if (x->nsamples) {
         if (ts == x->last_ts) { e->st.duplicates++; metrics_inc_label(M_SAMPLES_DROPPED, "duplicate"); return; }
@@ -473,7 +473,7 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
     while (pres) {
         int s = __builtin_ctzll(pres);
         pres &= pres - 1;
-        struct series *se = series_get(e, x, s);
+        struct series *se = eng_series_get(e, x, s);
         if (!se) continue;
         const struct rule_set *rs = &e->slot_rules[s];
         if (rs->n && !late) {

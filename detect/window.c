@@ -2,6 +2,7 @@
 #include "window.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void win_init(struct win *w, unsigned cap, uint32_t span_ms)
@@ -186,4 +187,39 @@ int64_t win_time_at(const struct win *w, unsigned i)
 {
     if (i >= w->n) return 0;
     return w->base_ms + w->tms[(w->head + i) % w->cap];
+}
+
+unsigned win_export(const struct win *w, uint32_t *tms, float *v)
+{
+    for (unsigned k = 0; k < w->n; k++) {
+        unsigned i = (w->head + k) % w->cap;
+        tms[k] = w->tms[i];
+        v[k] = w->ring[i];
+    }
+    return w->n;
+}
+
+static int float_cmp(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+int win_import(struct win *w, unsigned cap, uint32_t span_ms, int64_t base_ms, double mean, double m2,
+               unsigned since_fix, unsigned n, const uint32_t *tms, const float *v)
+{
+    if (cap < 2 || cap > WIN_CAP || n > cap || !isfinite(mean) || !isfinite(m2) || m2 < 0) return 0;
+    for (unsigned k = 0; k < n; k++)
+        if (!isfinite(v[k])) return 0;
+    win_init(w, cap, span_ms);
+    w->base_ms = base_ms;
+    w->n = (uint16_t)n;
+    memcpy(w->ring, v, n * sizeof *v);
+    memcpy(w->tms, tms, n * sizeof *tms);
+    memcpy(w->sorted, v, n * sizeof *v);
+    qsort(w->sorted, n, sizeof *w->sorted, float_cmp);
+    w->mean = mean;
+    w->m2 = m2;
+    w->since_fix = (uint16_t)(since_fix < cap ? since_fix : cap - 1);
+    return 1;
 }

@@ -55,4 +55,14 @@ double win_at(const struct win *w, unsigned i);
 double win_last(const struct win *w);
 int64_t win_time_at(const struct win *w, unsigned i);
 
+/* State snapshots (snapshot.c): win_export copies the samples oldest first
+ * (times in ms after base_ms) and returns their count; win_import rebuilds
+ * a window of that shape from them with the running mean, m2 and push
+ * count it had, so it goes on exactly as the original would. win_import
+ * returns 0 (w untouched) when they cannot be a window: cap outside
+ * 2..WIN_CAP, n > cap, a value or moment not finite, m2 < 0. */
+unsigned win_export(const struct win *w, uint32_t *tms, float *v);
+int win_import(struct win *w, unsigned cap, uint32_t span_ms, int64_t base_ms, double mean, double m2,
+               unsigned since_fix, unsigned n, const uint32_t *tms, const float *v);
+
 #endif

@@ -13,16 +13,17 @@ SECS=${1:-60}
 shift || true
 OUT=build-fuzz
 CC=${FUZZ_CC:-clang}
-PKGS="rdkafka libpcre2-8 jansson libcurl yaml-0.1 libmicrohttpd"
+PKGS="rdkafka libpcre2-8 jansson libcurl yaml-0.1 libmicrohttpd zlib"
 command -v "$CC" > /dev/null || { echo "fuzz.sh: $CC not found (apt-get install clang)" >&2; exit 1; }
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 $SAN $(pkg-config --cflags $PKGS 2>/dev/null)"
 LIBS="$(pkg-config --libs $PKGS 2>/dev/null) -lm -lpthread"
 mkdir -p "$OUT/obj" "$OUT/artifacts" "$OUT/scratch"
 
-# the library: core (without main), parsers (without subcommands), the file sink
-srcs=$(ls core/*.c parsers/*.c sinks/sink.c ingest/checkpoint.c)
-newest_h=$(ls -t core/*.h parsers/*.h sinks/*.h ingest/*.h | head -n 1)
+# the library: core (without main), parsers (without subcommands), the
+# detectors (fuzz_detectors, fuzz_snapshot), the file sink
+srcs=$(ls core/*.c parsers/*.c detect/*.c sinks/sink.c ingest/checkpoint.c)
+newest_h=$(ls -t core/*.h parsers/*.h detect/*.h sinks/*.h ingest/*.h | head -n 1)
 build_one() {   # compiles $1 into $OUT/obj unless up to date
   local o="$OUT/obj/$(echo "$1" | tr / _).o"
   if [ ! -f "$o" ] || [ "$1" -nt "$o" ] || [ "$newest_h" -nt "$o" ]; then

@@ -1,5 +1,5 @@
 /* engine_harness.h - what the detector-engine tests share (test_detectors.c,
- * test_reload.c): profiles from JSON text and metric samples fed to an
+ * test_reload.c, test_snapshot.c, fuzz_snapshot.c, ...): profiles from JSON text and metric samples fed to an
  * engine. Include after test.h and ../detect/engine.h. */
 #ifndef GPULOG_ENGINE_HARNESS_H
 #define GPULOG_ENGINE_HARNESS_H
@@ -21,8 +21,9 @@ static inline struct profile *prof_of(const char *json)
 }
 
 /* Feeds one metric sample of host/gpu (gpu < 0: none) at sec seconds after
- * T0, then pairs key (const char *), value (double); NULL ends the list. */
-static inline void sample(struct engine *e, const char *host, int gpu, int64_t sec, ...)
+ * T0 as input partition tag, the pairs key (const char *), value (double)
+ * in ap up to a NULL key. */
+static inline void sample_va(struct engine *e, int tag, const char *host, int gpu, int64_t sec, va_list ap)
 {
     struct event ev;
     event_init(&ev);
@@ -32,13 +33,29 @@ static inline void sample(struct engine *e, const char *host, int gpu, int64_t s
     ev.offset = -1;
     ev.ts_ms = T0 + sec * 1000;
     if (gpu >= 0) event_add_int(&ev, "gpu.index", gpu);
-    va_list ap;
-    va_start(ap, sec);
     const char *k;
     while ((k = va_arg(ap, const char *))) event_add_num(&ev, k, va_arg(ap, double));
-    va_end(ap);
-    engine_feed(e, &ev);
+    engine_feed_tag(e, &ev, tag);
     event_free(&ev);
+}
+
+/* Feeds one metric sample of host/gpu (gpu < 0: none) at sec seconds after
+ * T0, then pairs key (const char *), value (double); NULL ends the list. */
+static inline void sample(struct engine *e, const char *host, int gpu, int64_t sec, ...)
+{
+    va_list ap;
+    va_start(ap, sec);
+    sample_va(e, 0, host, gpu, sec, ap);
+    va_end(ap);
+}
+
+/* The same for input partition tag (engine_feed_tag: gpulog detect). */
+static inline void sample_tagged(struct engine *e, int tag, const char *host, int gpu, int64_t sec, ...)
+{
+    va_list ap;
+    va_start(ap, sec);
+    sample_va(e, tag, host, gpu, sec, ap);
+    va_end(ap);
 }
 
 #endif

@@ -1,0 +1,268 @@
+/* test_snapshot.c - detector state snapshots (detect/snapshot.c, issue 19
+ * item 2): an engine restored from a snapshot goes on exactly as the one
+ * that made it (the same records, the open episode continued under its id,
+ * no warm-up), where a cold one re-opens it; corrupted and truncated input
+ * and a snapshot of another profile or format are refused with a reason and
+ * leave the partition empty; bytes per GPU on the bundled 8-GPU demo trace
+ * (data/demo/dgx-07.dmon.txt, the default GPU profile). */
+#include "test.h"
+#include "../detect/engine.h"
+#include "../detect/snapshot.h"
+#include "../parsers/parser.h"
+#include "engine_harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define TAG 3
+
+/* Every record as its JSON line, appended to a buf. */
+static void rec_json(void *ctx, const struct event *ev)
+{
+    event_to_json(ev, ctx);
+    buf_putc(ctx, '\n');
+}
+
+static void sample_tag(struct engine *e, int64_t sec, int gpu, double temp, double power)
+{
+    sample_tagged(e, TAG, "n1", gpu, sec, "gpu.temperature.gpu", temp, "gpu.power.usage", power,
+                  "gpu.utilization.gpu.pct", 90.0, NULL);
+}
+
+/* 4 GPUs at 1 s; GPU 2 hot (95 °C) from 400 s to 900 s, power with a
+ * slow wave so the windows hold varied values. */
+static void feed(struct engine *e, int64_t from, int64_t to)
+{
+    for (int64_t s = from; s < to; s++)
+        for (int g = 0; g < 4; g++)
+            sample_tag(e, s, g, g == 2 && s >= 400 && s < 900 ? 95.0 : 55.0 + (double)((s + g) % 7),
+                       280.0 + (double)((s * 13 + g * 5) % 40));
+}
+
+static struct profile *gpu_profile(void)
+{
+    char err[256];
+    struct profile *p = profile_load(NULL, "gpu", err, sizeof err);
+    if (!p) printf("  profile: %s\n", err);
+    return p;
+}
+
+/* An engine of profile p fed up to secs, and its snapshot (offset 1) in snap. */
+static struct engine *fed_engine(struct profile *p, int64_t secs, struct buf *snap)
+{
+    struct engine *e = engine_new(p, NULL, NULL);
+    feed(e, 0, secs);
+    char err[256] = "";
+    buf_init(snap);
+    CHECK_EQ_INT(snapshot_save(e, TAG, 1, snap, err, sizeof err), GL_OK);
+    return e;
+}
+
+/* A snapshot of engine a at 600 s (mid-episode), restored into b: both go
+ * on to 1200 s with the same records; a cold engine re-opens the episode. */
+TEST(round_trip_goes_on_warm)
+{
+    struct profile *p = gpu_profile();
+    if (!p) { CHECK(0); return; }
+    struct buf ra, rb, rc, snap;
+    buf_init(&ra); buf_init(&rb); buf_init(&rc); buf_init(&snap);
+    struct engine *a = engine_new(p, rec_json, &ra);
+    feed(a, 0, 600);
+    CHECK(engine_get_stats(a)->open >= 1);
+    char err[256] = "";
+    CHECK_EQ_INT(snapshot_save(a, TAG, 2400, &snap, err, sizeof err), GL_OK);
+    CHECK(snap.len > SNAP_HEADER);
+    ra.len = 0;
+    struct engine *b = engine_new(p, rec_json, &rb);
+    int64_t off = -1;
+    CHECK_EQ_INT(snapshot_load(b, TAG, snap.p, snap.len, &off, err, sizeof err), SNAP_OK);
+    CHECK_EQ_INT(off, 2400);
+    CHECK_EQ_INT(engine_get_stats(b)->gpus, 4);
+    CHECK_EQ_INT(engine_get_stats(b)->open, engine_get_stats(a)->open);
+    CHECK_EQ_INT(engine_get_stats(b)->series, engine_get_stats(a)->series);
+    /* a second snapshot of the restored engine is the same bytes */
+    struct buf snap2;
+    buf_init(&snap2);
+    CHECK_EQ_INT(snapshot_save(b, TAG, 2400, &snap2, err, sizeof err), GL_OK);
+    CHECK(snap2.len == snap.len && !memcmp(snap2.p, snap.p, snap.len));
+    feed(a, 600, 1200);
+    feed(b, 600, 1200);
+    engine_flush(a);
+    engine_flush(b);
+    CHECK(ra.len > 0);
+    CHECK(ra.len == rb.len && !memcmp(ra.p, rb.p, ra.len));
+    CHECK(strstr(rb.p ? rb.p : "", "\"event.type\":\"end\",\"rule.id\":\"gpu.temp.high\"") != NULL);
+    CHECK(!strstr(rb.p ? rb.p : "", "\"event.type\":\"start\",\"rule.id\":\"gpu.temp.high\""));
+    /* without the snapshot: the episode starts again (and the windows warm up) */
+    struct engine *c = engine_new(p, rec_json, &rc);
+    feed(c, 600, 1200);
+    engine_flush(c);
+    CHECK(strstr(rc.p ? rc.p : "", "\"event.type\":\"start\",\"rule.id\":\"gpu.temp.high\"") != NULL);
+    engine_free(a); engine_free(b); engine_free(c);
+    buf_free(&ra); buf_free(&rb); buf_free(&rc); buf_free(&snap); buf_free(&snap2);
+    profile_free(p);
+}
+
+/* Every truncation and a flipped bit in every byte: refused with a reason,
+ * the partition left empty, other partitions untouched. */
+TEST(corrupted_and_truncated_refused)
+{
+    struct profile *p = gpu_profile();
+    if (!p) { CHECK(0); return; }
+    struct buf snap;
+    struct engine *a = fed_engine(p, 300, &snap);
+    char err[256] = "";
+    struct engine *b = engine_new(p, NULL, NULL);
+    sample_tagged(b, TAG + 1, "other", 0, 0, "gpu.temperature.gpu", 50.0, NULL);   /* another partition: stays */
+    int refused = 0, reasons = 0, n = 0;
+    for (size_t len = 0; len < snap.len; len += len < 64 ? 1 : 97, n++) {
+        err[0] = 0;
+        enum snap_refusal r = snapshot_load(b, TAG, snap.p, len, NULL, err, sizeof err);
+        refused += r == SNAP_CORRUPT;
+        reasons += !strncmp(err, "snapshot: ", 10);
+    }
+    CHECK_EQ_INT(refused, n);
+    CHECK_EQ_INT(reasons, n);
+    int nflip = 0, flip_refused = 0;
+    for (size_t i = 0; i < snap.len; i += i < 64 ? 1 : 37, nflip++) {
+        snap.p[i] ^= 0x10;
+        flip_refused += snapshot_load(b, TAG, snap.p, snap.len, NULL, err, sizeof err) != SNAP_OK;
+        CHECK_EQ_INT(engine_get_stats(b)->gpus, 1);
+        snap.p[i] ^= 0x10;
+    }
+    CHECK_EQ_INT(flip_refused, nflip);
+    CHECK_EQ_INT(snapshot_load(b, TAG, snap.p, snap.len, NULL, err, sizeof err), SNAP_OK);
+    CHECK_EQ_INT(engine_get_stats(b)->gpus, 5);
+    engine_free(a);
+    engine_free(b);
+    buf_free(&snap);
+    profile_free(p);
+}
+
+/* Payload damage the CRC cannot see (the payload rewritten with a valid
+ * CRC): refused or taken, never a crash, and the engine keeps working. */
+TEST(crafted_payload_never_crashes)
+{
+    struct profile *p = gpu_profile();
+    if (!p) { CHECK(0); return; }
+    struct buf snap;
+    struct engine *a = fed_engine(p, 200, &snap);
+    char err[256];
+    uLongf rawlen = 0;
+    for (int i = 0; i < 4; i++) rawlen |= (uLongf)(unsigned char)snap.p[24 + i] << (8 * i);
+    uint32_t ngpus = 0;
+    for (int i = 0; i < 4; i++) ngpus |= (uint32_t)(unsigned char)snap.p[36 + i] << (8 * i);
+    unsigned char *raw = malloc(rawlen);
+    uLongf got = rawlen;
+    CHECK_EQ_INT(uncompress(raw, &got, (const Bytef *)snap.p + SNAP_HEADER, (uLong)(snap.len - SNAP_HEADER)), Z_OK);
+    int taken = 0, refused = 0;
+    for (size_t i = 0; i < rawlen; i += 1 + i / 16) {
+        unsigned char keep = raw[i];
+        raw[i] = (unsigned char)(keep ^ (i & 1 ? 0xff : 0x81));
+        struct buf m;
+        buf_init(&m);
+        CHECK_EQ_INT(snapshot_wrap(a, 1, ngpus, raw, rawlen, &m, err, sizeof err), GL_OK);
+        struct engine *b = engine_new(p, NULL, NULL);
+        if (snapshot_load(b, TAG, m.p, m.len, NULL, err, sizeof err) == SNAP_OK) {
+            taken++;
+            feed(b, 200, 230);                /* the restored state is usable */
+        } else {
+            refused++;
+            CHECK_EQ_INT(engine_get_stats(b)->gpus, 0);
+        }
+        engine_free(b);
+        buf_free(&m);
+        raw[i] = keep;
+    }
+    CHECK(refused > 0);
+    CHECK(taken + refused > 100);
+    free(raw);
+    engine_free(a);
+    buf_free(&snap);
+    profile_free(p);
+}
+
+/* A snapshot made under another profile (one parameter changed) or another
+ * format version is refused with that reason, never applied. */
+TEST(other_profile_or_format_refused)
+{
+    struct profile *p = gpu_profile();
+    char err[256];
+    struct profile *q = profile_from_json("{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.high\",\"params\":{\"high\":90}}]}",
+                                          strlen("{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.high\",\"params\":{\"high\":90}}]}"),
+                                          err, sizeof err);
+    if (!p || !q) { CHECK(0); profile_free(p); profile_free(q); return; }
+    struct buf snap;
+    buf_init(&snap);
+    struct engine *a = engine_new(p, NULL, NULL), *b = engine_new(q, NULL, NULL);
+    CHECK(snapshot_fingerprint(a) != snapshot_fingerprint(b));
+    feed(a, 0, 100);
+    CHECK_EQ_INT(snapshot_save(a, TAG, 1, &snap, err, sizeof err), GL_OK);
+    CHECK_EQ_INT(snapshot_load(b, TAG, snap.p, snap.len, NULL, err, sizeof err), SNAP_OTHER_PROFILE);
+    CHECK(strstr(err, "another detector profile") != NULL);
+    CHECK_EQ_INT(engine_get_stats(b)->gpus, 0);
+    snap.p[4] = 9;
+    CHECK_EQ_INT(snapshot_load(a, TAG, snap.p, snap.len, NULL, err, sizeof err), SNAP_OTHER_FORMAT);
+    CHECK(strstr(err, "format version 9") != NULL);
+    engine_free(a);
+    engine_free(b);
+    buf_free(&snap);
+    profile_free(p);
+    profile_free(q);
+}
+
+static void feed_event(void *ctx, const struct event *ev) { engine_feed_tag(ctx, ev, TAG); }
+
+/* Bytes per GPU of the default GPU profile on the bundled demo trace (8
+ * GPUs, dmon -s pucvmet, full windows): printed, and bounded. */
+TEST(bytes_per_gpu)
+{
+    FILE *f = fopen("data/demo/dgx-07.dmon.txt", "rb");
+    CHECK(f != NULL);
+    if (!f) return;
+    struct profile *p = gpu_profile();
+    struct engine *e = engine_new(p, NULL, NULL);
+    struct parser *ps = parser_new(&parser_dmon, feed_event, e);
+    struct line_src src = { .host = "dgx-07", .path = "dmon", .source = "dmon", .now_ms = T0 };
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        size_t l = strcspn(line, "\n");
+        src.lineno++;
+        parser_feed(ps, &src, line, l);
+        src.offset += (int64_t)strlen(line);
+    }
+    parser_flush(ps);
+    parser_free(ps);
+    fclose(f);
+    struct buf snap;
+    buf_init(&snap);
+    char err[256];
+    CHECK_EQ_INT(snapshot_save(e, TAG, 1, &snap, err, sizeof err), GL_OK);
+    const struct engine_stats *st = engine_get_stats(e);
+    uint32_t raw = 0;
+    for (int i = 0; i < 4; i++) raw |= (uint32_t)(unsigned char)snap.p[24 + i] << (8 * i);
+    printf("  snapshot of %llu GPUs, %llu series: %zu bytes (%zu per GPU; %u uncompressed, %u per GPU)\n",
+           (unsigned long long)st->gpus, (unsigned long long)st->series, snap.len,
+           st->gpus ? snap.len / st->gpus : 0, raw, st->gpus ? raw / (uint32_t)st->gpus : 0);
+    CHECK_EQ_INT(st->gpus, 8);
+    CHECK(snap.len / 8 < 16384);
+    struct engine *b = engine_new(p, NULL, NULL);
+    CHECK_EQ_INT(snapshot_load(b, TAG, snap.p, snap.len, NULL, err, sizeof err), SNAP_OK);
+    CHECK_EQ_INT(engine_get_stats(b)->series, st->series);
+    engine_free(b);
+    engine_free(e);
+    buf_free(&snap);
+    profile_free(p);
+}
+
+int main(void)
+{
+    gl_log_level = GL_LOG_ERROR;
+    RUN(round_trip_goes_on_warm);
+    RUN(corrupted_and_truncated_refused);
+    RUN(crafted_payload_never_crashes);
+    RUN(other_profile_or_format_refused);
+    RUN(bytes_per_gpu);
+    return TEST_REPORT();
+}
