@@ -2,6 +2,7 @@
  * change (see creep.h); the caller owns the struct. */
 #include "creep.h"
 
+#include <math.h>
 #include <string.h>
 
 void creep_reset(struct creep *c)
@@ -13,7 +14,7 @@ void creep_reset(struct creep *c)
 static int creep_close(struct creep *c)
 {
     int kept = 0;
-    if (c->nacc && 2 * c->nok >= c->nacc) {
+    if (c->nacc && 4 * c->nok >= c->nacc) {
         float v = c->acc;
         if (c->n == CREEP_CAP) {
             memmove(c->v, c->v + 1, (CREEP_CAP - 1) * sizeof c->v[0]);
@@ -22,7 +23,7 @@ static int creep_close(struct creep *c)
         c->v[c->n++] = v;
         c->bad = 0;
         kept = 1;
-    } else if (c->nacc && ++c->bad >= 2) {
+    } else if (c->nacc && ++c->bad >= 3) {
         c->n = 0;
         c->bad = 0;
     }
@@ -50,6 +51,14 @@ int creep_add(struct creep *c, int64_t ts_ms, double v, int ok, int64_t interval
         c->nok++;
     }
     return kept;
+}
+
+int creep_ok(const struct creep *c)
+{
+    if (c->n > CREEP_CAP || c->bad > 3 || c->nok > c->nacc || !isfinite(c->acc)) return 0;
+    for (unsigned i = 0; i < c->n; i++)
+        if (!isfinite(c->v[i])) return 0;
+    return 1;
 }
 
 void creep_shape(const struct creep *c, unsigned k, double eps, struct creep_shape *s)

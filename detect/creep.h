@@ -38,13 +38,16 @@ struct creep_shape {
 void creep_reset(struct creep *c);
 /* Adds a sample v at ts_ms; ok = it counts (e.g. the GPU was under load).
  * An interval of interval_ms closes when a sample falls past it: kept when
- * at least half of its samples counted; two uncounted intervals in a row
- * empty the ring (the regime changed). Returns 1 when an interval was
+ * at least a quarter of its samples counted; three uncounted intervals in
+ * a row, or a gap of three intervals, empty the ring (the regime changed). Returns 1 when an interval was
  * kept. floor: summarise by the lowest value instead of the mean. */
 int creep_add(struct creep *c, int64_t ts_ms, double v, int ok, int64_t interval_ms, int floor);
 /* Shape over the newest k (<= n) intervals; eps: a step counts as rising
  * above it. */
 void creep_shape(const struct creep *c, unsigned k, double eps, struct creep_shape *s);
+/* 1 when c could have been made by the functions above (a snapshot read
+ * back: counts within the ring, values finite). */
+int creep_ok(const struct creep *c);
 /* The newest closed interval's value (0 when none). */
 static inline double creep_last(const struct creep *c) { return c->n ? c->v[c->n - 1] : 0.0; }
 

@@ -16,19 +16,23 @@
 static const struct det_param params[] = {
     { "interval_s", 60, "seconds per interval (at least 3 samples)" },
     { "min_n", 8, "intervals needed (<= 16)" },
-    { "min_rise", 3, "rise over the intervals held (metric units)" },
-    { "min_rate", 0.2, "and at least this much per minute" },
+    { "min_rise", 4, "rise over the intervals held (metric units)" },
+    { "min_rate", 0.25, "and at least this much per minute" },
     { "min_up_frac", 0.6, "share of intervals that must rise" },
     { "max_power", 0.08, "power range over the intervals, as a fraction of its mean" },
     { "min_util", 50, "samples at or above this utilisation (%) count" },
+    { "recover_s", 90, "and only this long after the utilisation was last below min_util (a checkpoint dip cools the GPU)" },
+    { "settle_s", 300, "intervals from the first settle_s after the ring (re)started are dropped (a job start warms the GPU)" },
     { NULL, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
-enum { P_INTERVAL_S, P_MIN_N, P_MIN_RISE, P_MIN_RATE, P_MIN_UP_FRAC, P_MAX_POWER, P_MIN_UTIL, P__COUNT };
+enum { P_INTERVAL_S, P_MIN_N, P_MIN_RISE, P_MIN_RATE, P_MIN_UP_FRAC, P_MAX_POWER, P_MIN_UTIL, P_RECOVER_S, P_SETTLE_S, P__COUNT };
 
 /* per-interval means of the metric and of the power; where the creep began */
 struct cr_st {
     struct creep m, p;
+    int64_t busy_since;       /* utilisation at or above min_util since */
+    int64_t ring_since;       /* the ring (re)started here (0 = it is empty) */
     float base;
     uint8_t hit;
 };
@@ -69,10 +73,20 @@ static int cr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     double v, u = 0, pw = 0;
     if (!ent_val(cx->e, rc->slot, &v)) return cx->open ? DET_HOLD : DET_UNKNOWN;
     int ok = ent_val(cx->e, rc->aux[0], &u) && u >= rc->p[P_MIN_UTIL] && ent_val(cx->e, rc->aux[1], &pw);
+    if (!ok) st->busy_since = 0;
+    else if (!st->busy_since) st->busy_since = cx->ts;
+    int counted = ok && cx->ts - st->busy_since >= rc->p[P_RECOVER_S] * 1000;
     double ivms = rc->p[P_INTERVAL_S] * 1000, step = 3 * ent_interval_ms(cx->e, 1000);
     if (ivms < step) ivms = step;
-    int closed = creep_add(&st->m, cx->ts, v, ok, (int64_t)ivms, 0);
-    creep_add(&st->p, cx->ts, pw, ok, (int64_t)ivms, 0);
+    int closed = creep_add(&st->m, cx->ts, v, counted, (int64_t)ivms, 0);
+    creep_add(&st->p, cx->ts, pw, counted, (int64_t)ivms, 0);
+    if (closed) {
+        /* the first intervals of a job (the GPU warming up) do not count */
+        if (!st->ring_since) st->ring_since = cx->ts;
+        if (cx->ts - st->ring_since < rc->p[P_SETTLE_S] * 1000) { creep_reset(&st->m); creep_reset(&st->p); closed = 0; }
+    } else if (!st->m.n && !st->m.nok) {
+        st->ring_since = 0;   /* emptied: the next kept interval starts it again */
+    }
     if (closed) st->hit = (uint8_t)cr_judge(rc, st, ivms / 60000.0);
     double half = rc->p[P_MIN_RISE] / 2;
     o->value = v; o->metric_slot = rc->slot;
@@ -99,7 +113,15 @@ static int cr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     return DET_ANOMALY;
 }
 
+/* A state read back from a snapshot is usable: both rings are whole. */
+static int cr_check(const struct rule_cfg *rc, const void *stp)
+{
+    (void)rc;
+    const struct cr_st *st = stp;
+    return creep_ok(&st->m) && creep_ok(&st->p);
+}
+
 const struct det_ops det_creep = {
     .name = "creep", .scope = DS_GPU, .needs_metric = 1, .state_size = sizeof(struct cr_st), .params = params,
-    .configure = cr_configure, .update = cr_update,
+    .configure = cr_configure, .update = cr_update, .check = cr_check,
 };

@@ -144,7 +144,14 @@ static int ml_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     return DET_ANOMALY;
 }
 
+/* A state read back from a snapshot is usable: its ring is whole. */
+static int ml_check(const struct rule_cfg *rc, const void *stp)
+{
+    (void)rc;
+    return creep_ok(&((const struct ml_st *)stp)->c);
+}
+
 const struct det_ops det_mem_leak = {
     .name = "memory_leak", .scope = DS_GPU, .state_size = sizeof(struct ml_st), .params = params,
-    .configure = ml_configure, .update = ml_update,
+    .configure = ml_configure, .update = ml_update, .check = ml_check,
 };

@@ -93,6 +93,11 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     if (!peer_agree(vals, n, rc->p[P_TIGHT], 0, rc->p[P_AGREE], &med)) return cx->open ? DET_HOLD : DET_UNKNOWN;
     double dev = v - med, lim = rc->p[P_REL] * fabs(med);
     if (lim < rc->p[P_MIN_ABS]) lim = rc->p[P_MIN_ABS];
+    /* a straggler stands alone: a peer half as far out on the same side
+     * makes this a subgroup (another job, a hotter corner of the chassis),
+     * not one GPU holding back the others */
+    for (size_t i = 0; i < n; i++)
+        if ((vals[i] - med) * (dev > 0 ? 1 : -1) >= lim / 2 && fabs(dev) >= lim / 2) return cx->open ? DET_HOLD : DET_UNKNOWN;
     if (cx->open) lim /= 2;     /* clear level */
     o->value = v; o->npeers = (int)n; o->peer_median = med; o->lo = med - lim; o->hi = med + lim;
     o->score = med != 0 ? dev / fabs(med) : dev;

@@ -6,8 +6,12 @@
 # never used for tuning: tune with `scripts/eval.sh --tune` (other seeds).
 # Then the generic part: labelled generic series (tools/genseries.py) through
 # the generic profile and a rolling-Gaussian baseline, window-scored on a tune
-# and a report split (tools/winscore.py).
-# Ends with: eval: macro-F1 X, false alarms/GPU-hour Y, median delay Z samples
+# and a report split (tools/winscore.py). Then the second GPU fault model
+# (tools/genfaults.py, built apart from gentrace.py): 3 h traces with 4
+# faults each and a few fault-free ones, scored the same way with false
+# alarms counted over every trace, on a tune split (the detectors were
+# changed while looking at it) and a report split (never looked at).
+# Ends with: eval: macro-F1 X, min recall R, false alarms/GPU-hour Y, median delay Z samples
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -34,7 +38,22 @@ gen_run() {   # seed faults -> prints LABELS:RECORDS
 pids=()
 for s in $FAULT_SEEDS; do gen_run "$s" all & pids+=($!); done
 for s in $CLEAN_SEEDS; do gen_run "$s" none & pids+=($!); done
+# second fault model: tune seeds 101-108 (+ 191 fault-free), report seeds
+# 201-212 (+ 291-292 fault-free)
+GF_TUNE=${GF_TUNE_SEEDS:-"101 102 103 104 105 106 107 108"}; GF_TUNE_CLEAN=${GF_TUNE_CLEAN_SEEDS:-"191"}
+GF_REPORT=${GF_REPORT_SEEDS:-"201 202 203 204 205 206 207 208 209 210 211 212"}; GF_REPORT_CLEAN=${GF_REPORT_CLEAN_SEEDS:-"291 292"}
+gf_run() {   # seed faults
+  local t="$tmp/gf-$1"
+  "$PY" tools/genfaults.py --seed "$1" --hours 3 --faults "$2" -o "$t.txt" -l "$t.json"
+  "$GPULOG" run --no-live --tz UTC --host "dgx-$1" --quiet "$t.txt" > "$t.ndjson" 2> "$t.err" ||
+    { echo "eval: gpulog run failed on genfaults seed $1:" >&2; cat "$t.err" >&2; exit 1; }
+}
 for p in "${pids[@]}"; do wait "$p"; done
+pids=()
+for s in $GF_TUNE $GF_REPORT; do gf_run "$s" 4 & pids+=($!); [ ${#pids[@]} -lt 2 ] || { wait "${pids[0]}"; pids=("${pids[@]:1}"); }; done
+for s in $GF_TUNE_CLEAN $GF_REPORT_CLEAN; do gf_run "$s" none & pids+=($!); [ ${#pids[@]} -lt 2 ] || { wait "${pids[0]}"; pids=("${pids[@]:1}"); }; done
+for p in "${pids[@]}"; do wait "$p"; done
+gf_pairs() { local s; for s in "$@"; do echo "$tmp/gf-$s.json:$tmp/gf-$s.ndjson"; done; }
 fault_pairs=(); clean_pairs=()
 for s in $FAULT_SEEDS; do fault_pairs+=("$tmp/trace-$s.json:$tmp/trace-$s.ndjson"); done
 for s in $CLEAN_SEEDS; do clean_pairs+=("$tmp/trace-$s.json:$tmp/trace-$s.ndjson"); done
@@ -57,5 +76,13 @@ gen_dirs() {   # seeds -> prints the series folders, each scored by gpulog
 # shellcheck disable=SC2046,SC2086
 "$PY" tools/winscore.py $(gen_dirs $GEN_TUNE) -- $(gen_dirs $GEN_REPORT)
 echo
-echo "eval: ${#fault_pairs[@]} fault traces, ${#clean_pairs[@]} fault-free traces, ${HOURS} h x 8 GPUs each"
+echo "eval-genfaults: the second fault model (tools/genfaults.py), tune split: seeds $GF_TUNE, fault-free $GF_TUNE_CLEAN"
+# shellcheck disable=SC2046,SC2086
+"$PY" tools/evalscore.py --name genfaults-tune --fa-all --no-gate $(gf_pairs $GF_TUNE) -- $(gf_pairs $GF_TUNE_CLEAN) | grep -v "^  false alarm"
+echo
+echo "eval-genfaults: report split (not looked at while tuning): seeds $GF_REPORT, fault-free $GF_REPORT_CLEAN"
+# shellcheck disable=SC2046,SC2086
+"$PY" tools/evalscore.py --name genfaults --fa-all --no-gate $(gf_pairs $GF_REPORT) -- $(gf_pairs $GF_REPORT_CLEAN)
+echo
+echo "eval: ${#fault_pairs[@]} fault traces, ${#clean_pairs[@]} fault-free traces, ${HOURS} h x 8 GPUs each (tools/gentrace.py)"
 "$PY" tools/evalscore.py "${fault_pairs[@]}" -- "${clean_pairs[@]}"
