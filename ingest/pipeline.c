@@ -404,10 +404,12 @@ void pipeline_log_stats(struct pipeline *pl, long inflight)
 
 /* -------------------------------------------------------------- main loop */
 
-/* The end: every source read to its end and ended, nothing held. */
+/* The end: every source read to its end and ended, nothing held; with no
+ * source (a glob that matches nothing yet) only for --once. */
 static int finished(struct pipeline *pl)
 {
-    if (pl->stash.n || !pl->nsrc) return 0;
+    if (pl->stash.n) return 0;
+    if (!pl->nsrc) return pl->o.once;
     for (size_t i = 0; i < pl->nsrc; i++)
         if (!pl->src[i]->at_end || !pl->src[i]->ops->ended(pl->src[i])) return 0;
     return 1;
