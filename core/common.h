@@ -109,6 +109,8 @@ int gl_parse_iso_ts(const char *s, size_t n, int64_t *out);
  * string consumed. */
 int gl_parse_i64(const char *s, size_t n, int64_t *out);
 int gl_parse_double(const char *s, size_t n, double *out);
+/* The n ASCII digits at s as a number (n <= 9); 0 if one is not a digit. */
+int gl_parse_digits(const char *s, size_t n, int *out);
 
 #define GL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -157,7 +157,7 @@ void gl_fmt_ts(int64_t ms, char out[25])
     out[22] = (char)('0' + msec % 10); out[23] = 'Z'; out[24] = '\0';
 }
 
-static int digits(const char *s, size_t n, int *out)
+int gl_parse_digits(const char *s, size_t n, int *out)
 {
     int v = 0;
     for (size_t i = 0; i < n; i++) {
@@ -174,8 +174,8 @@ int gl_parse_iso_ts(const char *s, size_t n, int64_t *out)
     if (n < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') ||
         s[13] != ':' || s[16] != ':')
         return GL_ERROR;
-    if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) ||
-        !digits(s + 11, 2, &h) || !digits(s + 14, 2, &mi) || !digits(s + 17, 2, &se))
+    if (!gl_parse_digits(s, 4, &y) || !gl_parse_digits(s + 5, 2, &mo) || !gl_parse_digits(s + 8, 2, &d) ||
+        !gl_parse_digits(s + 11, 2, &h) || !gl_parse_digits(s + 14, 2, &mi) || !gl_parse_digits(s + 17, 2, &se))
         return GL_ERROR;
     size_t i = 19;
     if (i < n && (s[i] == '.' || s[i] == ',')) {
@@ -195,10 +195,10 @@ int gl_parse_iso_ts(const char *s, size_t n, int64_t *out)
     else if (i < n && (s[i] == '+' || s[i] == '-')) {
         int sign = s[i] == '-' ? -1 : 1, oh, om = 0;
         i++;
-        if (i + 2 > n || !digits(s + i, 2, &oh)) return GL_ERROR;
+        if (i + 2 > n || !gl_parse_digits(s + i, 2, &oh)) return GL_ERROR;
         i += 2;
         if (i < n && s[i] == ':') i++;
-        if (i + 2 <= n && digits(s + i, 2, &om)) i += 2;
+        if (i + 2 <= n && gl_parse_digits(s + i, 2, &om)) i += 2;
         off = sign * (oh * 3600 + om * 60);
         have_zone = 1;
     }

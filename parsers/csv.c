@@ -13,6 +13,7 @@
  * out; rows that do not parse are rejected with a reason, never guessed.
  */
 #include "parser.h"
+#include "columns.h"
 #include "throttle.h"
 
 #include <ctype.h>
@@ -140,20 +141,9 @@ static const struct { const char *u; enum dim dim; double f; } csv_units[] = {
 };
 
 /* Drops a UTF-8 byte order mark (spreadsheet exports start with one). */
-static void skip_bom(const char **s, size_t *n)
-{
-    if (*n >= 3 && !memcmp(*s, "\xef\xbb\xbf", 3)) { *s += 3; *n -= 3; }
-}
-
-static int lit_eq(const char *a, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n == l && !memcmp(a, lit, l);
-}
-
 static int in_list(const char *a, size_t n, const char *const *list, size_t cnt)
 {
-    for (size_t i = 0; i < cnt; i++) if (lit_eq(a, n, list[i])) return 1;
+    for (size_t i = 0; i < cnt; i++) if (col_tok_is(a, n, list[i])) return 1;
     return 0;
 }
 
@@ -227,7 +217,7 @@ static void csv_name_kind(const char *nm, size_t nl, int *is_time, int *is_alias
     *is_time = in_list(nm, nl, csv_time_names, GL_ARRAY_LEN(csv_time_names));
     *is_alias = 0;
     for (size_t j = 0; j < GL_ARRAY_LEN(csv_alias); j++)
-        if (lit_eq(nm, nl, csv_alias[j].name)) { *is_alias = 1; break; }
+        if (col_tok_is(nm, nl, csv_alias[j].name)) { *is_alias = 1; break; }
 }
 
 /* Scores a header line: 60 when it has at least two name-like, non-numeric
@@ -240,7 +230,7 @@ static int csv_header_score(const char *line, size_t len, int *nfields)
     if (n && s[n - 1] == '\r') n--;
     str_trim(&s, &n);
     *nfields = 0;
-    skip_bom(&s, &n);
+    col_skip_bom(&s, &n);
     if (n && s[0] == '#') { s++; n--; str_trim(&s, &n); }
     if (n == 0) return 0;
     size_t pos = 0;
@@ -361,7 +351,7 @@ static int csv_split(struct csvp *c, const char *s, size_t n)
 static const char *unit_lookup(const char *u, size_t ul, enum dim *dim, double *f)
 {
     for (size_t i = 0; i < GL_ARRAY_LEN(csv_units); i++)
-        if (lit_eq(u, ul, csv_units[i].u)) { *dim = csv_units[i].dim; *f = csv_units[i].f; return csv_units[i].u; }
+        if (col_tok_is(u, ul, csv_units[i].u)) { *dim = csv_units[i].dim; *f = csv_units[i].f; return csv_units[i].u; }
     return NULL;
 }
 
@@ -405,7 +395,7 @@ static int csv_learn(struct parser *p, struct csvp *c, const char *s, size_t n)
             else col->hdim = D_NONE, col->hscale = -1;     /* a unit we do not know */
         }
         for (size_t j = 0; j < GL_ARRAY_LEN(csv_time_names); j++)
-            if (lit_eq(nm, nl, csv_time_names[j])) {
+            if (col_tok_is(nm, nl, csv_time_names[j])) {
                 if (!strcmp(csv_time_names[j], "date")) { if (date_idx < 0) date_idx = i; }
                 if (!strcmp(csv_time_names[j], "time")) { if (tod_idx < 0) tod_idx = i; }
                 if ((int)j < time_rank) { time_rank = (int)j; time_idx = i; }
@@ -414,7 +404,7 @@ static int csv_learn(struct parser *p, struct csvp *c, const char *s, size_t n)
         else if (in_list(nm, nl, csv_host_names, GL_ARRAY_LEN(csv_host_names))) col->kind = C_HOST;
         else {
             for (size_t j = 0; j < GL_ARRAY_LEN(csv_alias); j++)
-                if (lit_eq(nm, nl, csv_alias[j].name)) {
+                if (col_tok_is(nm, nl, csv_alias[j].name)) {
                     col->kind = csv_alias[j].kind;
                     col->key = csv_alias[j].key;
                     col->dim = csv_alias[j].dim;
@@ -457,40 +447,22 @@ static int csv_learn(struct parser *p, struct csvp *c, const char *s, size_t n)
     return GL_DECLINED;
 }
 
-static int digits_n(const char *s, size_t n, int *out)
-{
-    int v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return 0;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return 1;
-}
-
 /* "YYYY-MM-DD" or "YYYY/MM/DD". */
 static int parse_date(const char *s, size_t n, int *y, int *mo, int *d)
 {
     return n == 10 && (s[4] == '-' || s[4] == '/') && s[7] == s[4] &&
-           digits_n(s, 4, y) && digits_n(s + 5, 2, mo) && digits_n(s + 8, 2, d);
+           gl_parse_digits(s, 4, y) && gl_parse_digits(s + 5, 2, mo) && gl_parse_digits(s + 8, 2, d);
 }
 
 /* "HH:MM:SS[.fff]" -> fields. */
 static int parse_tod(const char *s, size_t n, int *h, int *mi, int *se, int *ms)
 {
-    if (n < 8 || s[2] != ':' || s[5] != ':' || !digits_n(s, 2, h) || !digits_n(s + 3, 2, mi) ||
-        !digits_n(s + 6, 2, se))
+    if (n < 8 || s[2] != ':' || s[5] != ':' || !gl_parse_digits(s, 2, h) || !gl_parse_digits(s + 3, 2, mi) ||
+        !gl_parse_digits(s + 6, 2, se))
         return 0;
     *ms = 0;
     if (n == 8) return 1;
-    if ((s[8] != '.' && s[8] != ',') || n == 9 || n > 18) return 0;
-    int nd = 0;
-    for (size_t i = 9; i < n; i++, nd++) {
-        if (s[i] < '0' || s[i] > '9') return 0;
-        if (nd < 3) *ms = *ms * 10 + (s[i] - '0');
-    }
-    for (; nd < 3; nd++) *ms *= 10;
-    return 1;
+    return (s[8] == '.' || s[8] == ',') && col_frac_ms(s + 9, n - 9, ms);
 }
 
 /* A time value: epoch seconds / ms / us / ns as an integer (by magnitude),
@@ -669,11 +641,9 @@ static int csv_feed(struct parser *p, void *st, const struct line_src *src,
                     const char *line, size_t len)
 {
     struct csvp *c = st;
-    if (len && line[len - 1] == '\r') len--;
-    const char *s = line;
-    size_t n = len;
-    skip_bom(&s, &n);
-    str_trim(&s, &n);
+    const char *s;
+    size_t n;
+    col_csv_text(line, &len, &s, &n);
     if (n == 0) return GL_DECLINED;
     int nf = 0;
     int score = csv_header_score(s, n, &nf);

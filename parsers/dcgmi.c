@@ -11,6 +11,7 @@
  * Ctrl-C notice) are rejected with their text.
  */
 #include "parser.h"
+#include "columns.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,30 +78,6 @@ static void dcgmi_destroy(void *st)
     free(d);
 }
 
-/* Splits on runs of blanks; returns the count, or max+1 if there are more. */
-static int dcgmi_split(const char *s, size_t n, const char **tok, size_t *tl, int max)
-{
-    int k = 0;
-    size_t i = 0;
-    for (;;) {
-        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
-        if (i >= n) break;
-        size_t a = i;
-        while (i < n && s[i] != ' ' && s[i] != '\t') i++;
-        if (k == max) return max + 1;
-        tok[k] = s + a;
-        tl[k] = i - a;
-        k++;
-    }
-    return k;
-}
-
-static int tok_is(const char *t, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n == l && !memcmp(t, lit, l);
-}
-
 /* Returns the length of the "#Entity" / "# Entity" opening of s, or 0. */
 static size_t entity_head(const char *s, size_t n)
 {
@@ -113,7 +90,7 @@ static int dcgmi_header(struct parser *p, struct dcgmi *d, const char *s, size_t
 {
     const char *tok[DCGMI_MAX_COLS + 1];
     size_t tl[DCGMI_MAX_COLS + 1];
-    int k = dcgmi_split(s + skip, n - skip, tok, tl, DCGMI_MAX_COLS);
+    int k = col_split_blanks(s + skip, n - skip, tok, tl, DCGMI_MAX_COLS);
     if (k > DCGMI_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "dcgmi header has more than %d fields", DCGMI_MAX_COLS);
     if (k == 0) return parser_error(p, RJ_NO_HEADER, "dcgmi header without field names");
     dcgmi_cols_clear(d);
@@ -123,7 +100,7 @@ static int dcgmi_header(struct parser *p, struct dcgmi *d, const char *s, size_t
         c->twin = NULL;
         c->start = (size_t)(tok[i] - s);
         for (size_t j = 0; j < GL_ARRAY_LEN(dcgmi_twins); j++)
-            if (tok_is(tok[i], tl[i], dcgmi_twins[j].name)) { c->twin = dcgmi_twins[j].key; break; }
+            if (col_tok_is(tok[i], tl[i], dcgmi_twins[j].name)) { c->twin = dcgmi_twins[j].key; break; }
         /* a field printed twice would put its keys twice in the event */
         c->dup = 0;
         for (int j = 0; j < i; j++)
@@ -173,14 +150,14 @@ static int dcgmi_feed(struct parser *p, void *st, const struct line_src *src,
 
     const char *tok[DCGMI_MAX_COLS + 3];
     size_t tl[DCGMI_MAX_COLS + 3];
-    int k = dcgmi_split(s, n, tok, tl, DCGMI_MAX_COLS + 2);
+    int k = col_split_blanks(s, n, tok, tl, DCGMI_MAX_COLS + 2);
     /* the units line: "ID" or "Id" then units */
-    if (k >= 1 && (tok_is(tok[0], tl[0], "ID") || tok_is(tok[0], tl[0], "Id"))) return GL_DECLINED;
+    if (k >= 1 && (col_tok_is(tok[0], tl[0], "ID") || col_tok_is(tok[0], tl[0], "Id"))) return GL_DECLINED;
 
     int ent = -1;
     if (k >= 2) {
         for (size_t j = 0; j < GL_ARRAY_LEN(dcgmi_ents); j++)
-            if (tok_is(tok[0], tl[0], dcgmi_ents[j].label)) { ent = (int)j; break; }
+            if (col_tok_is(tok[0], tl[0], dcgmi_ents[j].label)) { ent = (int)j; break; }
     }
     int64_t id;
     if (ent < 0 || !gl_parse_i64(tok[1], tl[1], &id) || id < 0)

@@ -7,6 +7,7 @@
  * scanner: this is the hot path of the collector.
  */
 #include "parser.h"
+#include "columns.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ struct dmon {
 };
 
 /* dmon column name -> schema field (shared/docs/event-fields.md). */
-static const struct { const char *col, *key; enum col_kind kind; } dmon_map[] = {
+static const struct col_map dmon_map[] = {
     { "gpu",   "gpu.index", COL_INT },
     { "pwr",   "gpu.power.usage", COL_INT },
     { "gtemp", "gpu.temperature.gpu", COL_INT },
@@ -104,19 +105,7 @@ static int split(const char *s, size_t n, int csv, const char **tok, size_t *tle
 {
     int k = 0;
     size_t i = 0;
-    if (!csv) {
-        for (;;) {
-            while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
-            if (i >= n) break;
-            size_t a = i;
-            while (i < n && s[i] != ' ' && s[i] != '\t') i++;
-            if (k == max) return max + 1;
-            tok[k] = s + a;
-            tlen[k] = i - a;
-            k++;
-        }
-        return k;
-    }
+    if (!csv) return col_split_blanks(s, n, tok, tlen, max);
     if (n == 0) return 0;
     for (;;) {
         size_t a = i;
@@ -134,12 +123,6 @@ static int split(const char *s, size_t n, int csv, const char **tok, size_t *tle
     return k;
 }
 
-static int tok_eq(const char *t, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n == l && !memcmp(t, lit, l);
-}
-
 /* A '#' line: either the names line (has "gpu") or the units line ("Idx"). */
 static int dmon_header(struct parser *p, struct dmon *d, const char *line, size_t len)
 {
@@ -155,8 +138,8 @@ static int dmon_header(struct parser *p, struct dmon *d, const char *line, size_
     }
     int has_gpu = 0, has_idx = 0;
     for (int i = 0; i < k; i++) {
-        if (tok_eq(tok[i], tl[i], "gpu")) has_gpu = 1;
-        if (tok_eq(tok[i], tl[i], "Idx")) has_idx = 1;
+        if (col_tok_is(tok[i], tl[i], "gpu")) has_gpu = 1;
+        if (col_tok_is(tok[i], tl[i], "Idx")) has_idx = 1;
     }
     if (has_idx && !has_gpu) return GL_DECLINED;      /* units line */
     if (!has_gpu) return GL_DECLINED;                  /* some other comment */
@@ -167,19 +150,11 @@ static int dmon_header(struct parser *p, struct dmon *d, const char *line, size_
         c->dyn = NULL;
         c->kind = COL_AUTO;
         c->key = NULL;
-        if (tok_eq(tok[i], tl[i], "Date")) { c->kind = COL_DATE; d->date_col = i; c->key = "date"; continue; }
-        if (tok_eq(tok[i], tl[i], "Time")) { c->kind = COL_TIME; d->time_col = i; c->key = "time"; continue; }
-        for (size_t j = 0; j < GL_ARRAY_LEN(dmon_map); j++) {
-            if (tok_eq(tok[i], tl[i], dmon_map[j].col)) {
-                c->key = dmon_map[j].key;
-                c->kind = dmon_map[j].kind;
-                break;
-            }
-        }
-        if (!c->key) {
-            c->dyn = name_sanitize("gpu.dmon.", tok[i], tl[i]);
-            c->key = c->dyn;
-        }
+        if (col_tok_is(tok[i], tl[i], "Date")) { c->kind = COL_DATE; d->date_col = i; c->key = "date"; continue; }
+        if (col_tok_is(tok[i], tl[i], "Time")) { c->kind = COL_TIME; d->time_col = i; c->key = "time"; continue; }
+        int kind = COL_AUTO;
+        c->key = col_key_of(dmon_map, GL_ARRAY_LEN(dmon_map), "gpu.dmon.", tok[i], tl[i], &kind, &c->dyn);
+        c->kind = (enum col_kind)kind;
         /* a column named twice (or temp with gtemp) would put one key twice
          * in the event, which JSON consumers reject: the first one wins */
         for (int j = 0; j < i; j++)
@@ -236,7 +211,8 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
     }
     struct event *ev = parser_begin(p, src, "metric", "gpu.dmon", line, len, 0);
     int have_gpu = 0;
-    int date = -1, y = 0, mo = 0, dd = 0, hh = -1, mi = 0, ss = 0;
+    struct col_when when;
+    col_when_init(&when);
     for (int i = 0; i < k; i++) {
         const char *t = tok[i];
         size_t l = tl[i];
@@ -263,20 +239,10 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
                 return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a flag: '%.*s'", i + 1, (int)(l > 40 ? 40 : l), t);
             break;
         case COL_DATE:
-            if (l != 8 || !str_all_digits(t, 8) || !parse_int_fast(t, l, &v))
-                return parser_error(p, RJ_BAD_TIME, "bad date '%.*s' (want YYYYMMDD)", (int)(l > 40 ? 40 : l), t);
-            date = (int)v;
-            y = date / 10000; mo = date / 100 % 100; dd = date % 100;
+            if (col_when_date(p, &when, t, l) != GL_OK) return GL_ERROR;
             break;
         case COL_TIME:
-            if (l != 8 || t[2] != ':' || t[5] != ':' || !str_all_digits(t, 2) || !str_all_digits(t + 3, 2) ||
-                !str_all_digits(t + 6, 2) || !parse_int_fast(t, 2, &v))
-                return parser_error(p, RJ_BAD_TIME, "bad time '%.*s' (want HH:MM:SS)", (int)(l > 40 ? 40 : l), t);
-            hh = (int)v;
-            if (!parse_int_fast(t + 3, 2, &v)) return parser_error(p, RJ_BAD_TIME, "bad time '%.*s'", (int)l, t);
-            mi = (int)v;
-            if (!parse_int_fast(t + 6, 2, &v)) return parser_error(p, RJ_BAD_TIME, "bad time '%.*s'", (int)l, t);
-            ss = (int)v;
+            if (col_when_time(p, &when, t, l) != GL_OK) return GL_ERROR;
             break;
         case COL_AUTO:
             if (value_is_missing(t, l)) continue;
@@ -287,15 +253,7 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
         }
     }
     if (!have_gpu) return parser_error(p, RJ_FIELD_COUNT, "row has no gpu index");
-    if (hh >= 0) {
-        int r = date >= 0 ? gl_local_to_epoch_ms(y, mo, dd, hh, mi, ss, 0, &ev->ts_ms)
-                          : gl_time_of_day_near(hh, mi, ss, src->now_ms, &ev->ts_ms);
-        if (r != GL_OK)
-            return parser_error(p, RJ_BAD_TIME, "bad date/time %08d %02d:%02d:%02d", date, hh, mi, ss);
-    } else if (date >= 0) {
-        if (gl_local_to_epoch_ms(y, mo, dd, 0, 0, 0, 0, &ev->ts_ms) != GL_OK)
-            return parser_error(p, RJ_BAD_TIME, "bad date %08d", date);
-    }
+    if (col_when_stamp(p, &when, src->now_ms, &ev->ts_ms) != GL_OK) return GL_ERROR;
     parser_emit(p);
     return GL_OK;
 }
@@ -316,10 +274,10 @@ static int dmon_sniff_common(const char *line, size_t len, int want_csv)
     if (k > DMON_MAX_COLS) k = DMON_MAX_COLS;   /* judged on its first columns: the parser then says it is too wide */
     int gpu = 0, known = 0;
     for (int i = 0; i < k; i++) {
-        if (tok_eq(tok[i], tl[i], "pid") || tok_eq(tok[i], tl[i], "command")) return 0;
-        if (tok_eq(tok[i], tl[i], "gpu")) gpu = 1;
+        if (col_tok_is(tok[i], tl[i], "pid") || col_tok_is(tok[i], tl[i], "command")) return 0;
+        if (col_tok_is(tok[i], tl[i], "gpu")) gpu = 1;
         for (size_t j = 1; j < GL_ARRAY_LEN(dmon_map); j++)
-            if (tok_eq(tok[i], tl[i], dmon_map[j].col)) { known++; break; }
+            if (col_tok_is(tok[i], tl[i], dmon_map[j].col)) { known++; break; }
     }
     return gpu && known ? 90 : 0;
 }

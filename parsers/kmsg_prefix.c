@@ -6,22 +6,11 @@
  */
 #include "kmsg_int.h"
 #include "kmsg.h"
+#include "columns.h"
 
 #include <time.h>
 
 static int is_lower(char c) { return c >= 'a' && c <= 'z'; }
-
-/* n digits at s -> *v; returns 1 on success. */
-static int digits(const char *s, size_t n, int *v)
-{
-    int x = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!is_digit(s[i])) return 0;
-        x = x * 10 + (s[i] - '0');
-    }
-    *v = x;
-    return 1;
-}
 
 static int month_num(const char *s)
 {
@@ -34,7 +23,7 @@ static int month_num(const char *s)
 /* "HH:MM:SS" at s (8 bytes available). */
 static int hms(const char *s, int *h, int *m, int *sec)
 {
-    return s[2] == ':' && s[5] == ':' && digits(s, 2, h) && digits(s + 3, 2, m) && digits(s + 6, 2, sec);
+    return s[2] == ':' && s[5] == ':' && gl_parse_digits(s, 2, h) && gl_parse_digits(s + 3, 2, m) && gl_parse_digits(s + 6, 2, sec);
 }
 
 /* ------------------------------------------------------------ prefixes */
@@ -86,11 +75,11 @@ static size_t px_ctime(const char *s, size_t n, int64_t *ts)
     size_t a = i;
     while (i < n && is_digit(s[i])) i++;
     int d;
-    if (i - a < 1 || i - a > 2 || !digits(s + a, i - a, &d)) return 0;
+    if (i - a < 1 || i - a > 2 || !gl_parse_digits(s + a, i - a, &d)) return 0;
     if (i + 15 > n || s[i] != ' ') return 0;
     i++;
     int h, mi, se, y;
-    if (!hms(s + i, &h, &mi, &se) || s[i + 8] != ' ' || !digits(s + i + 9, 4, &y) || s[i + 13] != ']')
+    if (!hms(s + i, &h, &mi, &se) || s[i + 8] != ' ' || !gl_parse_digits(s + i + 9, 4, &y) || s[i + 13] != ']')
         return 0;
     if (gl_local_to_epoch_ms(y, mo, d, h, mi, se, 0, ts) != GL_OK) return 0;
     return i + 14;
@@ -145,7 +134,7 @@ static size_t px_syslog(const char *s, size_t n, int64_t now_ms, int64_t *ts)
     size_t a = i;
     while (i < n && is_digit(s[i])) i++;
     int d;
-    if (i - a < 1 || i - a > 2 || !digits(s + a, i - a, &d)) return 0;
+    if (i - a < 1 || i - a > 2 || !gl_parse_digits(s + a, i - a, &d)) return 0;
     if (i + 9 > n || s[i] != ' ') return 0;
     i++;
     int h, mi, se, ms = 0;

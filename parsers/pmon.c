@@ -8,6 +8,7 @@
  * command. Placeholder lines of an idle GPU (pid "-") are declined.
  */
 #include "parser.h"
+#include "columns.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ struct pmon {
 };
 
 /* pmon column name -> schema field (shared/docs/event-fields.md). */
-static const struct { const char *col, *key; enum pcol_kind kind; } pmon_map[] = {
+static const struct col_map pmon_map[] = {
     { "gpu",     "gpu.index", PC_GPU },
     { "pid",     "process.pid", PC_PID },
     { "type",    "gpu.process.type", PC_TYPE },
@@ -86,12 +87,6 @@ static int pmon_split(const char *s, size_t n, const char **tok, size_t *tl, int
     return k;
 }
 
-static int tok_is(const char *t, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n == l && !memcmp(t, lit, l);
-}
-
 /* A '#' line: the names line (has gpu and pid) or anything else (units). */
 static int pmon_header(struct parser *p, struct pmon *m, const char *s, size_t n)
 {
@@ -101,8 +96,8 @@ static int pmon_header(struct parser *p, struct pmon *m, const char *s, size_t n
     int k = pmon_split(s + 1, n - 1, tok, tl, PMON_MAX_COLS + 1, NULL, NULL);
     int has_gpu = 0, has_pid = 0;
     for (int i = 0; i < k; i++) {
-        if (tok_is(tok[i], tl[i], "gpu")) has_gpu = 1;
-        if (tok_is(tok[i], tl[i], "pid")) has_pid = 1;
+        if (col_tok_is(tok[i], tl[i], "gpu")) has_gpu = 1;
+        if (col_tok_is(tok[i], tl[i], "pid")) has_pid = 1;
     }
     if (!has_gpu || !has_pid) return GL_DECLINED;       /* units line, comment */
     if (k > PMON_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "pmon header has more than %d columns", PMON_MAX_COLS);
@@ -112,19 +107,11 @@ static int pmon_header(struct parser *p, struct pmon *m, const char *s, size_t n
         c->dyn = NULL;
         c->key = NULL;
         c->kind = PC_AUTO;
-        if (tok_is(tok[i], tl[i], "Date")) { c->kind = PC_DATE; c->key = "date"; continue; }
-        if (tok_is(tok[i], tl[i], "Time")) { c->kind = PC_TIME; c->key = "time"; continue; }
-        for (size_t j = 0; j < GL_ARRAY_LEN(pmon_map); j++) {
-            if (tok_is(tok[i], tl[i], pmon_map[j].col)) {
-                c->key = pmon_map[j].key;
-                c->kind = pmon_map[j].kind;
-                break;
-            }
-        }
-        if (!c->key) {
-            c->dyn = name_sanitize("gpu.pmon.", tok[i], tl[i]);
-            c->key = c->dyn;
-        }
+        if (col_tok_is(tok[i], tl[i], "Date")) { c->kind = PC_DATE; c->key = "date"; continue; }
+        if (col_tok_is(tok[i], tl[i], "Time")) { c->kind = PC_TIME; c->key = "time"; continue; }
+        int kind = PC_AUTO;
+        c->key = col_key_of(pmon_map, GL_ARRAY_LEN(pmon_map), "gpu.pmon.", tok[i], tl[i], &kind, &c->dyn);
+        c->kind = (enum pcol_kind)kind;
         /* a column named twice would put one key twice in the event: first wins */
         for (int j = 0; j < i; j++)
             if (!strcmp(m->cols[j].key, c->key)) { c->kind = PC_SKIP; break; }
@@ -175,7 +162,8 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
 
     struct event *ev = parser_begin(p, src, "metric", "gpu.pmon", line, len, 0);
     int have_gpu = 0, have_pid = 0;
-    int date = -1, y = 0, mo = 0, dd = 0, hh = -1, mi = 0, ss = 0;
+    struct col_when when;
+    col_when_init(&when);
     for (int i = 0; i < k; i++) {
         const char *t = tok[i];
         size_t l = tl[i];
@@ -202,20 +190,10 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
             event_add_str(ev, c->key, t, l);
             break;
         case PC_DATE:
-            if (l != 8 || !str_all_digits(t, 8) || !parse_int_fast(t, l, &v))
-                return parser_error(p, RJ_BAD_TIME, "bad date '%.*s' (want YYYYMMDD)", SHOW(l), t);
-            date = (int)v;
-            y = date / 10000; mo = date / 100 % 100; dd = date % 100;
+            if (col_when_date(p, &when, t, l) != GL_OK) return GL_ERROR;
             break;
         case PC_TIME:
-            if (l != 8 || t[2] != ':' || t[5] != ':' || !str_all_digits(t, 2) || !str_all_digits(t + 3, 2) ||
-                !str_all_digits(t + 6, 2) || !parse_int_fast(t, 2, &v))
-                return parser_error(p, RJ_BAD_TIME, "bad time '%.*s' (want HH:MM:SS)", SHOW(l), t);
-            hh = (int)v;
-            if (!parse_int_fast(t + 3, 2, &v)) return parser_error(p, RJ_BAD_TIME, "bad time '%.*s'", SHOW(l), t);
-            mi = (int)v;
-            if (!parse_int_fast(t + 6, 2, &v)) return parser_error(p, RJ_BAD_TIME, "bad time '%.*s'", SHOW(l), t);
-            ss = (int)v;
+            if (col_when_time(p, &when, t, l) != GL_OK) return GL_ERROR;
             break;
         case PC_AUTO:
             event_add_auto(ev, c->key, t, l, 1);
@@ -226,17 +204,7 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
     }
     if (!have_gpu) return parser_error(p, RJ_FIELD_COUNT, "pmon row has no gpu index");
     if (!have_pid) return parser_error(p, RJ_FIELD_COUNT, "pmon row has no pid");
-    if (hh >= 0) {
-        if (date < 0) {
-            if (gl_time_of_day_near(hh, mi, ss, src->now_ms, &ev->ts_ms) != GL_OK)
-                return parser_error(p, RJ_BAD_TIME, "bad time %02d:%02d:%02d", hh, mi, ss);
-        } else if (gl_local_to_epoch_ms(y, mo, dd, hh, mi, ss, 0, &ev->ts_ms) != GL_OK) {
-            return parser_error(p, RJ_BAD_TIME, "bad date/time %08d %02d:%02d:%02d", date, hh, mi, ss);
-        }
-    } else if (date >= 0) {
-        if (gl_local_to_epoch_ms(y, mo, dd, 0, 0, 0, 0, &ev->ts_ms) != GL_OK)
-            return parser_error(p, RJ_BAD_TIME, "bad date %08d", date);
-    }
+    if (col_when_stamp(p, &when, src->now_ms, &ev->ts_ms) != GL_OK) return GL_ERROR;
     parser_emit(p);
     return GL_OK;
 }
@@ -253,8 +221,8 @@ static int pmon_sniff(const char *line, size_t len)
     int k = pmon_split(s + 1, n - 1, tok, tl, PMON_MAX_COLS + 1, NULL, NULL);
     int gpu = 0, pid = 0;
     for (int i = 0; i < k; i++) {
-        if (tok_is(tok[i], tl[i], "gpu")) gpu = 1;
-        else if (tok_is(tok[i], tl[i], "pid")) pid = 1;
+        if (col_tok_is(tok[i], tl[i], "gpu")) gpu = 1;
+        else if (col_tok_is(tok[i], tl[i], "pid")) pid = 1;
     }
     return gpu && pid ? 95 : 0;
 }

@@ -11,6 +11,7 @@
  * takes its column names from --columns.
  */
 #include "parser.h"
+#include "columns.h"
 #include "throttle.h"
 
 #include <stdlib.h>
@@ -117,17 +118,6 @@ static const char *const q_known[] = {
 };
 
 /* Drops a UTF-8 byte order mark (output saved by Windows tools). */
-static void skip_bom(const char **s, size_t *n)
-{
-    if (*n >= 3 && !memcmp(*s, "\xef\xbb\xbf", 3)) { *s += 3; *n -= 3; }
-}
-
-static int name_eq(const char *a, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n == l && !memcmp(a, lit, l);
-}
-
 static int has_prefix(const char *a, size_t n, const char *lit)
 {
     size_t l = strlen(lit);
@@ -140,7 +130,7 @@ static size_t q_canon(const char *s, size_t n, char out[Q_MAX_NAME + 1])
 {
     if (n == 0 || n > Q_MAX_NAME) return 0;
     for (size_t i = 0; i < GL_ARRAY_LEN(q_alias); i++)
-        if (name_eq(s, n, q_alias[i].alias)) {
+        if (col_tok_is(s, n, q_alias[i].alias)) {
             size_t l = strlen(q_alias[i].name);
             memcpy(out, q_alias[i].name, l + 1);
             return l;
@@ -162,9 +152,9 @@ static size_t q_canon(const char *s, size_t n, char out[Q_MAX_NAME + 1])
 /* 1 if the canonical name is one nvidia-smi prints (mapped, string or listed). */
 static int q_is_known(const char *c, size_t n)
 {
-    for (size_t i = 0; i < GL_ARRAY_LEN(q_map); i++) if (name_eq(c, n, q_map[i].name)) return 1;
-    for (size_t i = 0; i < GL_ARRAY_LEN(q_strings); i++) if (name_eq(c, n, q_strings[i])) return 1;
-    for (size_t i = 0; i < GL_ARRAY_LEN(q_known); i++) if (name_eq(c, n, q_known[i])) return 1;
+    for (size_t i = 0; i < GL_ARRAY_LEN(q_map); i++) if (col_tok_is(c, n, q_map[i].name)) return 1;
+    for (size_t i = 0; i < GL_ARRAY_LEN(q_strings); i++) if (col_tok_is(c, n, q_strings[i])) return 1;
+    for (size_t i = 0; i < GL_ARRAY_LEN(q_known); i++) if (col_tok_is(c, n, q_known[i])) return 1;
     static const char rp[] = "clocks_event_reasons.";
     if (has_prefix(c, n, rp) && throttle_reason_key(c + sizeof rp - 1, n - (sizeof rp - 1))) return 1;
     return 0;
@@ -259,7 +249,7 @@ static int q_header_score(const char *line, size_t len)
     const char *s = line;
     size_t n = len;
     if (n && s[n - 1] == '\r') n--;
-    skip_bom(&s, &n);
+    col_skip_bom(&s, &n);
     str_trim(&s, &n);
     if (n == 0 || s[0] == '#') return 0;
     int space_sep = 0;
@@ -384,7 +374,7 @@ static int q_learn(struct parser *p, struct qcsv *q, const char *s, size_t n)
         if (unit && ul < sizeof c->unit) { memcpy(c->unit, unit, ul); c->unit[ul] = '\0'; }
         c->kind = Q_AUTO;
         for (size_t j = 0; j < GL_ARRAY_LEN(q_map); j++)
-            if (name_eq(canon, cl, q_map[j].name)) { c->key = q_map[j].key; c->kind = q_map[j].kind; break; }
+            if (col_tok_is(canon, cl, q_map[j].name)) { c->key = q_map[j].key; c->kind = q_map[j].kind; break; }
         static const char rp[] = "clocks_event_reasons.";
         if (!c->key && has_prefix(canon, cl, rp)) {
             const char *rk = throttle_reason_key(canon + sizeof rp - 1, cl - (sizeof rp - 1));
@@ -394,7 +384,7 @@ static int q_learn(struct parser *p, struct qcsv *q, const char *s, size_t n)
             c->dyn = name_sanitize("gpu.nvsmi.", canon, cl);
             c->key = c->dyn;
             for (size_t j = 0; j < GL_ARRAY_LEN(q_strings); j++)
-                if (name_eq(canon, cl, q_strings[j])) c->kind = Q_STR;
+                if (col_tok_is(canon, cl, q_strings[j])) c->kind = Q_STR;
             for (size_t j = 0; j < GL_ARRAY_LEN(q_string_prefixes); j++)
                 if (has_prefix(canon, cl, q_string_prefixes[j])) c->kind = Q_STR;
         }
@@ -413,17 +403,6 @@ static int q_learn(struct parser *p, struct qcsv *q, const char *s, size_t n)
     return GL_DECLINED;
 }
 
-static int digits(const char *s, int n, int *out)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return 0;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return 1;
-}
-
 /* nvidia-smi's "YYYY/MM/DD HH:MM:SS.mmm" (local time, no zone; '-' accepted
  * for '/', fraction optional). Returns GL_OK or GL_ERROR. */
 static int q_parse_ts(const char *s, size_t n, int64_t *out)
@@ -432,18 +411,10 @@ static int q_parse_ts(const char *s, size_t n, int64_t *out)
     if (n < 19 || (s[4] != '/' && s[4] != '-') || s[7] != s[4] ||
         (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':')
         return GL_ERROR;
-    if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) ||
-        !digits(s + 11, 2, &h) || !digits(s + 14, 2, &mi) || !digits(s + 17, 2, &se))
+    if (!gl_parse_digits(s, 4, &y) || !gl_parse_digits(s + 5, 2, &mo) || !gl_parse_digits(s + 8, 2, &d) ||
+        !gl_parse_digits(s + 11, 2, &h) || !gl_parse_digits(s + 14, 2, &mi) || !gl_parse_digits(s + 17, 2, &se))
         return GL_ERROR;
-    if (n > 19) {
-        if (s[19] != '.' || n == 20 || n > 29) return GL_ERROR;
-        int nd = 0;
-        for (size_t i = 20; i < n; i++, nd++) {
-            if (s[i] < '0' || s[i] > '9') return GL_ERROR;
-            if (nd < 3) ms = ms * 10 + (s[i] - '0');
-        }
-        for (; nd < 3; nd++) ms *= 10;
-    }
+    if (n > 19 && (s[19] != '.' || !col_frac_ms(s + 20, n - 20, &ms))) return GL_ERROR;
     return gl_local_to_epoch_ms(y, mo, d, h, mi, se, ms, out);
 }
 
@@ -458,7 +429,7 @@ static int q_number_text(const struct qcol *c, const char *t, size_t l, const ch
     if (!q_value_unit(t, l, num, nl, &unit, &ul)) return 0;
     *is_int = gl_parse_i64(*num, *nl, iv);
     if (!*is_int && !gl_parse_double(*num, *nl, dv)) return 0;
-    if (ul && c->unit[0] && !name_eq(unit, ul, c->unit)) return -1;
+    if (ul && c->unit[0] && !col_tok_is(unit, ul, c->unit)) return -1;
     return 1;
 }
 
@@ -493,8 +464,8 @@ static int q_row(struct parser *p, struct qcsv *q, const struct line_src *src,
             throttle_add_fields(ev, mask);
             break;
         case Q_REASON:
-            if (name_eq(t, l, "Active")) event_add_bool(ev, c->key, 1);
-            else if (name_eq(t, l, "Not Active")) event_add_bool(ev, c->key, 0);
+            if (col_tok_is(t, l, "Active")) event_add_bool(ev, c->key, 1);
+            else if (col_tok_is(t, l, "Not Active")) event_add_bool(ev, c->key, 0);
             else return parser_error(p, RJ_NOT_A_NUMBER, "column %zu: want Active or Not Active, got '%.*s'", i + 1, sl, t);
             break;
         case Q_NUM: {
@@ -527,11 +498,9 @@ static int query_csv_feed(struct parser *p, void *st, const struct line_src *src
                           const char *line, size_t len)
 {
     struct qcsv *q = st;
-    if (len && line[len - 1] == '\r') len--;
-    const char *s = line;
-    size_t n = len;
-    skip_bom(&s, &n);
-    str_trim(&s, &n);
+    const char *s;
+    size_t n;
+    col_csv_text(line, &len, &s, &n);
     if (n == 0) return GL_DECLINED;
     if (s[0] == '#') return GL_DECLINED;
     if (q_header_score(s, n) >= 50) return q_learn(p, q, s, n);

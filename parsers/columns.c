@@ -1,0 +1,109 @@
+/* columns.c - see columns.h. */
+#include "columns.h"
+
+#include <stdlib.h>
+
+/* Shows at most 40 bytes of a bad token in a rejection. */
+#define SHOW(l) (int)((l) > 40 ? 40 : (l))
+
+int col_split_blanks(const char *s, size_t n, const char **tok, size_t *tl, int max)
+{
+    int k = 0;
+    size_t i = 0;
+    for (;;) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+        if (i >= n) break;
+        size_t a = i;
+        while (i < n && s[i] != ' ' && s[i] != '\t') i++;
+        if (k == max) return max + 1;
+        tok[k] = s + a;
+        tl[k] = i - a;
+        k++;
+    }
+    return k;
+}
+
+void col_skip_bom(const char **s, size_t *n)
+{
+    if (*n >= 3 && !memcmp(*s, "\xef\xbb\xbf", 3)) { *s += 3; *n -= 3; }
+}
+
+void col_csv_text(const char *line, size_t *len, const char **s, size_t *n)
+{
+    if (*len && line[*len - 1] == '\r') (*len)--;
+    *s = line;
+    *n = *len;
+    col_skip_bom(s, n);
+    str_trim(s, n);
+}
+
+const char *col_key_of(const struct col_map *map, size_t nmap, const char *prefix,
+                       const char *t, size_t n, int *kind, char **dyn)
+{
+    *dyn = NULL;
+    for (size_t j = 0; j < nmap; j++)
+        if (col_tok_is(t, n, map[j].col)) {
+            *kind = map[j].kind;
+            return map[j].key;
+        }
+    *dyn = name_sanitize(prefix, t, n);
+    return *dyn;
+}
+
+int col_frac_ms(const char *f, size_t fl, int *ms)
+{
+    if (fl == 0 || fl > 9) return 0;
+    int v = 0;
+    size_t nd = 0;
+    for (; nd < fl; nd++) {
+        if (f[nd] < '0' || f[nd] > '9') return 0;
+        if (nd < 3) v = v * 10 + (f[nd] - '0');
+    }
+    for (; nd < 3; nd++) v *= 10;
+    *ms = v;
+    return 1;
+}
+
+void col_when_init(struct col_when *w)
+{
+    w->date = -1;
+    w->y = w->mo = w->d = 0;
+    w->hh = -1;
+    w->mi = w->ss = 0;
+}
+
+int col_when_date(struct parser *p, struct col_when *w, const char *t, size_t l)
+{
+    if (l != 8 || !gl_parse_digits(t, 8, &w->date))
+        return parser_error(p, RJ_BAD_TIME, "bad date '%.*s' (want YYYYMMDD)", SHOW(l), t);
+    w->y = w->date / 10000;
+    w->mo = w->date / 100 % 100;
+    w->d = w->date % 100;
+    return GL_OK;
+}
+
+int col_when_time(struct parser *p, struct col_when *w, const char *t, size_t l)
+{
+    if (l != 8 || t[2] != ':' || t[5] != ':' || !gl_parse_digits(t, 2, &w->hh) || !gl_parse_digits(t + 3, 2, &w->mi) ||
+        !gl_parse_digits(t + 6, 2, &w->ss)) {
+        w->hh = -1;
+        return parser_error(p, RJ_BAD_TIME, "bad time '%.*s' (want HH:MM:SS)", SHOW(l), t);
+    }
+    return GL_OK;
+}
+
+int col_when_stamp(struct parser *p, const struct col_when *w, int64_t now_ms, int64_t *ts)
+{
+    if (w->hh >= 0) {
+        if (w->date < 0) {
+            if (gl_time_of_day_near(w->hh, w->mi, w->ss, now_ms, ts) != GL_OK)
+                return parser_error(p, RJ_BAD_TIME, "bad time %02d:%02d:%02d", w->hh, w->mi, w->ss);
+        } else if (gl_local_to_epoch_ms(w->y, w->mo, w->d, w->hh, w->mi, w->ss, 0, ts) != GL_OK) {
+            return parser_error(p, RJ_BAD_TIME, "bad date/time %08d %02d:%02d:%02d", w->date, w->hh, w->mi, w->ss);
+        }
+    } else if (w->date >= 0) {
+        if (gl_local_to_epoch_ms(w->y, w->mo, w->d, 0, 0, 0, 0, ts) != GL_OK)
+            return parser_error(p, RJ_BAD_TIME, "bad date %08d", w->date);
+    }
+    return GL_OK;
+}

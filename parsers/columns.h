@@ -1,0 +1,71 @@
+/*
+ * columns.h - the column machinery the tabular parsers share (dmon, pmon,
+ * dcgmi, csv, query-csv, kmsg times): cutting a line into tokens, naming a
+ * header column (a map of known names, else a sanitized dynamic key),
+ * fractions of a second (digits are gl_parse_digits in core), the text of a
+ * CSV line, and the YYYYMMDD / HH:MM:SS date and time columns of
+ * nvidia-smi's -o D/T output.
+ *
+ * Everything borrows its input; only col_key_of allocates (the dynamic key,
+ * which the caller owns).
+ */
+#ifndef GPULOG_COLUMNS_H
+#define GPULOG_COLUMNS_H
+
+#include "parser.h"
+
+#include <string.h>
+
+/* Splits s (n bytes) on runs of blanks (space, tab) into at most max
+ * tokens (borrowed). Returns the count, or max + 1 if there are more. */
+int col_split_blanks(const char *s, size_t n, const char **tok, size_t *tl, int max);
+
+/* 1 if token t (n bytes) is exactly lit. */
+static inline int col_tok_is(const char *t, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n == l && !memcmp(t, lit, l);
+}
+
+/* Drops a UTF-8 byte order mark at the start of *s (*n bytes). */
+void col_skip_bom(const char **s, size_t *n);
+/* The text of a CSV line: *len loses a trailing CR (the event keeps the
+ * line without it); *s, *n: the line without a byte order mark and the
+ * blanks around it. */
+void col_csv_text(const char *line, size_t *len, const char **s, size_t *n);
+
+/* One known header name: its field key and the parser's kind for it. */
+struct col_map {
+    const char *col, *key;
+    int kind;
+};
+/* The field key of header token t (n bytes): the key of the map row named
+ * t (its kind into *kind), else prefix + the sanitized name, allocated into
+ * *dyn (the caller frees it; *kind is left as it was). *dyn is NULL for a
+ * known name. */
+const char *col_key_of(const struct col_map *map, size_t nmap, const char *prefix,
+                       const char *t, size_t n, int *kind, char **dyn);
+
+/* The fraction of a second in the digits at f (fl bytes, 1 to 9 digits)
+ * as milliseconds (truncated); 0 if there are none, too many or a non-digit. */
+int col_frac_ms(const char *f, size_t fl, int *ms);
+
+/* The date and time columns of one row (nvidia-smi -o D, T or DT):
+ * date YYYYMMDD, time HH:MM:SS, read in the --tz zone; a time without a
+ * date is the time of day closest to the read time. */
+struct col_when {
+    int date;                 /* YYYYMMDD, -1 = no date column value */
+    int y, mo, d;
+    int hh, mi, ss;           /* hh -1 = no time column value */
+};
+void col_when_init(struct col_when *w);
+/* Reads a date (t, l bytes) or a time token into w. GL_OK, or GL_ERROR
+ * through parser_error (RJ_BAD_TIME, showing the token). */
+int col_when_date(struct parser *p, struct col_when *w, const char *t, size_t l);
+int col_when_time(struct parser *p, struct col_when *w, const char *t, size_t l);
+/* The row's time into *ts when it had a date or a time (else *ts is left
+ * as it is); now_ms places a time without a date. GL_OK, or GL_ERROR
+ * through parser_error for an impossible date or time. */
+int col_when_stamp(struct parser *p, const struct col_when *w, int64_t now_ms, int64_t *ts);
+
+#endif

@@ -1,0 +1,94 @@
+/* test_columns.c - the parsers' shared column machinery (parsers/columns.c):
+ * tokens, header names to keys, fractions, CSV line text, date and time
+ * columns. */
+#include "test.h"
+#include "../parsers/columns.h"
+
+#include <stdlib.h>
+
+TEST(split_blanks)
+{
+    const char *tok[3];
+    size_t tl[3];
+    const char *s = "  0\t 45  -  ";
+    CHECK_EQ_INT(col_split_blanks(s, strlen(s), tok, tl, 3), 3);
+    CHECK(col_tok_is(tok[0], tl[0], "0"));
+    CHECK(col_tok_is(tok[1], tl[1], "45"));
+    CHECK(col_tok_is(tok[2], tl[2], "-"));
+    CHECK(!col_tok_is(tok[1], tl[1], "4"));
+    CHECK_EQ_INT(col_split_blanks("a b c d", 7, tok, tl, 3), 4);   /* more than max */
+    CHECK_EQ_INT(col_split_blanks(" \t ", 3, tok, tl, 3), 0);
+}
+
+TEST(key_of)
+{
+    static const struct col_map map[] = { { "pwr", "gpu.power.usage", 7 }, { "gtemp", "gpu.temperature.gpu", 8 } };
+    int kind = -1;
+    char *dyn = (char *)"x";
+    CHECK_EQ_STR(col_key_of(map, 2, "gpu.dmon.", "gtemp", 5, &kind, &dyn), "gpu.temperature.gpu");
+    CHECK_EQ_INT(kind, 8);
+    CHECK(dyn == NULL);
+    kind = -1;
+    const char *k = col_key_of(map, 2, "gpu.dmon.", "NewCol", 6, &kind, &dyn);
+    CHECK(dyn != NULL && k == dyn);
+    CHECK(k && !strncmp(k, "gpu.dmon.", 9));
+    CHECK_EQ_INT(kind, -1);
+    free(dyn);
+}
+
+TEST(frac_ms)
+{
+    int ms = -1;
+    CHECK(col_frac_ms("5", 1, &ms) && ms == 500);
+    CHECK(col_frac_ms("123456789", 9, &ms) && ms == 123);
+    CHECK(col_frac_ms("07", 2, &ms) && ms == 70);
+    CHECK(!col_frac_ms("", 0, &ms));
+    CHECK(!col_frac_ms("1234567890", 10, &ms));
+    CHECK(!col_frac_ms("1a", 2, &ms));
+}
+
+TEST(csv_text)
+{
+    const char *line = "\xef\xbb\xbf  a,b \r";
+    size_t len = strlen(line);
+    const char *s;
+    size_t n;
+    col_csv_text(line, &len, &s, &n);
+    CHECK_EQ_INT(len, strlen(line) - 1);
+    CHECK_EQ_INT(n, 3);
+    CHECK(!memcmp(s, "a,b", 3));
+}
+
+TEST(when)
+{
+    struct parser *p = parser_new(parser_find("dmon"), NULL, NULL);
+    struct col_when w;
+    int64_t ts = -1;
+    CHECK(gl_tz_set("UTC") == GL_OK);
+    col_when_init(&w);
+    CHECK_EQ_INT(col_when_stamp(p, &w, 0, &ts), GL_OK);
+    CHECK_EQ_INT(ts, -1);                                   /* neither: left as it was */
+    CHECK_EQ_INT(col_when_date(p, &w, "20250304", 8), GL_OK);
+    CHECK_EQ_INT(col_when_time(p, &w, "02:11:10", 8), GL_OK);
+    CHECK_EQ_INT(col_when_stamp(p, &w, 0, &ts), GL_OK);
+    CHECK_EQ_INT(ts, 1741054270000LL);
+    CHECK_EQ_INT(col_when_date(p, &w, "-2025110", 8), GL_ERROR);
+    CHECK(strstr(p->err, "bad date '-2025110'") != NULL);
+    CHECK_EQ_INT(col_when_time(p, &w, "-1:00:00", 8), GL_ERROR);
+    CHECK(strstr(p->err, "bad time '-1:00:00'") != NULL);
+    col_when_init(&w);
+    CHECK_EQ_INT(col_when_date(p, &w, "20251340", 8), GL_OK);   /* month 13: refused when stamped */
+    CHECK_EQ_INT(col_when_stamp(p, &w, 0, &ts), GL_ERROR);
+    CHECK(strstr(p->err, "bad date 20251340") != NULL);
+    parser_free(p);
+}
+
+int main(void)
+{
+    RUN(split_blanks);
+    RUN(key_of);
+    RUN(frac_ms);
+    RUN(csv_text);
+    RUN(when);
+    return TEST_REPORT();
+}
