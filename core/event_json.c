@@ -11,164 +11,11 @@
  * reference the differential fuzz target (tests/fuzz/fuzz_event_json_diff.c)
  * and the decode bench compare it with.
  */
-#include "event.h"
+#include "event_json_int.h"
 
-#include <errno.h>
-#include <jansson.h>
-#include <math.h>
-#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---------------------------------------------------------------- intern tables */
-
-/* Process-wide intern tables for strings read from JSON: one for field
- * keys (at most EVENT_INTERN_MAX), one for host/path/dataset values (at most
- * 4 x that), so a fleet of many hosts never crowds out keys. Never freed:
- * cached pointers stay valid. */
-struct itab {
-    char **tab;
-    size_t n, cap, max;
-};
-static struct itab keys_tab = { .max = EVENT_INTERN_MAX }, vals_tab = { .max = 4 * EVENT_INTERN_MAX };
-static _Atomic uint64_t dropped_fields;
-
-size_t event_json_interned(void) { return keys_tab.n; }
-uint64_t event_json_dropped(void) { return dropped_fields; }
-
-/* The interned copy of s[0..n) (hash h = hash64(s, n, 0); s holds no NUL) in
- * t, or NULL when s is new and t is full. */
-static const char *intern(struct itab *t, const char *s, size_t n, uint64_t h)
-{
-    /* open addressing over a power-of-two table */
-    if (t->n * 2 >= t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : 256;
-        char **nt = xcalloc(ncap, sizeof *nt);
-        for (size_t i = 0; i < t->cap; i++) {
-            if (!t->tab[i]) continue;
-            size_t j = hash64(t->tab[i], strlen(t->tab[i]), 0) & (ncap - 1);
-            while (nt[j]) j = (j + 1) & (ncap - 1);
-            nt[j] = t->tab[i];
-        }
-        free(t->tab);
-        t->tab = nt;
-        t->cap = ncap;
-    }
-    size_t j = h & (t->cap - 1);
-    while (t->tab[j]) {
-        if (!strncmp(t->tab[j], s, n) && t->tab[j][n] == '\0') return t->tab[j];   /* s holds no NUL */
-        j = (j + 1) & (t->cap - 1);
-    }
-    if (t->n >= t->max) return NULL;
-    t->tab[j] = xstrndup(s, n);
-    t->n++;
-    return t->tab[j];
-}
-
-static const char *intern_cstr(struct itab *t, const char *s)
-{
-    size_t n = strlen(s);
-    return intern(t, s, n, hash64(s, n, 0));
-}
-
-/* A header string of ev (host, path, dataset, kind): interned, or once the
- * value table is full a copy the event owns in slot k. */
-static const char *ev_string(struct event *ev, int k, const char *s, size_t n)
-{
-    const char *p = intern(&vals_tab, s, n, hash64(s, n, 0));
-    if (p) return p;
-    free(ev->own[k]);
-    ev->own[k] = xstrndup(s, n);
-    return ev->own[k];
-}
-
-/* event.kind: the three schema-v1 kinds are static strings. */
-static const char *ev_kind(struct event *ev, const char *s, size_t n)
-{
-    if (n == 6 && !memcmp(s, "metric", 6)) return "metric";
-    if (n == 5 && !memcmp(s, "alert", 5)) return "alert";
-    if (n == 5 && !memcmp(s, "event", 5)) return "event";
-    return ev_string(ev, 3, s, n);
-}
-
-const char *event_intern(const char *s);
-const char *event_intern(const char *s)
-{
-    const char *p = intern_cstr(&keys_tab, s);
-    return p ? p : "";
-}
-
-/* ---------------------------------------------------------------- reference */
-
-int event_from_json_jansson(struct event *ev, const char *json, size_t len, char *err, size_t errlen)
-{
-    json_error_t je;
-    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
-    event_reset(ev);
-    if (!root) {
-        snprintf(err, errlen, "invalid JSON: %s (column %d)", je.text, je.column);
-        return GL_ERROR;
-    }
-    if (!json_is_object(root)) {
-        snprintf(err, errlen, "not a JSON object");
-        json_decref(root);
-        return GL_ERROR;
-    }
-    const char *key;
-    json_t *val;
-    int have_ts = 0;
-    json_object_foreach(root, key, val) {
-        if (!strcmp(key, "@timestamp")) {
-            if (!json_is_string(val) ||
-                gl_parse_iso_ts(json_string_value(val), json_string_length(val), &ev->ts_ms) != GL_OK) {
-                snprintf(err, errlen, "bad @timestamp");
-                json_decref(root);
-                return GL_ERROR;
-            }
-            have_ts = 1;
-        } else if ((!strcmp(key, "event.kind") || !strcmp(key, "event.dataset") ||
-                    !strcmp(key, "event.id") || !strcmp(key, "event.created") ||
-                    !strcmp(key, "host.name") || !strcmp(key, "log.file.path")) && !json_is_string(val)) {
-            snprintf(err, errlen, "%s is not a string", key);
-            json_decref(root);
-            return GL_ERROR;
-        } else if (!strcmp(key, "log.offset") && !json_is_integer(val)) {
-            snprintf(err, errlen, "log.offset is not an integer");
-            json_decref(root);
-            return GL_ERROR;
-        } else if (!strcmp(key, "event.kind") && json_is_string(val)) {
-            ev->kind = ev_kind(ev, json_string_value(val), json_string_length(val));
-        } else if (!strcmp(key, "event.dataset") && json_is_string(val)) {
-            ev->dataset = ev_string(ev, 2, json_string_value(val), json_string_length(val));
-        } else if (!strcmp(key, "event.id") && json_is_string(val)) {
-            snprintf(ev->id, sizeof ev->id, "%s", json_string_value(val));
-        } else if (!strcmp(key, "event.created") && json_is_string(val)) {
-            gl_parse_iso_ts(json_string_value(val), json_string_length(val), &ev->created_ms);
-        } else if (!strcmp(key, "host.name") && json_is_string(val)) {
-            ev->host = ev_string(ev, 0, json_string_value(val), json_string_length(val));
-        } else if (!strcmp(key, "log.file.path") && json_is_string(val)) {
-            ev->path = ev_string(ev, 1, json_string_value(val), json_string_length(val));
-        } else if (!strcmp(key, "log.offset") && json_is_integer(val)) {
-            ev->offset = json_integer_value(val);
-        } else if (!strcmp(key, "agent.name") || !strcmp(key, "agent.version")) {
-            /* regenerated on output */
-        } else if (json_is_integer(val) || json_is_real(val) || json_is_boolean(val) || json_is_string(val)) {
-            const char *k = intern_cstr(&keys_tab, key);
-            if (!k) { dropped_fields++; continue; }   /* table full: bounded memory first */
-            if (json_is_integer(val)) event_add_int(ev, k, json_integer_value(val));
-            else if (json_is_real(val)) event_add_num(ev, k, json_real_value(val));
-            else if (json_is_boolean(val)) event_add_bool(ev, k, json_is_true(val));
-            else event_add_str(ev, k, json_string_value(val), json_string_length(val));
-        }
-        /* nested objects, arrays and nulls are not part of schema v1: skipped */
-    }
-    json_decref(root);
-    if (!have_ts) {
-        snprintf(err, errlen, "missing @timestamp");
-        return GL_ERROR;
-    }
-    return GL_OK;
-}
 
 /* ---------------------------------------------------------------- flat decoder */
 
@@ -192,8 +39,10 @@ struct kcur {
 /* A top-level key of an accepted message's layout: its bytes in the
  * layout's buffer and, for a field, its interned copy. */
 struct klay {
-    uint32_t off, n;
+    uint32_t off, n;          /* the key; its quotes are at off - 1 and off + n */
     const char *ik;
+    unsigned char plain;      /* no '"', '\\' or control byte: "key" is its one unescaped spelling */
+    unsigned char hk;         /* its enum hkey */
 };
 
 /* The keys, in order, of a message accepted recently. */
@@ -226,59 +75,6 @@ static struct {
     uint64_t clock;
 } ds;
 
-struct jp {
-    const char *p, *end;
-    uint32_t nobj;            /* objects opened so far (0 = the top one) */
-    const char *why;          /* the reason for a refusal */
-};
-
-static inline void jws(struct jp *j)
-{
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
-}
-
-/* Length of the valid UTF-8 sequence at p (first byte >= 0x80), or 0:
- * RFC 3629 as jansson's utf8_check_full (no overlongs, no surrogates,
- * nothing above U+10FFFF). */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-    unsigned c = p[0];
-    size_t n;
-    uint32_t v;
-    if (c >= 0xC2 && c <= 0xDF) { n = 2; v = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { n = 3; v = c & 0x0F; }
-    else if (c >= 0xF0 && c <= 0xF4) { n = 4; v = c & 0x07; }
-    else return 0;
-    if ((size_t)(end - p) < n) return 0;
-    for (size_t i = 1; i < n; i++) {
-        if (p[i] < 0x80 || p[i] > 0xBF) return 0;
-        v = (v << 6) | (p[i] & 0x3F);
-    }
-    if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-    if ((n == 3 && v < 0x800) || (n == 4 && v < 0x10000)) return 0;
-    return n;
-}
-
-static inline int hexval(int c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-static int hex4(const char *p, const char *end)
-{
-    if (end - p < 4) return -1;
-    int v = 0;
-    for (int i = 0; i < 4; i++) {
-        int h = hexval((unsigned char)p[i]);
-        if (h < 0) return -1;
-        v = v << 4 | h;
-    }
-    return v;
-}
-
 /* Scans the string whose opening quote j->p is on. Without escapes the
  * result is the input span itself; with escapes it is decoded into ds.str
  * (NUL-terminated, grown beforehand: the pointer stays valid for the
@@ -308,7 +104,7 @@ static int jstr(struct jp *j, const char **s, size_t *n)
         }
         if (*p == '\\') break;
         if (*p < 0x20) { j->why = "control character in a string"; return GL_ERROR; }
-        size_t u = utf8_len(p, end);
+        size_t u = ej_utf8_len(p, end);
         if (!u) { j->why = "invalid UTF-8"; return GL_ERROR; }
         p += u;
     }
@@ -322,7 +118,7 @@ static int jstr(struct jp *j, const char **s, size_t *n)
         if (c == '"') break;
         if (c < 0x20) { j->why = "control character in a string"; return GL_ERROR; }
         if (c >= 0x80) {
-            size_t u = utf8_len(p, end);
+            size_t u = ej_utf8_len(p, end);
             if (!u) { j->why = "invalid UTF-8"; return GL_ERROR; }
             memcpy(o, p, u);
             o += u;
@@ -343,11 +139,11 @@ static int jstr(struct jp *j, const char **s, size_t *n)
         case 'u': break;
         default: j->why = "invalid escape"; return GL_ERROR;
         }
-        int32_t v = hex4((const char *)p, (const char *)end);
+        int32_t v = ej_hex4((const char *)p, (const char *)end);
         if (v < 0) { j->why = "invalid escape"; return GL_ERROR; }
         p += 4;
         if (v >= 0xD800 && v <= 0xDBFF) {
-            int32_t v2 = end - p >= 2 && p[0] == '\\' && p[1] == 'u' ? hex4((const char *)p + 2, (const char *)end) : -2;
+            int32_t v2 = end - p >= 2 && p[0] == '\\' && p[1] == 'u' ? ej_hex4((const char *)p + 2, (const char *)end) : -2;
             if (v2 == -1) { j->why = "invalid escape"; return GL_ERROR; }
             if (v2 < 0xDC00 || v2 > 0xDFFF) { j->why = "invalid Unicode surrogate"; return GL_ERROR; }
             p += 6;
@@ -374,119 +170,6 @@ static int jstr(struct jp *j, const char **s, size_t *n)
     *n = (size_t)(o - o0);
     ds.str.len += *n + 1;
     return GL_OK;
-}
-
-/* A number or literal is done: jansson hands the byte after it back to its
- * stream, and a NUL byte handed back is lost (its stream buffer reads it as
- * empty), so one NUL right after a number, true, false or null is skipped
- * as jansson skips it. */
-static inline void jafter_token(struct jp *j)
-{
-    if (j->p < j->end && *j->p == '\0') j->p++;
-}
-
-static const double pow10_exact[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
-
-/* Scans the number at j->p with jansson's grammar and classification: no
- * fraction and no exponent is an integer (int64_t, else refused), otherwise
- * a real (strtod's correctly rounded value; overflow refused). Returns
- * EV_INT or EV_NUM, or -1 with j->why. */
-static int jnum(struct jp *j, int64_t *iv, double *dv)
-{
-    const char *p = j->p, *end = j->end, *s = p;
-    int neg = 0;
-    if (p < end && *p == '-') { neg = 1; p++; }
-    const char *ds0 = p;
-    if (p < end && *p == '0') p++;
-    else if (p < end && *p >= '1' && *p <= '9') while (p < end && *p >= '0' && *p <= '9') p++;
-    else { j->why = "invalid number"; return -1; }
-    const char *de = p;
-    if (p < end && *p >= '0' && *p <= '9') { j->why = "invalid number (leading zero)"; return -1; }
-    int real = 0;
-    const char *fs = NULL, *fe = NULL;
-    if (p < end && *p == '.') {
-        p++;
-        fs = p;
-        if (p >= end || *p < '0' || *p > '9') { j->why = "invalid number"; return -1; }
-        while (p < end && *p >= '0' && *p <= '9') p++;
-        fe = p;
-        real = 1;
-    }
-    int eneg = 0;
-    const char *es = NULL, *ee = NULL;
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        p++;
-        if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
-        es = p;
-        if (p >= end || *p < '0' || *p > '9') { j->why = "invalid number"; return -1; }
-        while (p < end && *p >= '0' && *p <= '9') p++;
-        ee = p;
-        real = 1;
-    }
-    /* a valid message goes on after a number: strtod below never reads past the input */
-    if (p >= end) { j->why = "premature end of input"; return -1; }
-    j->p = p;
-    if (!real) {
-        uint64_t u = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-        for (const char *q = ds0; q < de; q++) {
-            unsigned d = (unsigned)(*q - '0');
-            if (u > (lim - d) / 10) { j->why = neg ? "too big negative integer" : "too big integer"; return -1; }
-            u = u * 10 + d;
-        }
-        *iv = neg ? (int64_t)(0 - u) : (int64_t)u;
-        return EV_INT;
-    }
-    /* Clinger's fast path: a mantissa below 2^53 and a power of ten up to
-     * 1e22 are exact doubles, so one IEEE operation rounds correctly, as
-     * strtod does. Anything else goes to strtod. */
-    uint64_t m = 0;
-    int nd = 0, scale = 0;
-    for (const char *q = ds0; q < de; q++) {
-        if (m || *q != '0') nd++;
-        m = m * 10 + (uint64_t)(*q - '0');
-        if (nd > 15) goto slow;
-    }
-    for (const char *q = fs; q && q < fe; q++) {
-        if (m || *q != '0') nd++;
-        m = m * 10 + (uint64_t)(*q - '0');
-        scale--;
-        if (nd > 15) goto slow;
-    }
-    if (es) {
-        int e = 0;
-        for (const char *q = es; q < ee; q++) {
-            e = e * 10 + (*q - '0');
-            if (e > 400) goto slow;
-        }
-        scale += eneg ? -e : e;
-    }
-    if (scale < -22 || scale > 22) goto slow;
-    double d = (double)m;
-    d = scale < 0 ? d / pow10_exact[-scale] : d * pow10_exact[scale];
-    *dv = neg ? -d : d;
-    return EV_NUM;
-slow:
-    errno = 0;
-    char *e;
-    double v = strtod(s, &e);
-    if (e != p) { j->why = "invalid number"; return -1; }
-    if ((v == HUGE_VAL || v == -HUGE_VAL) && errno == ERANGE) { j->why = "real number overflow"; return -1; }
-    *dv = v;
-    return EV_NUM;
-}
-
-/* true, false or null at j->p: 1, 0 or 2, or -1. */
-static int jlit(struct jp *j)
-{
-    size_t left = (size_t)(j->end - j->p);
-    int r = -1;
-    if (left >= 4 && !memcmp(j->p, "true", 4)) { j->p += 4; r = 1; }
-    else if (left >= 5 && !memcmp(j->p, "false", 5)) { j->p += 5; r = 0; }
-    else if (left >= 4 && !memcmp(j->p, "null", 4)) { j->p += 4; r = 2; }
-    else { j->why = "invalid token"; return -1; }
-    jafter_token(j);
-    return r;
 }
 
 /* The duplicate check: 1 when key s[0..n) (hash h) was already seen in
@@ -581,9 +264,9 @@ static int jskip(struct jp *j, int depth)
             return GL_ERROR;
         }
     case 't': case 'f': case 'n':
-        return jlit(j) < 0 ? GL_ERROR : GL_OK;
+        return ej_jlit(j) < 0 ? GL_ERROR : GL_OK;
     default:
-        if (jnum(j, &iv, &dv) < 0) return GL_ERROR;
+        if (ej_jnum(j, &iv, &dv) < 0) return GL_ERROR;
         jafter_token(j);
         return GL_OK;
     }
@@ -626,10 +309,24 @@ static void key_hash(struct kcur *c)
 /* The top-level key at j->p, the ki-th of the message: scanned, checked
  * against the layout while *same (the leading keys equal it), else against
  * the duplicate set; then the ':' after it. */
-static int jkey_top(struct jp *j, size_t ki, unsigned *cand, const char **s, size_t *n)
+static int jkey_top(struct jp *j, size_t ki, unsigned *cand, const char **s, size_t *n, enum hkey *hk)
 {
     if (j->p >= j->end || *j->p != '"') { j->why = "string or '}' expected"; return GL_ERROR; }
-    if (jstr(j, s, n) != GL_OK) return GL_ERROR;
+    /* the quoted key of a candidate layout, byte for byte, is that key:
+     * no scan (keys are most of a message's bytes) */
+    int quick = -1;
+    for (unsigned l = 0; *cand >> l && quick < 0; l++) {
+        const struct layout *L = &ds.lay[l];
+        if (!(*cand >> l & 1) || ki >= L->n || !L->k[ki].plain) continue;
+        size_t kn = L->k[ki].n;
+        if ((size_t)(j->end - j->p) >= kn + 2 && !memcmp(j->p, L->bytes.p + L->k[ki].off - 1, kn + 2)) {
+            *s = j->p + 1;
+            *n = kn;
+            j->p += kn + 2;
+            quick = (int)l;
+        }
+    }
+    if (quick < 0 && jstr(j, s, n) != GL_OK) return GL_ERROR;
     if (ki >= ds.capcur) {
         ds.capcur = ds.capcur ? ds.capcur * 2 : 64;
         ds.cur = xrealloc(ds.cur, ds.capcur * sizeof *ds.cur);
@@ -639,9 +336,11 @@ static int jkey_top(struct jp *j, size_t ki, unsigned *cand, const char **s, siz
     unsigned next = 0;
     for (unsigned l = 0; *cand >> l; l++) {
         const struct layout *L = &ds.lay[l];
-        if ((*cand >> l & 1) && ki < L->n && L->k[ki].n == *n && !memcmp(L->bytes.p + L->k[ki].off, *s, *n))
+        if ((*cand >> l & 1) && ki < L->n && L->k[ki].n == *n &&
+            ((int)l == quick || !memcmp(L->bytes.p + L->k[ki].off, *s, *n)))
             next |= 1u << l;
     }
+    *hk = quick >= 0 ? (enum hkey)ds.lay[quick].k[ki].hk : header_key(*s, *n);
     if (next) {
         *cand = next;   /* as an accepted message: no duplicate so far */
     } else {
@@ -679,7 +378,7 @@ static const char *field_key(size_t ki, size_t nsame, unsigned l)
     if (ki < nsame && ds.lay[l].k[ki].ik) return ds.lay[l].k[ki].ik;
     struct kcur *c = &ds.cur[ki];
     key_hash(c);
-    return intern(&keys_tab, c->p, c->n, c->h);
+    return ej_intern_key(c->p, c->n, c->h);
 }
 
 /* After an accepted message of nk keys, all equal to layout l when
@@ -698,8 +397,16 @@ static void layout_keep(struct event *ev, size_t nk, size_t nsame, unsigned l)
         }
         buf_reset(&L->bytes);
         for (size_t i = 0; i < nk; i++) {
-            L->k[i] = (struct klay){ .off = (uint32_t)L->bytes.len, .n = ds.cur[i].n, .ik = NULL };
-            buf_append(&L->bytes, ds.cur[i].p, ds.cur[i].n);
+            const char *k = ds.cur[i].p;
+            uint32_t n = ds.cur[i].n;
+            int plain = 1;
+            for (uint32_t x = 0; x < n && plain; x++)
+                plain = k[x] != '"' && k[x] != '\\' && (unsigned char)k[x] >= 0x20;
+            buf_putc(&L->bytes, '"');
+            L->k[i] = (struct klay){ .off = (uint32_t)L->bytes.len, .n = n, .ik = NULL, .plain = (unsigned char)plain,
+                                     .hk = (unsigned char)header_key(k, n) };
+            buf_append(&L->bytes, k, n);
+            buf_putc(&L->bytes, '"');
         }
         L->n = nk;
     }
@@ -741,13 +448,13 @@ static int decode(struct event *ev, const char *json, size_t len, char *err, siz
         for (;;) {
             const char *k, *s;
             size_t kn, n, ki = nk;
-            if (jkey_top(&j, ki, &cand, &k, &kn) != GL_OK) goto bad;
+            enum hkey hk;
+            if (jkey_top(&j, ki, &cand, &k, &kn, &hk) != GL_OK) goto bad;
             nk++;
             if (cand) {
                 nsame = nk;
                 match = (unsigned)__builtin_ctz(cand);
             }
-            enum hkey hk = header_key(k, kn);
             if (j.p >= j.end) { j.why = "premature end of input"; goto bad; }
             char c = *j.p;
             if (hk == H_AGENT) {
@@ -783,10 +490,10 @@ static int decode(struct event *ev, const char *json, size_t len, char *err, siz
                 double dv = 0;
                 int t, b = -1;
                 if (c == '-' || (c >= '0' && c <= '9')) {
-                    if ((t = jnum(&j, &iv, &dv)) < 0) goto bad;
+                    if ((t = ej_jnum(&j, &iv, &dv)) < 0) goto bad;
                     jafter_token(&j);
                 } else if (c == 't' || c == 'f' || c == 'n') {
-                    if ((b = jlit(&j)) < 0) goto bad;
+                    if ((b = ej_jlit(&j)) < 0) goto bad;
                     t = b == 2 ? -1 : EV_BOOL;
                 } else if (c == '{' || c == '[') {
                     if (jskip(&j, 2) != GL_OK) goto bad;
@@ -823,14 +530,14 @@ static int decode(struct event *ev, const char *json, size_t len, char *err, siz
     if (j.p != j.end) { j.why = "end of file expected"; goto bad; }
     if (!have_ts) JFAIL("missing @timestamp");
     /* valid: intern what the event keeps */
-    if (hv[3]) ev->kind = ev_kind(ev, hv[3], hn[3]);
-    if (hv[2]) ev->dataset = ev_string(ev, 2, hv[2], hn[2]);
-    if (hv[0]) ev->host = ev_string(ev, 0, hv[0], hn[0]);
-    if (hv[1]) ev->path = ev_string(ev, 1, hv[1], hn[1]);
+    if (hv[3]) ev->kind = ej_ev_kind(ev, hv[3], hn[3]);
+    if (hv[2]) ev->dataset = ej_ev_string(ev, 2, hv[2], hn[2]);
+    if (hv[0]) ev->host = ej_ev_string(ev, 0, hv[0], hn[0]);
+    if (hv[1]) ev->path = ej_ev_string(ev, 1, hv[1], hn[1]);
     size_t w = 0;
     for (size_t i = 0; i < ev->nf; i++) {
         const char *key = field_key(ds.fki[i], nsame, match);
-        if (!key) { dropped_fields++; continue; }   /* table full: bounded memory first */
+        if (!key) { ej_field_dropped(); continue; }   /* table full: bounded memory first */
         ds.fki[w] = ds.fki[i];
         ev->f[w] = ev->f[i];
         ev->f[w++].key = key;
