@@ -5,11 +5,8 @@
  * event and moves each source's checkpoint only on the sink's settles.
  */
 #include "collect.h"
-#include "../core/config.h"
 #include "../core/gpumetrics.h"
-#include "../core/lineread.h"
 #include "../core/metrics.h"
-#include "../ingest/pipeline.h"
 #include "../parsers/feed.h"
 #include "../parsers/kmsg.h"
 #include "../parsers/parser.h"
@@ -22,114 +19,29 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* What the flags and the configuration ask for (strings borrowed from argv and cfg). */
-struct collector {
-    const char *format, *output, *kmsg_path, *brokers;
-    const struct config_key *kafka_flag;   /* a Kafka-only flag given on the command line */
-    int use_stdin, cleared;
-    struct pipeline_opts po;
-    char **execs;
-    const char **exec_fmt;
-    size_t nexecs;
-    struct file_scan *fs;
-    struct pipeline *pl;
-    char *state_dir_own;          /* the state dir when it had to be cut out of a list */
-    struct buf dl;                /* the dead-letter file */
-};
-
-/* A source flag (--exec, --file, --kmsg, "-"): the first replaces the configuration's sources. */
-static int source_flag(struct collector *c, struct gpulog_config *cfg, const char *type, const char *arg)
-{
-    char err[GL_ERRLEN * 4];
-    if (!c->cleared) { config_clear_sources(cfg); c->cleared = 1; }
-    struct buf v;
-    buf_init(&v);
-    buf_printf(&v, "%s%s%s", type, arg ? ":" : "", arg ? arg : "");
-    int r = config_set(cfg, "sources", v.p, err, sizeof err);
-    buf_free(&v);
-    return r == GL_OK ? EXIT_OK : cli_usage_error("collect", "%s", err);
-}
-
-/* Remembers a Kafka-only flag (a topic, -X): refused without brokers. */
-static void note_kafka_flag(struct collector *c, int ch)
-{
-    static const char *const kafka_only[] = { "kafka.topics.metrics", "kafka.topics.events", "kafka.properties" };
-    for (size_t i = 0; i < GL_ARRAY_LEN(kafka_only); i++) {
-        const struct config_key *k = config_key_find(kafka_only[i]);
-        if (k && config_flag_val(k) == ch) c->kafka_flag = k;
-    }
-}
-
-/* One flag: a key of the configuration table, a source, or the command's own. */
-static int one_flag(struct collector *c, struct gpulog_config *cfg, int ch, const char *arg, const char *given)
-{
-    char err[GL_ERRLEN * 4];
-    double v;
-    int r = config_flag_apply(cfg, collect_keys, ch, arg, err, sizeof err);
-    if (r < 0) return cli_usage_error("collect", "%s", err);
-    if (r > 0) { note_kafka_flag(c, ch); return EXIT_OK; }
-    switch (ch) {
-    case 'e': return source_flag(c, cfg, "exec", arg);
-    case 'f': return source_flag(c, cfg, "file", arg);
-    case O_KMSG: return source_flag(c, cfg, "kmsg", arg);
-    case O_CONFIG: return EXIT_OK;   /* read before */
-    case 'F': c->format = arg; return EXIT_OK;
-    case 'o': c->output = arg; return EXIT_OK;
-    case O_ONCE: c->po.once = 1; return EXIT_OK;
-    case O_KEEP: c->po.keep_original = 1; return EXIT_OK;
-    case O_MAXLINE:
-        if (!gl_parse_double(arg, strlen(arg), &v) || v < 64 || v > 256.0 * 1024 * 1024)
-            return cli_usage_error("collect", "--max-line wants a byte count from 64 to 268435456");
-        c->po.max_line = (size_t)v;
-        return EXIT_OK;
-    }
-    return cli_usage_error("collect", "unknown option %s", given);
-}
-
-/* Reads the flags into cfg and c. EXIT_OK or a usage error. */
-static int read_flags(struct collector *c, struct gpulog_config *cfg, int argc, char **argv)
-{
-    struct option opts[48];
-    char shortopts[64] = ":h";
-    size_t n = cli_options(collect_flags, collect_nflags, opts, GL_ARRAY_LEN(opts) - 2, shortopts, sizeof shortopts);
-    n += config_flag_options(collect_keys, opts + n, GL_ARRAY_LEN(opts) - 2 - n, shortopts, sizeof shortopts);
-    opts[n] = (struct option){ "help", no_argument, NULL, 'h' };
-    opts[n + 1] = (struct option){ NULL, 0, NULL, 0 };
-    int ch, rc = EXIT_OK;
-    optind = 1;
-    opterr = 0;
-    while (rc == EXIT_OK && (ch = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-        if (ch == ':') rc = cli_usage_error("collect", "option %s needs a value", argv[optind - 1]);
-        else if (ch == 'b' && !*optarg)   /* an empty value would silently mean "no Kafka, NDJSON on stdout" */
-            rc = cli_usage_error("collect", "--brokers is empty (leave it out for NDJSON output)");
-        else if (ch == 'X' && !strchr(optarg, '=')) rc = cli_usage_error("collect", "-X wants key=value, got '%s'", optarg);
-        else rc = one_flag(c, cfg, ch, optarg, argv[optind - 1]);
-    }
-    for (int i = optind; i < argc && rc == EXIT_OK; i++)
-        rc = strcmp(argv[i], "-") ? cli_usage_error("collect", "unexpected argument '%s' (files go with --file)", argv[i])
-                                  : source_flag(c, cfg, "stdin", NULL);
-    return rc;
-}
-
 /* Sorts the configuration's sources by kind, each with its format. */
 static int sort_sources(struct collector *c, const struct gpulog_config *cfg)
 {
     if (!parser_find(c->format)) return cli_usage_error("collect", "unknown format '%s'", c->format);
     c->fs = file_scan_new();
+    c->plan = xcalloc(cfg->sources.n + 1, sizeof *c->plan);
+    const char *kmsg = NULL, *stdin_fmt = NULL;
     for (size_t i = 0; i < cfg->sources.n; i++) {
         const struct config_source *cs = &cfg->sources.v[i];
         const char *fmt = *cs->format && strcmp(cs->format, "auto") ? cs->format : c->format;
+        char **words = !strcmp(cs->type, "exec") ? argv_split(cs->command) : NULL;
         if (!parser_find(fmt)) return cli_usage_error("collect", "unknown format '%s'", fmt);
-        if (!strcmp(cs->type, "exec")) {
-            c->execs = xrealloc(c->execs, (c->nexecs + 1) * sizeof *c->execs);
-            c->exec_fmt = xrealloc(c->exec_fmt, (c->nexecs + 1) * sizeof *c->exec_fmt);
-            c->execs[c->nexecs] = cs->command;
-            c->exec_fmt[c->nexecs++] = fmt;
-        } else if (!strcmp(cs->type, "file")) file_scan_add(c->fs, cs->path, fmt);
-        else if (!strcmp(cs->type, "kmsg")) c->kmsg_path = *cs->path ? cs->path : "/dev/kmsg";
-        else if (!strcmp(cs->type, "stdin")) c->use_stdin = 1;
+        if (!strcmp(cs->type, "exec") && !words)
+            return cli_usage_error("collect", "--exec: empty command or unbalanced quote: %s", cs->command);
+        argv_free(words);
+        if (words) c->plan[c->nplan++] = (struct planned){ "exec", cs->command, fmt };
+        else if (!strcmp(cs->type, "file")) file_scan_add(c->fs, cs->path, fmt);
+        else if (!strcmp(cs->type, "kmsg")) kmsg = *cs->path ? cs->path : "/dev/kmsg";
+        else if (!strcmp(cs->type, "stdin")) stdin_fmt = c->format;
     }
-    if (!c->nexecs && !file_scan_count(c->fs) && !c->kmsg_path && !c->use_stdin)
+    if (stdin_fmt) c->plan[c->nplan++] = (struct planned){ "stdin", NULL, stdin_fmt };
+    if (kmsg) c->plan[c->nplan++] = (struct planned){ "kmsg", kmsg, c->format };
+    if (!c->nplan && !file_scan_count(c->fs))
         return cli_usage_error("collect", "no source: give --exec, --file, --kmsg or - (or sources in the config file)");
     return EXIT_OK;
 }
@@ -218,18 +130,11 @@ static int open_outputs(struct collector *c, const struct gpulog_config *cfg)
 static int open_sources(struct collector *c)
 {
     char err[GL_ERRLEN];
-    for (size_t i = 0; i <= c->nexecs + 1; i++) {
-        const char *kind = i < c->nexecs ? "exec" : i == c->nexecs ? "stdin" : "kmsg";
-        const char *arg = i < c->nexecs ? c->execs[i] : i == c->nexecs ? NULL : c->kmsg_path;
-        if ((i == c->nexecs && !c->use_stdin) || (i > c->nexecs && !c->kmsg_path)) continue;
-        char **words = i < c->nexecs ? argv_split(arg) : NULL;
-        if (i < c->nexecs && !words) return cli_usage_error("collect", "--exec: empty command or unbalanced quote: %s", arg);
-        argv_free(words);
-        if (!pipeline_open(c->pl, kind, arg, i < c->nexecs ? c->exec_fmt[i] : c->format, err, sizeof err)) {
+    for (size_t i = 0; i < c->nplan; i++)
+        if (!pipeline_open(c->pl, c->plan[i].kind, c->plan[i].arg, c->plan[i].format, err, sizeof err)) {
             fprintf(stderr, "gpulog collect: %s\n", err);
             return EXIT_IOERR;
         }
-    }
     file_scan_run(c->fs, c->pl);
     return EXIT_OK;
 }
@@ -283,7 +188,7 @@ int cmd_collect(int argc, char **argv)
     c->po.tick = on_tick;
     c->po.reload = on_reload;
     buf_init(&c->dl);
-    int rc = read_flags(c, &cfg, argc, argv);
+    int rc = collect_read_flags(c, &cfg, argc, argv);
     if (rc == EXIT_OK) rc = sort_sources(c, &cfg);
     if (rc == EXIT_OK) rc = settings(c, &cfg);
     if (rc == EXIT_OK) {
@@ -298,8 +203,7 @@ int cmd_collect(int argc, char **argv)
     file_scan_free(c->fs);
     buf_free(&c->dl);
     free(c->state_dir_own);
-    free(c->execs);
-    free(c->exec_fmt);
+    free(c->plan);
     config_free(&cfg);
     return rc;
 }

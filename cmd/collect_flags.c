@@ -2,12 +2,15 @@
  * collect_flags.c - the flags of `gpulog collect`: the keys of the
  * configuration table it offers as flags (their flag, text and default come
  * from the key's row, core/config.c), its own flags in one table (getopt's
- * entries and their --help text), and the help around them.
+ * entries and their --help text), reading them into the configuration and
+ * struct collector, and the help around them.
  */
 #include "collect.h"
 #include "../core/config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define SOURCES 1
 #define OPTIONS 2
@@ -45,6 +48,80 @@ const struct cli_flag collect_flags[] = {
     { "max-line", O_MAXLINE, required_argument, OUTPUT, "    --max-line N", "longest accepted line in bytes (default 1048576)" },
 };
 const size_t collect_nflags = GL_ARRAY_LEN(collect_flags);
+
+/* A source flag (--exec, --file, --kmsg, "-"): the first replaces the configuration's sources. */
+static int source_flag(struct collector *c, struct gpulog_config *cfg, const char *type, const char *arg)
+{
+    char err[GL_ERRLEN * 4];
+    if (!c->cleared) { config_clear_sources(cfg); c->cleared = 1; }
+    struct buf v;
+    buf_init(&v);
+    buf_printf(&v, "%s%s%s", type, arg ? ":" : "", arg ? arg : "");
+    int r = config_set(cfg, "sources", v.p, err, sizeof err);
+    buf_free(&v);
+    return r == GL_OK ? EXIT_OK : cli_usage_error("collect", "%s", err);
+}
+
+/* Remembers a Kafka-only flag (a topic, -X): refused without brokers. */
+static void note_kafka_flag(struct collector *c, int ch)
+{
+    static const char *const kafka_only[] = { "kafka.topics.metrics", "kafka.topics.events", "kafka.properties" };
+    for (size_t i = 0; i < GL_ARRAY_LEN(kafka_only); i++) {
+        const struct config_key *k = config_key_find(kafka_only[i]);
+        if (k && config_flag_val(k) == ch) c->kafka_flag = k;
+    }
+}
+
+/* One flag: a key of the configuration table, a source, or the command's own. */
+static int one_flag(struct collector *c, struct gpulog_config *cfg, int ch, const char *arg, const char *given)
+{
+    char err[GL_ERRLEN * 4];
+    double v;
+    int r = config_flag_apply(cfg, collect_keys, ch, arg, err, sizeof err);
+    if (r < 0) return cli_usage_error("collect", "%s", err);
+    if (r > 0) { note_kafka_flag(c, ch); return EXIT_OK; }
+    switch (ch) {
+    case 'e': return source_flag(c, cfg, "exec", arg);
+    case 'f': return source_flag(c, cfg, "file", arg);
+    case O_KMSG: return source_flag(c, cfg, "kmsg", arg);
+    case O_CONFIG: return EXIT_OK;   /* read before */
+    case 'F': c->format = arg; return EXIT_OK;
+    case 'o': c->output = arg; return EXIT_OK;
+    case O_ONCE: c->po.once = 1; return EXIT_OK;
+    case O_KEEP: c->po.keep_original = 1; return EXIT_OK;
+    case O_MAXLINE:
+        if (!gl_parse_double(arg, strlen(arg), &v) || v < 64 || v > 256.0 * 1024 * 1024)
+            return cli_usage_error("collect", "--max-line wants a byte count from 64 to 268435456");
+        c->po.max_line = (size_t)v;
+        return EXIT_OK;
+    }
+    return cli_usage_error("collect", "unknown option %s", given);
+}
+
+/* Reads the flags into cfg and c. EXIT_OK or a usage error. */
+int collect_read_flags(struct collector *c, struct gpulog_config *cfg, int argc, char **argv)
+{
+    struct option opts[48];
+    char shortopts[64] = ":h";
+    size_t n = cli_options(collect_flags, collect_nflags, opts, GL_ARRAY_LEN(opts) - 2, shortopts, sizeof shortopts);
+    n += config_flag_options(collect_keys, opts + n, GL_ARRAY_LEN(opts) - 2 - n, shortopts, sizeof shortopts);
+    opts[n] = (struct option){ "help", no_argument, NULL, 'h' };
+    opts[n + 1] = (struct option){ NULL, 0, NULL, 0 };
+    int ch, rc = EXIT_OK;
+    optind = 1;
+    opterr = 0;
+    while (rc == EXIT_OK && (ch = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+        if (ch == ':') rc = cli_usage_error("collect", "option %s needs a value", argv[optind - 1]);
+        else if (ch == 'b' && !*optarg)   /* an empty value would silently mean "no Kafka, NDJSON on stdout" */
+            rc = cli_usage_error("collect", "--brokers is empty (leave it out for NDJSON output)");
+        else if (ch == 'X' && !strchr(optarg, '=')) rc = cli_usage_error("collect", "-X wants key=value, got '%s'", optarg);
+        else rc = one_flag(c, cfg, ch, optarg, argv[optind - 1]);
+    }
+    for (int i = optind; i < argc && rc == EXIT_OK; i++)
+        rc = strcmp(argv[i], "-") ? cli_usage_error("collect", "unexpected argument '%s' (files go with --file)", argv[i])
+                                  : source_flag(c, cfg, "stdin", NULL);
+    return rc;
+}
 
 /* `gpulog collect --help`: the usage, the sources, the options, the model. */
 void collect_help(void)
