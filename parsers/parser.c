@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 const struct parser_ops *const parser_formats[] = {
     &parser_auto, &parser_dmon, &parser_dmon_csv, &parser_query_csv, &parser_csv,
@@ -52,7 +53,13 @@ int parser_feed(struct parser *p, const struct line_src *src, const char *line, 
     p->stats.lines++;
     p->err[0] = '\0';
     p->err_reason = RJ_OTHER;
+    p->ts_refused = 0;
+    uint64_t ev0 = p->stats.events;
     int rc = p->ops->feed(p, p->st, src, line, len);
+    if (rc == GL_OK && p->ts_refused) {   /* the reason is in p->err (parser_emit) */
+        if (p->stats.events == ev0) rc = GL_ERROR;
+        else if (parser_ts_refused() <= 20) log_warn("msg=\"%s\" line=%llu", p->err, (unsigned long long)src->lineno);
+    }
     if (rc == GL_DECLINED) p->stats.declined++;
     else if (rc == GL_ERROR) p->stats.rejected++;
     return rc;
@@ -129,9 +136,23 @@ static void ranges_bounds(void)
     }
 }
 
+/* 1 when the schema types key as a number: *.pct, *.throughput and the
+ * keys of schema_ranges. */
+static int numeric_key(const char *key)
+{
+    size_t n = strlen(key);
+    if ((n > 4 && !strcmp(key + n - 4, ".pct")) || (n > 11 && !strcmp(key + n - 11, ".throughput"))) return 1;
+    for (size_t i = 0; i < GL_ARRAY_LEN(schema_ranges); i++)
+        if (!strcmp(schema_ranges[i].key, key)) return 1;
+    return 0;
+}
+
 /* Why the value of field f breaks the schema, or NULL. */
 static const char *out_of_range(const struct ev_field *f)
 {
+    /* a text cell where the schema wants a number (dmon's GPM columns keep
+     * text they cannot read as a number, e.g. "0\xe6611") */
+    if (f->type == EV_STR) return numeric_key(f->key) ? "not a number where the schema wants one" : NULL;
     if (f->type != EV_NUM && f->type != EV_INT) return NULL;
     double v = f->type == EV_NUM ? f->v.d : (double)f->v.i;
     if (!isfinite(v) || fabs(v) > ES_FLOAT_MAX) return "not storable as a float";
@@ -157,15 +178,45 @@ static uint64_t dropped_total;   /* parser_fields_dropped */
 
 uint64_t parser_fields_dropped(void) { return dropped_total; }
 
+/* @timestamp bounds at emission, 1970-01-01T00:00:00.000Z .. 2099-12-31T23:59:59.999Z:
+ * outside them a date was misread or a clock is wrong (the schema's four-digit
+ * year ends at 9999; the detectors' clocks and Elasticsearch's indices would
+ * take a year-1900 or year-9999 sample as real). */
+#define TS_MIN_MS 0LL
+#define TS_MAX_MS 4102444799999LL
+static uint64_t ts_refused_total;   /* parser_ts_refused */
+
+uint64_t parser_ts_refused(void) { return ts_refused_total; }
+
+/* Refuses p->ev when its @timestamp is out of bounds: counted, the reason in
+ * p->err (parser_feed rejects the line with it, or says it for the first 20
+ * when the line emitted other events). Returns 1 when refused. */
+static int ts_refuse(struct parser *p)
+{
+    int64_t ms = p->ev.ts_ms;
+    if (ms >= TS_MIN_MS && ms <= TS_MAX_MS) return 0;
+    time_t t = (time_t)(ms / 1000 - (ms % 1000 < 0));
+    struct tm tm;
+    char when[40] = "?";
+    if (gmtime_r(&t, &tm)) snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                                    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    p->ts_refused++;
+    ts_refused_total++;
+    parser_error(p, RJ_BAD_TIME, "time %s is outside 1970-01-01..2099-12-31 (a misread date or a wrong clock): event refused",
+                 when);
+    return 1;
+}
+
 void parser_emit(struct parser *p)
 {
+    if (ts_refuse(p)) return;
     /* every emitted event validates against the schema: an out-of-range
      * field is dropped (the rest kept), counted, and the first 20 said */
     struct event *ev = &p->ev;
     for (size_t i = 0; i < ev->nf; i++) {
         const char *why = out_of_range(&ev->f[i]);
         if (!why) continue;
-        double v = ev->f[i].type == EV_NUM ? ev->f[i].v.d : (double)ev->f[i].v.i;
+        double v = ev->f[i].type == EV_NUM ? ev->f[i].v.d : ev->f[i].type == EV_INT ? (double)ev->f[i].v.i : 0;
         if (++dropped_total <= 20) log_warn("msg=\"value out of the schema's range: field dropped, the rest of the event kept\" field=%s value=%g reason=\"%s\"",
                  ev->f[i].key, v, why);
         memmove(&ev->f[i], &ev->f[i + 1], (ev->nf - i - 1) * sizeof *ev->f);

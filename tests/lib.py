@@ -28,3 +28,20 @@ def finish():
     """Prints "N passed, N failed" and exits, 1 when a check failed."""
     print("%d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
+
+
+def schema_first_error(schema):
+    """A function doc -> None, or "path: message" of the first error of doc
+    against schema (Draft 2020-12, checked here); for the tests that
+    validate events against schemas/event.schema.json."""
+    import jsonschema
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+
+    def first_error(doc):
+        errs = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+        if not errs:
+            return None
+        e = errs[0]
+        return "%s: %s" % ("/".join(str(p) for p in e.path) or "(root)", e.message[:300])
+    return first_error

@@ -353,6 +353,17 @@ out=$("$GPULOG" parse "$tmp/neg.txt" 2>&1 >/dev/null)
 check "dmon: time -1:00:00 and date -2025110 are rejected, not stamped wrong" \
   "$(grep -q "bad time '-1:00:00'" <<<"$out" && grep -q "bad date '-2025110'" <<<"$out" && grep -q '1 events, 2 rejected' <<<"$out"; echo $?)" "$out"
 
+# -------- item 11 (@timestamp): a date outside 1970..2099 is refused at emission
+out=$("$GPULOG" parse --tz UTC tests/fuzz/corpus/dmon/edge-year-range.txt 2>&1 >"$tmp/yr.ndjson")
+check "dmon: dates in 1900, 9999 and 2100 are rejected with the reason, 2099-12-31 and 1970-01-01 kept" \
+  "$(grep -q ':4: time 9999-03-04T09:00:00Z is outside 1970-01-01..2099-12-31' <<<"$out" && \
+     grep -q ':5: time 2100-01-01T00:00:00Z is outside' <<<"$out" && grep -q '2 events, 3 rejected' <<<"$out" && \
+     [ "$(cut -c1-30 "$tmp/yr.ndjson" | tr '\n' ' ')" = '{"@timestamp":"2099-12-31T23:5 {"@timestamp":"1970-01-01T00:0 ' ]; echo $?)" \
+  "$out $(cut -c1-40 "$tmp/yr.ndjson")"
+out=$("$GPULOG" parse --year 9999 "$tmp/kern.log" 2>&1 >/dev/null)
+check "parse --year 9999: the syslog line is rejected (time outside 1970..2099), not stamped 9999" \
+  "$(grep -q 'time 9999-03-04T02:11:10Z is outside' <<<"$out" && grep -q '0 events, 1 rejected' <<<"$out"; echo $?)" "$out"
+
 # ---------- item 7: a row far in the future or a clock step does not blind
 demo=data/demo/dgx-07.dmon.txt
 starts() { "$GPULOG" run "$1" 2>&1 >/dev/null | sed -n 's/.*anomalies: \([0-9]*\) started.*/\1/p'; }

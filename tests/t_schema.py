@@ -13,9 +13,7 @@ import os
 import shlex
 import subprocess
 
-import jsonschema
-
-from lib import check, finish
+from lib import check, finish, schema_first_error
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.chdir(ROOT)
@@ -24,17 +22,7 @@ CORPUS = "tests/corpus"
 
 with open("schemas/event.schema.json") as f:
     SCHEMA = json.load(f)
-jsonschema.Draft202012Validator.check_schema(SCHEMA)
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
-
-
-def first_error(doc):
-    errs = sorted(VALIDATOR.iter_errors(doc), key=lambda e: list(e.path))
-    if not errs:
-        return None
-    e = errs[0]
-    where = "/".join(str(p) for p in e.path) or "(root)"
-    return "%s: %s" % (where, e.message[:300])
+first_error = schema_first_error(SCHEMA)
 
 
 def inputs():
