@@ -438,6 +438,41 @@ rd_kafka_resp_err_t rd_kafka_consumer_close(rd_kafka_t *rk)
     return real_(rk);
 }
 
+rd_kafka_error_t *rd_kafka_incremental_assign(rd_kafka_t *rk, const rd_kafka_topic_partition_list_t *partitions)
+{
+    typedef rd_kafka_error_t *(*fn_t)(rd_kafka_t *, const rd_kafka_topic_partition_list_t *);
+    RESOLVE_AS(kafka, fn_t, "rd_kafka_incremental_assign");
+    return real_(rk, partitions);
+}
+
+rd_kafka_error_t *rd_kafka_incremental_unassign(rd_kafka_t *rk, const rd_kafka_topic_partition_list_t *partitions)
+{
+    typedef rd_kafka_error_t *(*fn_t)(rd_kafka_t *, const rd_kafka_topic_partition_list_t *);
+    RESOLVE_AS(kafka, fn_t, "rd_kafka_incremental_unassign");
+    return real_(rk, partitions);
+}
+
+const char *rd_kafka_rebalance_protocol(rd_kafka_t *rk)
+{
+    typedef const char *(*fn_t)(rd_kafka_t *);
+    RESOLVE_AS(kafka, fn_t, "rd_kafka_rebalance_protocol");
+    return real_(rk);
+}
+
+const char *rd_kafka_error_string(const rd_kafka_error_t *error)
+{
+    typedef const char *(*fn_t)(const rd_kafka_error_t *);
+    RESOLVE_AS(kafka, fn_t, "rd_kafka_error_string");
+    return real_(error);
+}
+
+void rd_kafka_error_destroy(rd_kafka_error_t *error)
+{
+    typedef void (*fn_t)(rd_kafka_error_t *);
+    RESOLVE_AS(kafka, fn_t, "rd_kafka_error_destroy");
+    real_(error);
+}
+
 rd_kafka_message_t *rd_kafka_consumer_poll(rd_kafka_t *rk, int timeout_ms)
 {
     typedef rd_kafka_message_t * (*fn_t)(rd_kafka_t *, int);

@@ -12,10 +12,11 @@
  *     ksrc_on_assign (new kparts, their committed offsets and --once end
  *     offsets, rd_kafka_assign, the pause state), ksrc_on_revoke (the
  *     owner's drain hook, a synchronous commit, the owner's revoked hook per
- *     partition, unassign) and ksrc_on_rebalance_error. The protocol is eager
- *     (every partition is revoked at every rebalance); cooperative-sticky
- *     would change these three functions only: incremental assign/unassign
- *     of the partitions in the list, keeping the kparts that stay;
+ *     partition, unassign) and ksrc_on_rebalance_error. The protocol is
+ *     cooperative-sticky by default (incremental assign/unassign of the
+ *     partitions in the list; the kparts that stay are untouched), eager
+ *     when -X partition.assignment.strategy=range|roundrobin says so (every
+ *     partition revoked at every rebalance);
  *   - reading: fetch (a batch, or one message while paused), take (partition
  *     ends and errors), ksrc_next / ksrc_done, fetch_poke;
  *   - settling and committing: ksrc_hold, ksrc_settle, commit_parts.
@@ -33,6 +34,7 @@
 #define KSRC_POKE_LAG 20000    /* messages behind that make a low queue wake the fetcher */
 #define KSRC_POKE_MS 5         /* at most one wake-up query per this many ms */
 #define KSRC_POKE_QLEN 8192    /* messages left in the queue below which the fetcher is woken */
+#define KSRC_REVOKE_DRAIN_MS 1000   /* outputs settled at a revoke before its commit, at most */
 
 struct kpart {
     char *topic;
@@ -130,23 +132,43 @@ static void commit_parts(struct ksrc *ks, int sync)
 
 /* ------------------------------------------------------------- rebalance */
 
-/* Partitions assigned (eager: the whole new assignment): state for each,
- * then the assignment itself, paused or not as the rest. */
+/* 1 when the group runs the cooperative protocol (cooperative-sticky, our
+ * default): rebalances then add and take away partitions one by one. */
+static int cooperative(struct ksrc *ks)
+{
+    const char *proto = rd_kafka_rebalance_protocol(ks->rk);
+    return proto && !strcmp(proto, "COOPERATIVE");
+}
+
+/* Says and frees the error of an incremental (un)assign. */
+static void incremental_error(struct ksrc *ks, const char *what, rd_kafka_error_t *e)
+{
+    if (!e) return;
+    fprintf(stderr, "gpulog %s: %s: %s\n", ks->name, what, rd_kafka_error_string(e));
+    rd_kafka_error_destroy(e);
+}
+
+/* Partitions assigned (eager: the whole new assignment; cooperative: the
+ * ones added, possibly none, while those kept go on as they were): state
+ * for each, then the assignment itself, paused or not as the rest. */
 static void ksrc_on_assign(struct ksrc *ks, rd_kafka_topic_partition_list_t *parts)
 {
     rd_kafka_topic_partition_list_t *c = rd_kafka_topic_partition_list_copy(parts);
-    rd_kafka_committed(ks->rk, c, 10000);
+    if (parts->cnt) rd_kafka_committed(ks->rk, c, 10000);
     for (int i = 0; i < parts->cnt; i++) {
         struct kpart *p = kpart_new(ks, &parts->elems[i], c->elems[i].offset);
         fprintf(stderr, "gpulog %s: assigned %s[%d] (committed %lld%s)\n", ks->name, p->topic, (int)p->part,
                 (long long)p->committed, p->eof ? ", nothing to read" : "");
     }
     rd_kafka_topic_partition_list_destroy(c);
-    rd_kafka_assign(ks->rk, parts);
+    if (cooperative(ks)) incremental_error(ks, "assign", rd_kafka_incremental_assign(ks->rk, parts));
+    else rd_kafka_assign(ks->rk, parts);
     /* a partition paused before a revoke stays paused in librdkafka when
      * it is assigned again: set its state to ours explicitly */
-    if (ks->paused) rd_kafka_pause_partitions(ks->rk, parts);
-    else rd_kafka_resume_partitions(ks->rk, parts);
+    if (parts->cnt) {
+        if (ks->paused) rd_kafka_pause_partitions(ks->rk, parts);
+        else rd_kafka_resume_partitions(ks->rk, parts);
+    }
     ks->assigned_once = 1;
     ks->unassigned = 0;
 }
@@ -158,13 +180,19 @@ static int in_list(const rd_kafka_topic_partition_list_t *l, const struct kpart 
     return 0;
 }
 
-/* Partitions revoked (eager: all of them): settle what was produced,
- * commit, then forget their state (the owner's revoked hook). A partition
- * with outputs still out is kept aside until ksrc_free. */
+/* Partitions revoked (eager: all of them; cooperative: only those that
+ * move): settle what was produced for at most KSRC_REVOKE_DRAIN_MS, commit,
+ * then forget their state (the owner's revoked hook). The revoke never
+ * waits longer: a rebalance during an Elasticsearch outage must not hold
+ * up the group (or outlive max.poll.interval.ms); what was not settled is
+ * not committed, so the next owner reads it again and its records get the
+ * same ids (409). A partition with outputs still out is kept aside until
+ * ksrc_free. */
 static void ksrc_on_revoke(struct ksrc *ks, const rd_kafka_topic_partition_list_t *parts)
 {
-    if (ks->h.drain && ks->h.drain(ks->h.ctx, 30000) > 0)
-        fprintf(stderr, "gpulog %s: revoke: outputs not all settled\n", ks->name);
+    if (ks->h.drain && ks->h.drain(ks->h.ctx, KSRC_REVOKE_DRAIN_MS) > 0)
+        fprintf(stderr, "gpulog %s: revoke: outputs not all settled within %d ms: their messages are read again by "
+                        "the next owner\n", ks->name, KSRC_REVOKE_DRAIN_MS);
     commit_parts(ks, 1);
     struct kpart **pp = &ks->parts;
     while (*pp) {
@@ -178,15 +206,24 @@ static void ksrc_on_revoke(struct ksrc *ks, const rd_kafka_topic_partition_list_
         if (track_pending(&p->track)) { p->next = ks->zombies; ks->zombies = p; }
         else kpart_free(p);
     }
-    rd_kafka_assign(ks->rk, NULL);
-    ks->unassigned = 1;
+    if (cooperative(ks)) incremental_error(ks, "unassign", rd_kafka_incremental_unassign(ks->rk, parts));
+    else rd_kafka_assign(ks->rk, NULL);
+    ks->unassigned = 1;          /* until the rebalance ends with an assignment (cooperative: maybe empty) */
 }
 
 /* A rebalance error: give everything up; the next assignment starts over. */
 static void ksrc_on_rebalance_error(struct ksrc *ks, rd_kafka_resp_err_t err)
 {
     fprintf(stderr, "gpulog %s: rebalance error: %s\n", ks->name, rd_kafka_err2str(err));
-    rd_kafka_assign(ks->rk, NULL);
+    if (cooperative(ks)) {
+        rd_kafka_topic_partition_list_t *a = NULL;
+        if (!rd_kafka_assignment(ks->rk, &a) && a) {
+            incremental_error(ks, "unassign", rd_kafka_incremental_unassign(ks->rk, a));
+            rd_kafka_topic_partition_list_destroy(a);
+        }
+    } else {
+        rd_kafka_assign(ks->rk, NULL);
+    }
     ks->unassigned = 1;
 }
 
@@ -213,6 +250,9 @@ static int ksrc_conf(rd_kafka_conf_t *conf, const struct ksrc_opts *o, char *err
         { "auto.offset.reset", "earliest" },
         { "enable.partition.eof", "true" },
         { "client.id", "gpulog-detect" },
+        /* a rebalance moves only the partitions that change hands: the
+         * others keep their detector state and open episodes */
+        { "partition.assignment.strategy", "cooperative-sticky" },
         /* the pre-fetch queue, deliberately (docs/operations.md, "Kafka
          * consumer queue"): 16 MiB keeps peak RSS under 64 MB; with
          * fetch_poke a replica catching up still reads at 100,000-155,000

@@ -16,11 +16,12 @@
  *   ksrc_close   leaves the group (revoking, so the hooks run), ksrc_free.
  * Offsets: enable.auto.commit=false; nothing moves on a mere enqueue.
  *
- * Rebalance (eager today): ksrc_on_assign and ksrc_on_revoke in
- * kafka_src.c; on revocation the owner's hooks drain its outputs and drop
- * the revoked partitions' state (a partition is identified to the owner by
- * its tag, e.g. the engine's state tag); partitions assigned later start
- * with fresh tags.
+ * Rebalance (cooperative-sticky unless -X partition.assignment.strategy
+ * says otherwise): ksrc_on_assign and ksrc_on_revoke in kafka_src.c; only
+ * partitions that change hands are revoked; on revocation the owner's hooks
+ * drain its outputs (at most 1 s) and drop the revoked partitions' state (a
+ * partition is identified to the owner by its tag, e.g. the engine's state
+ * tag); partitions assigned later start with fresh tags.
  *
  * Ownership: ksrc_new returns an object freed with ksrc_free; a record's
  * payload is borrowed until the next ksrc_next; tokens from ksrc_hold are

@@ -56,8 +56,9 @@ cat > "$work/stub/dlopen-stub.c" <<'EOF'
 #include <curl/curl.h>
 #include <microhttpd.h>
 #include <librdkafka/rdkafka.h>
-/* rd_kafka_message_errstr: the newest librdkafka symbol gpulog calls (1.5.0), for the version bound */
-const char *(*volatile keep)(const rd_kafka_message_t *) = rd_kafka_message_errstr;
+/* rd_kafka_incremental_assign: the newest librdkafka symbol gpulog calls (1.6.0, cooperative
+ * rebalancing), for the version bound */
+rd_kafka_error_t *(*volatile keep)(rd_kafka_t *, const rd_kafka_topic_partition_list_t *) = rd_kafka_incremental_assign;
 int main(void) { return curl_version() && MHD_get_version() && rd_kafka_version() && keep ? 0 : 1; }
 EOF
 # shellcheck disable=SC2046

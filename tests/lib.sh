@@ -108,6 +108,17 @@ kafka_setup() {
   B=$KAFKA_BROKERS
   timeout 15 kcat -b "$B" -L -m 5 2>/dev/null | grep -q "broker " || fail setup "no Kafka broker answers at $B"
 }
+# opensearch_kafka_setup: OpenSearch ($OPENSEARCH_URL) and Kafka
+# ($KAFKA_BROKERS), from services/env.sh when unset, must answer, else the
+# test fails there; sets URL and B.
+opensearch_kafka_setup() {
+  # shellcheck disable=SC1091
+  [ -z "${OPENSEARCH_URL:-}${KAFKA_BROKERS:-}" ] && [ -f services/env.sh ] && . services/env.sh
+  URL=${OPENSEARCH_URL:-}; B=${KAFKA_BROKERS:-}
+  curl -fsS -m 5 "$URL/" >/dev/null 2>&1; check "OpenSearch answers at '${URL}'" $?
+  kcat -b "$B" -L -m 5 >/dev/null 2>&1; check "Kafka answers at '${B}'" $?
+  [ "$failed" = 0 ] || finish
+}
 # consume TOPIC: "key<TAB>value" lines of the whole topic on stdout
 consume() { timeout 60 kcat -b "$B" -C -t "$1" -e -q -f '%k\t%s\n' 2>/dev/null; }
 # count_distinct_fb TOPIC: distinct gpu.memory.framebuffer.used_size values delivered

@@ -13,11 +13,7 @@
 # Ends with "N passed, N failed".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
-[ -z "${OPENSEARCH_URL:-}${KAFKA_BROKERS:-}" ] && [ -f services/env.sh ] && . services/env.sh
-URL=${OPENSEARCH_URL:-}; B=${KAFKA_BROKERS:-}
-curl -fsS -m 5 "$URL/" >/dev/null 2>&1; check "OpenSearch answers at '${URL}'" $?
-kcat -b "$B" -L -m 5 >/dev/null 2>&1; check "Kafka answers at '${B}'" $?
-[ "$failed" = 0 ] || finish
+opensearch_kafka_setup
 
 test_tmp t-episode-cold
 ID=$$$RANDOM

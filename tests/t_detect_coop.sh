@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# needs: kafka opensearch
+# t_detect_coop.sh - a rebalance of `gpulog detect` members during an
+# Elasticsearch outage (issue 19 items 1 and 2), against the REAL Kafka and
+# OpenSearch of scripts/services.sh behind tests/tools/flaky_proxy.py (fails
+# when either is unset or unreachable): member A owns the 3 partitions of a
+# topic and cannot write (the cluster is "down" for 40 s: its outputs fill
+# and it pauses); member B joins. The rebalance is cooperative: A gives up
+# only the partitions B gets and keeps the others (their detector state and
+# open episodes stay), the revoke does not wait for A's outputs (at most
+# 1 s), so B is assigned within seconds (with the former eager protocol and
+# 30 s revoke drain: after the outage), and nobody is evicted from the group.
+# Ends with "N passed, N failed".
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+opensearch_kafka_setup
+
+test_tmp t-detect-coop
+ID=$$$RANDOM
+NS=coop$ID topic=gpulog-coop-$ID group=gpulog-coop-g-$ID
+on_exit() { curl -s -o /dev/null -XDELETE "$URL/_data_stream/metrics-gpu.dmon-$NS"; }
+KX=(-X session.timeout.ms=6000 -X heartbeat.interval.ms=500 -X max.poll.interval.ms=10000)
+
+# 8 hosts x 2 GPUs x 200 s, keyed by host: every partition gets some
+"$PY" - "$tmp/keyed" <<'EOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for s in range(200):
+        for h in range(8):
+            for g in (0, 1):
+                e = {"@timestamp": "2025-11-07T10:%02d:%02d.000Z" % (s // 60, s % 60), "event.kind": "metric",
+                     "event.dataset": "gpu.dmon", "event.id": "%08x%08x%016x" % (h, g, s), "agent.name": "gpulog",
+                     "agent.version": "0.1.0", "host.name": "coop-%d" % h, "gpu.index": g,
+                     "gpu.temperature.gpu": 50 + (s + g) % 3, "gpu.power.usage": 250}
+                f.write("coop-%d\t%s\n" % (h, json.dumps(e, separators=(",", ":"))))
+EOF
+kcat -b "$B" -P -t "$topic" -K '\t' -l "$tmp/keyed" 2> "$tmp/kcat.err"; check "produce 3200 events" $? "$(cat "$tmp/kcat.err")"
+nparts=$(kcat -b "$B" -L -t "$topic" 2>/dev/null | grep -c "partition [0-9]*, leader")
+check_eq "the topic has 3 partitions" "$nparts" 3
+
+"$PY" tests/tools/flaky_proxy.py --upstream "$URL" --port-file "$tmp/proxy.port" > "$tmp/proxy.out" 2>&1 &
+pids+=($!)
+wait_for 50 test -s "$tmp/proxy.port"
+PURL=http://127.0.0.1:$(cat "$tmp/proxy.port" 2>/dev/null)
+curl -s -o /dev/null -XPOST "$PURL/__proxy/down?seconds=40"; check "the cluster is down for 40 s (proxy)" $?
+
+member() {   # $1 log
+  "$GPULOG" detect --brokers "$B" --group "$group" --topics "$topic" "${KX[@]}" --es "$PURL" --es-namespace "$NS" \
+    --index-metrics --es-batch-bytes 16k --es-max-pending-bytes 32k --output /dev/null 2> "$1" &
+  pids+=($!)
+}
+held() { awk '/: assigned / {n++} /: revoked / {n--} END {print n+0}' "$1" 2>/dev/null; }
+member "$tmp/a.err"
+wait_for 300 grep -q "partitions paused" "$tmp/a.err"
+check "member A owns the $(held "$tmp/a.err") partitions, its outputs are full and it paused" $? "$(tail -3 "$tmp/a.err")"
+t0=$(date +%s%N)
+member "$tmp/b.err"
+wait_for 300 grep -q ": assigned " "$tmp/b.err"; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+sleep 1
+[ "$rc" = 0 ] && [ "$ms" -lt 15000 ]
+check "member B is assigned partitions ${ms} ms after it started, during the outage (< 15 s)" $? "$(tail -3 "$tmp/b.err")"
+na=$(held "$tmp/a.err"); nb=$(held "$tmp/b.err")
+nrev=$(grep -c ": revoked " "$tmp/a.err")
+[ "$na" -ge 1 ] && [ "$nb" -ge 1 ] && [ $((na + nb)) = 3 ] && [ "$nrev" = "$nb" ]
+check "cooperative: A gave up only the $nb partition(s) B got ($nrev revoked) and kept $na" $? \
+  "$(grep -E 'assigned|revoked' "$tmp/a.err" "$tmp/b.err")"
+evict=$(grep -hiE "rebalance error|poll interval|unknown member" "$tmp/a.err" "$tmp/b.err")
+[ -z "$evict" ]; check "nobody left the group" $? "$evict"
+finish
