@@ -1,0 +1,75 @@
+/*
+ * csv_int.h - the state of the CSV parser, shared by csv.c (rows) and
+ * csv_header.c (header lines: names, aliases, units, the time columns).
+ * Private to them; see csv.c for the format.
+ */
+#ifndef GPULOG_CSV_INT_H
+#define GPULOG_CSV_INT_H
+
+#include "parser.h"
+
+#define CSV_MAX_COLS 1024
+#define CSV_MAX_NAME 128
+
+enum dim { D_NONE, D_PCT, D_W, D_C, D_MIB, D_MHZ };
+
+enum ckind {
+    C_VALUE,    /* metrics.<name> if numeric, else labels.<name> */
+    C_TIME,     /* full timestamp or epoch */
+    C_DATE,     /* date part of a date + time pair */
+    C_TOD,      /* time-of-day part of a date + time pair */
+    C_GPU,      /* gpu.index (or gpu.uuid for "GPU-..." values) */
+    C_HOST,     /* host.name */
+    C_NUM,      /* alias with a numeric gpu.* field */
+    C_STR,      /* alias with a string gpu.* field */
+    C_MASK,     /* throttle reasons bitmask */
+    C_SKIP,     /* a second column for a field already taken */
+};
+
+struct ccol {
+    enum ckind kind;
+    const char *key;      /* gpu.* field for C_NUM / C_STR */
+    enum dim dim;         /* unit family of the field (C_NUM) */
+    double hscale;        /* factor from the header's unit: 0 none, -1 unknown unit */
+    enum dim hdim;        /* family of the header's unit */
+    char *metric;         /* owned "metrics.<name>" */
+    char *label;          /* owned "labels.<name>" */
+};
+
+struct csvp {
+    struct ccol *cols;
+    int ncols, capcols;
+    const char **tok;
+    size_t *tl;
+    size_t captok;
+    struct buf unq;          /* unquoted values of the current row */
+    int have_header;
+    char *hdr;               /* text of the current header */
+    size_t hdr_len;
+    char *host;              /* host.name of the current row (valid during emit) */
+    size_t hostcap;
+};
+
+/* Column name (lower case, non-alphanumerics as '_') -> gpu.* field. */
+
+/* csv_header.c */
+/* The next comma-separated field of s from *pos (trimmed, not unquoted);
+ * *done after the last. 0 when there is none. */
+int csv_next_field(const char *s, size_t n, size_t *pos, int *done, const char **t, size_t *l);
+/* How much line looks like a CSV header (0 = not at all); *nfields names. */
+int csv_header_score(const char *line, size_t len, int *nfields);
+int csv_sniff(const char *line, size_t len);
+/* The unit u (ul bytes) if known: its dimension and factor to the field's unit. */
+const char *csv_unit_lookup(const char *u, size_t ul, enum dim *dim, double *f);
+/* Learns the columns from a header line (a leading '#' removed by caller);
+ * GL_DECLINED, or GL_ERROR with the reason. */
+int csv_learn(struct parser *p, struct csvp *c, const char *s, size_t n);
+
+/* csv.c */
+/* Frees the columns of c (the header is forgotten). */
+void csv_cols_clear(struct csvp *c);
+/* Splits a row into c->tok/c->tl, unquoting "..." fields into c->unq; the
+ * field count, or -1 on an unterminated quote. */
+int csv_split(struct csvp *c, const char *s, size_t n);
+
+#endif
