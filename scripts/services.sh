@@ -42,6 +42,10 @@
 #   RSS: Kafka JVM 190-225 MB after tests/t_services.sh, ~240 MB after 200k messages
 #     (-Xms128m -Xmx512m); OpenSearch JVM 305-400 MB after tests/t_services.sh,
 #     470-585 MB after bulk-indexing 40k docs (-Xms512m -Xmx512m, heap not pre-touched).
+#   Kafka's SASL_SSL listener: the first start also makes its CA, certificate and
+#     keystore with keytool (~2 s of CPU) and formats with the SCRAM user; a private
+#     broker's cold start measured 11.3 s at load average ~5, a restart 2.8 s, a
+#     restart on data formatted before the listener existed 7.6 s (kafka-configs).
 #   first fetch with an empty ~/.m2: Kafka 37-43 s (43 MB of jars), OpenSearch ~69 s
 #     (51 MB); later fetches are no-ops (jars present in services/*/target).
 #   With the two Elasticsearch nodes: `up` of all four 53-56 s at load average 8-12
