@@ -112,7 +112,7 @@ static void on_event(void *ctx, const struct event *ev)
 {
     struct pipeline *pl = ctx;
     if (pl->priming) return;
-    pl->cur->events++;
+    if (pl->cur) pl->cur->events++;
     if (pl->o.stage) { pl->o.stage(pl->o.ctx, ev); return; }
     deliver(pl, ev, sink_stream_of(ev->dataset), 1);
     gpumetrics_observe(ev);
@@ -182,6 +182,14 @@ static void env_rejected(void *ctx, struct source *s, int64_t off, const char *w
     rejected(ctx, s, off, RJ_TOO_LONG, why);
 }
 
+static long env_drain(void *ctx, int timeout_ms) { return pipeline_drain(ctx, timeout_ms); }
+
+static void env_revoked(void *ctx, struct source *s, uint32_t lane)
+{
+    struct pipeline *pl = ctx;
+    if (pl->o.revoked) pl->o.revoked(pl->o.ctx, s, lane);
+}
+
 /* ---------------------------------------------------------------- sources */
 
 struct pipeline *pipeline_new(const struct pipeline_opts *o)
@@ -193,6 +201,7 @@ struct pipeline *pipeline_new(const struct pipeline_opts *o)
     pl->env = (struct source_env){
         .state_dir = o->state_dir, .max_line = pl->o.max_line, .once = o->once, .stale_ms = o->stale_ms,
         .tail = &pl->o.tail, .ctx = pl, .health = env_health, .rejected = env_rejected,
+        .drain = env_drain, .revoked = env_revoked,
     };
     buf_init(&pl->json);
     buf_init(&pl->key);
@@ -261,7 +270,8 @@ void pipeline_add(struct pipeline *pl, struct source *s, const char *format)
     }
     s->idx = (int)pl->nsrc + 1;
     pl->src[pl->nsrc++] = s;
-    s->parser = parser_new(parser_find(s->ops->format ? s->ops->format : format), on_event, pl);
+    const char *f = s->ops->format ? s->ops->format : format;
+    if (strcmp(f, SRC_FORMAT_EVENTS)) s->parser = parser_new(parser_find(f), on_event, pl);
     lane_of(s, 0, s->start)->saved = s->saved_offset;
     if (s->start > 0 && s->hdr.len) {
         prime_parser(pl, s);
@@ -296,6 +306,21 @@ static void note_header(struct source *s, const struct src_rec *r)
     }
 }
 
+/* A record that is an event already (SRC_FORMAT_EVENTS): decoded, not parsed. */
+static void decode_event(struct pipeline *pl, struct source *s, const struct src_rec *r)
+{
+    struct event ev;
+    char err[GL_ERRLEN];
+    event_init(&ev);
+    if (event_from_json(&ev, r->p, r->len, err, sizeof err) == GL_OK) {
+        on_event(pl, &ev);
+        if (s->ops->parsed) s->ops->parsed(s, r->ms);
+    } else {
+        rejected(pl, s, r->off, RJ_OTHER, err);
+    }
+    event_free(&ev);
+}
+
 /* Parses one record of s held by lane entry seq. */
 static void parse_record(struct pipeline *pl, struct source *s, const struct src_rec *r)
 {
@@ -310,6 +335,7 @@ static void parse_record(struct pipeline *pl, struct source *s, const struct src
         .keep_original = pl->o.keep_original,
     };
     pl->cur = s;
+    if (!s->parser) { decode_event(pl, s, r); return; }
     int pr = parser_feed(s->parser, &src, r->p, r->len);
     if (pr == GL_DECLINED) {
         s->declined++;
@@ -546,6 +572,18 @@ void pipeline_run(struct pipeline *pl)
     free(ps.ready);
 }
 
+long pipeline_drain(struct pipeline *pl, int timeout_ms)
+{
+    int64_t deadline = gl_now_ms() + timeout_ms;
+    long left;
+    for (;;) {
+        if (!pl->st.fatal && stash_flush(pl)) pl->blocked = 0;
+        left = (pl->nsinks ? sinks_poll(pl, 20) : 0) + (long)pl->stash.n;
+        sinks_check(pl);
+        if (left == 0 || pl->st.fatal || gl_now_ms() >= deadline) return left;
+    }
+}
+
 /* The stats of the sources summed into pl->st. */
 static void sum_sources(struct pipeline *pl)
 {
@@ -573,8 +611,10 @@ long pipeline_finish(struct pipeline *pl)
          * crash right here could lose them (documented limit) */
         pl->cur = pl->src[i];
         pl->cur->cur_seq = UINT64_MAX;
-        parser_flush(pl->src[i]->parser);
+        if (pl->src[i]->parser) parser_flush(pl->src[i]->parser);
     }
+    pl->cur = NULL;
+    if (pl->o.flush) pl->o.flush(pl->o.ctx);
     int unlimited = pl->o.once && !stop_flag;
     int64_t deadline = gl_now_ms() + pl->o.shutdown_ms;
     long left = 0;

@@ -49,6 +49,11 @@ struct pipeline_opts {
     /* SIGHUP (NULL: ignored), and once a second (NULL: nothing) */
     void (*reload)(void *ctx);
     void (*tick)(void *ctx);
+    /* at the end, after the parsers' flush and before the last delivery:
+     * the stage writes what it still holds (the engine's open episodes) */
+    void (*flush)(void *ctx);
+    /* a lane of s was taken away (source_env.revoked): forget its state */
+    void (*revoked)(void *ctx, struct source *s, uint32_t lane);
     void *ctx;
 };
 
@@ -105,6 +110,9 @@ void pipeline_emit(struct pipeline *pl, const struct event *ev, enum sink_stream
 void pipeline_health(struct pipeline *pl, struct source *s, const char *action, const char *file, int64_t off,
                      const char *msg);
 const struct pipeline_stats *pipeline_stats(struct pipeline *pl);
+/* Writes what the hold queue keeps and polls the sinks until everything
+ * written is settled or timeout_ms passed; returns what is unsettled. */
+long pipeline_drain(struct pipeline *pl, int timeout_ms);
 /* Logs a stats line (inflight: documents unsettled). */
 void pipeline_log_stats(struct pipeline *pl, long inflight);
 

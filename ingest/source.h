@@ -64,7 +64,19 @@ struct source_env {
     void *ctx;
     void (*health)(void *ctx, struct source *s, const char *action, const char *file, int64_t off, const char *msg);
     void (*rejected)(void *ctx, struct source *s, int64_t off, const char *why);
+    /* a lane is taken away (a Kafka partition revoked), from inside next():
+     * drain settles what was written for up to timeout_ms (returns what is
+     * still unsettled), so that the source can save the lane's position
+     * (s->lanes[lane].tr.committed) before it lets go; revoked then tells
+     * the stage to forget the lane's state. A lane given back later starts
+     * with SRC_MOVED. */
+    long (*drain)(void *ctx, int timeout_ms);
+    void (*revoked)(void *ctx, struct source *s, uint32_t lane);
 };
+
+/* The format of sources whose records are schema-v1 events as JSON (the
+ * Kafka consumer): the loop decodes them (event_from_json), no parser. */
+#define SRC_FORMAT_EVENTS "events"
 
 struct source_ops {
     const char *name;         /* "file", "exec", "stdin", "kmsg", "fd", "kafka" */
@@ -78,8 +90,9 @@ struct source_ops {
     /* Saves position committed of lane (everything before it settled) with
      * s->hdr; changed: something moved since the last save (the source may
      * save anyway, e.g. a kernel sequence number). GL_OK (saved), GL_DONE
-     * (nothing to save now) or GL_ERROR (s->ckpt_bad set, said once per
-     * streak). NULL: positions are not kept (the loop tracks nothing). */
+     * (nothing to save now, or a lane the source no longer owns) or
+     * GL_ERROR (s->ckpt_bad set, said once per streak). NULL: positions
+     * are not kept (the loop tracks nothing). */
     int (*checkpoint)(struct source *s, uint32_t lane, int64_t committed, int changed);
     /* No more input will come (end of stdin, --once and the command or the
      * file is done, nothing spooled left): with every source ended and every
@@ -88,8 +101,10 @@ struct source_ops {
     void (*close)(struct source *s);
     /* optional (NULL = nothing to do): */
     int (*pollfd)(struct source *s);                  /* an fd that is readable when input waits; -1 none */
-    void (*pump)(struct source *s, int readable, int keeping_up);  /* each loop turn: input into the spool,
-                                                                    * children supervised */
+    void (*pump)(struct source *s, int readable, int keeping_up);  /* each loop turn, also while the sinks are
+                                                                    * full (keeping_up 0: next is not called;
+                                                                    * a consumer pauses and keeps polling):
+                                                                    * input into the spool, children supervised */
     void (*tick)(struct source *s);                   /* about once a second */
     void (*parsed)(struct source *s, int64_t ms);     /* a record gave events (staleness) */
     void (*stop)(struct source *s);                   /* shutdown: stop children, take no more input */

@@ -1,6 +1,8 @@
 /*
- * feed.h - the read loop shared by parse, run and collect: lines from an fd
- * into a parser, with rejected lines reported as "NAME:LINE: reason".
+ * feed.h - lines from an fd into a parser, with rejected lines reported as
+ * "NAME:LINE: reason": the steps `run`'s read loop uses, and feed_fd for the
+ * parser tests. `parse` and `collect` read through the pipeline
+ * (ingest/pipeline.h); GPULOG_READ_TIME is read here for all of them.
  */
 #ifndef GPULOG_FEED_H
 #define GPULOG_FEED_H
