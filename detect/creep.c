@@ -77,6 +77,12 @@ void creep_shape(const struct creep *c, unsigned k, double eps, struct creep_sha
         if (d < s->min_step) s->min_step = d;
     }
     s->rise = v[k - 1] - v[0];
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (unsigned i = 0; i < k; i++) {
+        sx += i; sy += v[i]; sxx += (double)i * i; sxy += i * (double)v[i];
+    }
+    double den = k * sxx - sx * sx;
+    s->fit = den > 0 ? (k * sxy - sx * sy) / den * (k - 1) : 0;
     s->up_frac = (double)up / (k - 1);
     s->older = v[mid] - v[0];
     s->newer = v[k - 1] - v[mid];

@@ -30,6 +30,7 @@ struct creep {
 struct creep_shape {
     unsigned k;
     double rise;              /* newest - oldest */
+    double fit;               /* least-squares slope x (k - 1): the rise of the fitted line */
     double up_frac;           /* share of steps that rose by more than eps */
     double max_step, min_step;
     double older, newer;      /* rise over the older half and over the newer half */

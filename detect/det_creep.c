@@ -2,7 +2,7 @@
  * GPU whose fan is failing) rising by tenths of a unit per minute for tens
  * of minutes while the load stays the same. Per-minute means of the metric
  * and of the power over samples under load (detect/creep.h) over the last
- * 8-16 minutes: anomalous when the metric rose by at least min_rise at
+ * 8-16 minutes: anomalous when the metric's fitted line rose by at least min_rise at
  * min_rate per minute or more, in most intervals, not slowing down (a job
  * start levels off) and without one interval holding most of it, while
  * the power stayed within max_power of its mean (more load explains more
@@ -55,7 +55,9 @@ static int cr_judge(const struct rule_cfg *rc, const struct cr_st *st, double iv
     if (k < rc->p[P_MIN_N] || st->p.n != k) return 0;
     struct creep_shape sh;
     creep_shape(&st->m, k, 0, &sh);
-    if (sh.rise < rc->p[P_MIN_RISE] || sh.rise < rc->p[P_MIN_RATE] * iv_min * (k - 1) ||
+    /* the fitted line's rise, not the end points: one warm interval at
+     * the end of a flat stretch is no creep */
+    if (sh.fit < rc->p[P_MIN_RISE] || sh.fit < rc->p[P_MIN_RATE] * iv_min * (k - 1) ||
         sh.up_frac < rc->p[P_MIN_UP_FRAC] || sh.newer < 0.5 * sh.older || sh.max_step > 0.5 * sh.rise)
         return 0;
     double lo = st->p.v[0], hi = lo, sum = 0;

@@ -45,6 +45,14 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* 1 when GPU p's framebuffer use moved by more than band over its window
+ * (a job loading its model: its group is not settled yet). */
+static int fb_moving(const struct ent *p, int slot, double band)
+{
+    const struct win *w = ent_win(p, slot);
+    return w && win_count(w) >= 2 && win_max(w) - win_min(w) > band;
+}
+
 /* Sorts v[0..n) and says whether at least share `agree` of it lies within
  * rel x |median| (at least abs_min) of the median; the median in *med. */
 static int peer_agree(double *v, size_t n, double rel, double abs_min, double agree, double *med)
@@ -70,12 +78,14 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     int by_fb = rc->aux[1] >= 0 && ent_val(e, rc->aux[1], &fb);
     double fb_band = rc->p[P_SAME_FB] * fb;
     if (fb_band < 1024) fb_band = 1024;   /* MiB: small jobs differ by allocator noise */
+    if (by_fb && fb_moving(e, rc->aux[1], fb_band)) return cx->open ? DET_HOLD : DET_UNKNOWN;
     size_t n = 0, reporting = 0;
     for (size_t i = 0; i < cx->npeers && n < 64; i++) {
         const struct ent *p = cx->peers[i];
         double pv, pu;
         if (p == e || !ent_val(p, rc->slot, &pv)) continue;
-        if (by_fb && (!ent_val(p, rc->aux[1], &pfb) || fabs(pfb - fb) > fb_band)) continue;   /* another job */
+        if (by_fb && (!ent_val(p, rc->aux[1], &pfb) || fabs(pfb - fb) > fb_band || fb_moving(p, rc->aux[1], fb_band)))
+            continue;   /* another job, or one loading its model */
         reporting++;
         if (rc->aux[0] >= 0 && (!ent_val(p, rc->aux[0], &pu) || pu < rc->p[P_BUSY_UTIL])) continue;
         fbs[n] = pfb;

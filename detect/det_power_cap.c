@@ -1,6 +1,6 @@
-/* det_power_cap.c - power capping: the power-violation share, averaged
- * over a few samples (an EWMA: a sample of 0 amid 50-78 % neither delays
- * nor ends an episode), is high while the board draws a good part of the
+/* det_power_cap.c - power capping: the power-violation share is high
+ * (an open episode: its average over a few samples, an EWMA, so a sample
+ * of 0 amid 50-78 % does not end it) while the board draws a good part of the
  * highest power it has been seen to draw (a cap at 82-92 % of what the job
  * would draw is still capping; an idle board is not capped). An open
  * episode stays open while the averaged share stays above min_pviol/2,
@@ -41,9 +41,10 @@ static int pc_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     if (pmax < rc->p[P_MIN_PMAX]) return DET_UNKNOWN;
     o->value = pv; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[P_MIN_PVIOL]; o->score = st->avg;
     double need = cx->open ? rc->p[P_MIN_PVIOL] / 2 : rc->p[P_MIN_PVIOL];
-    /* to open: this sample or the average (a 0 amid capping does not reset
-     * the count); to stay open: the average */
-    double share = cx->open || pv < st->avg ? st->avg : pv;
+    /* to open: this sample (`for` of them in a row: a blip of a few
+     * seconds is no capping); to stay open: the average, so a 0 sample
+     * amid 50-78 % does not end it */
+    double share = cx->open ? st->avg : pv;
     if (share < need || (!cx->open && pw < rc->p[P_NEAR] * pmax)) return DET_NORMAL;
     o->excess = det_clamp01((st->avg - rc->p[P_MIN_PVIOL]) / (100 - rc->p[P_MIN_PVIOL] + 1));
     char who[96];

@@ -224,8 +224,8 @@ TEST(power_cap_below_highest_power_stays_open)
 }
 
 /* (e) six GPUs train, two serve inference (other memory, power, clock):
- * no straggler; later half the node idles while a 4-GPU job runs with one
- * GPU at 84 % of its peers' clock: that one is caught */
+ * no straggler; later half the node idles while the training goes on on
+ * four GPUs, one at 84 % of its peers' clock: that one is caught */
 TEST(peers_on_different_jobs)
 {
     struct profile *p;
@@ -244,7 +244,7 @@ TEST(peers_on_different_jobs)
     CHECK_EQ_INT(tcount(&t, "gpu.peer", -1, 0, NULL), 0);
     for (; s < 1500; s++)
         for (int g = 0; g < 8; g++) {
-            struct gs x = { 98, 640 + 20 * rnd(&r), 1980, 70, 42000, 0 };
+            struct gs x = { 98, 640 + 20 * rnd(&r), 1980, 70, 61000, 0 };
             if (g == 2) { x.clk = 0.84 * 1980; x.pw *= 0.9; }
             if (g >= 4) x = IDLE;
             gsample(e, g, s, &x);

@@ -15,7 +15,7 @@ the hours and cycles with the air conditioning; jobs of every width
 model (framebuffer climbing from near zero to 10-75 GiB over 30-90 s while
 utilisation rises), let the caching allocator grow for a few minutes, dip
 for checkpoints (10-40 s), stall on the data loader (5-60 s, utilisation
-near 0, power decaying), and end; brief power-cap blips (1-3 s) on heavy
+near 0, power decaying), and end; brief power-cap blips (1-4 s) on heavy
 jobs, clock jitter, rare single ECC and PCIe counts, dropped lines and
 dropped sample blocks.
 
@@ -174,6 +174,7 @@ def main():
     pci = [rng.randint(0, 100) for _ in range(NGPU)]
     leak = [0.0] * NGPU
     stall = [0] * NGPU
+    blip = [0] * NGPU
     grown = [0.0] * NGPU
     cur_job = [None] * NGPU
     drift = rng.uniform(-1.5, 2.5)
@@ -243,8 +244,11 @@ def main():
                         fb[g] += step
                 elif fb[g] < target:
                     fb[g] = target
-                if j.kind == "train" and j.demand > 560 and util > 80 and rng.random() < 0.004:
-                    pviol = rng.randint(15, 60)           # a blip
+                if j.kind == "train" and j.demand > 560 and util > 80 and blip[g] == 0 and rng.random() < 0.002:
+                    blip[g] = rng.randint(1, 4)
+                if blip[g] > 0:                          # a power-cap blip
+                    blip[g] -= 1
+                    pviol = rng.randint(15, 60)
             else:
                 util, pw = 0.0, P_IDLE * rng.gauss(1, 0.03)
                 if fb[g] > 800:
