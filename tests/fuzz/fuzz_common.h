@@ -8,8 +8,9 @@
  * it parses (jansson, UTF-8 checked), is an object, has the header keys, no
  * value is null (missing values are absent; NaN/Inf would be written as
  * null) and no key appears twice; and the ranges of the schema (issue 15
- * item 11): @timestamp a 4-digit year, every number storable as a float,
- * *.pct within 0..100, power, clocks, sizes, counts and codes not negative.
+ * item 11): @timestamp in 1970..2099, every number storable as a float,
+ * *.pct within 0..100 and numbers there (not text), power, clocks, sizes,
+ * counts and codes not negative.
  * Any violation abort()s so the fuzzer (or the replay) reports the input.
  */
 #ifndef GPULOG_FUZZ_COMMON_H
@@ -46,13 +47,15 @@ static inline void fuzz_check_json(const char *s, size_t n)
         json_t *v;
         const char *ts = json_string_value(json_object_get(j, "@timestamp"));
         if (ts[0] < '0' || ts[0] > '9' || ts[4] != '-') why = "@timestamp without a 4-digit year";
+        else if (strncmp(ts, "1970", 4) < 0 || strncmp(ts, "2099", 4) > 0) why = "@timestamp outside 1970..2099";
         json_object_foreach(j, k, v) {
             if (why) break;
             if (json_is_null(v)) { why = "null value (missing values must be absent)"; break; }
             if (!*k) { why = "empty key"; break; }
+            size_t kl = strlen(k);
+            if (json_is_string(v) && kl > 4 && !strcmp(k + kl - 4, ".pct")) { why = "text where the schema wants a number"; break; }
             if (!json_is_number(v)) continue;
             double d = json_number_value(v);
-            size_t kl = strlen(k);
             if (!(d >= -3.4028234663852886e38 && d <= 3.4028234663852886e38)) why = "a number no float can hold";
             else if (kl > 4 && !strcmp(k + kl - 4, ".pct") && (d < 0 || d > 100)) why = "a percentage outside 0..100";
             else if (d < 0 && (strstr(k, "power.") || strstr(k, "clock.") || strstr(k, "_size") || strstr(k, ".count") ||
