@@ -62,8 +62,17 @@ static const char *intern_cstr(struct itab *t, const char *s)
  * value table is full a copy the event owns in slot k. */
 const char *ej_ev_string(struct event *ev, int k, const char *s, size_t n)
 {
+    /* a stream repeats its host, path and dataset: the last one per slot
+     * is answered without hashing (the decoders run on one thread) */
+    static const char *last[4];
+    static size_t lastn[4];
+    if (last[k] && lastn[k] == n && !memcmp(last[k], s, n)) return last[k];
     const char *p = intern(&vals_tab, s, n, hash64(s, n, 0));
-    if (p) return p;
+    if (p) {
+        last[k] = p;
+        lastn[k] = n;
+        return p;
+    }
     free(ev->own[k]);
     ev->own[k] = xstrndup(s, n);
     return ev->own[k];

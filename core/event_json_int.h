@@ -18,7 +18,9 @@ struct jp {
 
 static inline void jws(struct jp *j)
 {
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
+    /* compact JSON has none: one test for the common case */
+    while (j->p < j->end && (unsigned char)*j->p <= ' ' &&
+           (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
 }
 
 /* A number or literal is done: jansson hands the byte after it back to its

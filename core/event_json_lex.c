@@ -96,10 +96,14 @@ int ej_jnum(struct jp *j, int64_t *iv, double *dv)
     j->p = p;
     if (!real) {
         uint64_t u = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-        for (const char *q = ds0; q < de; q++) {
-            unsigned d = (unsigned)(*q - '0');
-            if (u > (lim - d) / 10) { j->why = neg ? "too big negative integer" : "too big integer"; return -1; }
-            u = u * 10 + d;
+        if (de - ds0 <= 18) {   /* below 10^18: cannot pass the limit (no leading zeros) */
+            for (const char *q = ds0; q < de; q++) u = u * 10 + (uint64_t)(*q - '0');
+        } else {
+            for (const char *q = ds0; q < de; q++) {
+                unsigned d = (unsigned)(*q - '0');
+                if (u > (lim - d) / 10) { j->why = neg ? "too big negative integer" : "too big integer"; return -1; }
+                u = u * 10 + d;
+            }
         }
         *iv = neg ? (int64_t)(0 - u) : (int64_t)u;
         return EV_INT;
