@@ -12,7 +12,8 @@
 #   - an untrusted certificate (ssl.ca.location names another CA): a clear
 #     error that names the certificate and ssl.ca.location; collect's file
 #     checkpoint holds, detect commits nothing;
-#   - SCRAM-SHA-512: delivered with librdkafka 2.6.1 or later; before that
+#   - SCRAM-SHA-512: Kafka's own Java client logs in (the user kafka.sh made
+#     works); gpulog delivers with librdkafka 2.6.1 or later; before that
 #     (Debian 12: 2.0.2) gpulog says up front that SCRAM fails with Kafka 4.x.
 # Credentials travel in a config file (kafka.properties), as the README
 # recommends, never on the command line. Ends with "N passed, N failed".
@@ -111,6 +112,20 @@ check "detect, untrusted certificate: nothing was committed (the group then cons
   "$(grep -q 'consumed 8 messages' <<<"$out"; echo $?)" "$out"
 
 # ------------------------------------------------------------------ SCRAM-SHA-512
+# the listener's SCRAM user works: Kafka's own Java client (kafka-configs) logs in
+cat > "$tmp/scram.properties" <<EOF
+security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$KAFKA_SASL_USER" password="$PW";
+ssl.truststore.type=PEM
+ssl.truststore.location=$KAFKA_SASL_CA
+EOF
+out=$(timeout 60 java -Xmx96m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dlog4j2.configurationFile=services/kafka/log4j2.properties \
+      -Dkafka.logs.dir="$tmp" -cp "services/kafka/target/dependency/*" kafka.admin.ConfigCommand --bootstrap-server "$SB" \
+      --command-config "$tmp/scram.properties" --describe --entity-type users --entity-name "$KAFKA_SASL_USER" 2>&1)
+check "Kafka's Java client logs in with SCRAM-SHA-512 (the user made by kafka.sh)" \
+  "$(grep -q "SCRAM credential configs for user-principal '$KAFKA_SASL_USER' are SCRAM-SHA-512" <<<"$out"; echo $?)" \
+  "$(grep -v ' INFO ' <<<"$out" | tail -n 5)"
 config "$tmp/scram.yaml" "$PW" "$KAFKA_SASL_CA" SCRAM-SHA-512
 t4=gpulog-sasl-$run-scram
 rdv=$(kcat -V 2>/dev/null | sed -n 's/.*librdkafka \([0-9][0-9.]*\).*/\1/p' | head -n 1)
