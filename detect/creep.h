@@ -37,7 +37,8 @@ struct creep_shape {
 };
 
 void creep_reset(struct creep *c);
-/* Adds a sample v at ts_ms; ok = it counts (e.g. the GPU was under load).
+/* Adds a sample v at ts_ms (ms since 1970; a state's t0 of 0 means no
+ * interval yet); ok = it counts (e.g. the GPU was under load).
  * An interval of interval_ms closes when a sample falls past it: kept when
  * at least a quarter of its samples counted; three uncounted intervals in
  * a row, or a gap of three intervals, empty the ring (the regime changed). Returns 1 when an interval was

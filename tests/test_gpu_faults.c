@@ -5,6 +5,7 @@
  * thermal runaway; one flapping fault gives few records. */
 #include "test.h"
 #include "../detect/engine.h"
+#include "../detect/creep.h"
 #include "engine_harness.h"
 
 #include <stdint.h>
@@ -316,6 +317,104 @@ TEST(flapping_fault_is_not_a_storm)
     profile_free(p);
 }
 
+/* the interval ring on hand-computed values: means and floors, kept and
+ * dropped intervals, the shape of the change, the snapshot check */
+TEST(creep_ring_hand_computed)
+{
+    struct creep c;
+    creep_reset(&c);
+    /* 10 s intervals of 1 s samples: 0-9 s mean 1, 10-19 s mean 2, ... */
+    int kept = 0;
+    for (int64_t s = 0; s <= 60; s++) kept += creep_add(&c, T0 + 1000 * s, (double)(s / 10 + 1), 1, 10000, 0);
+    CHECK_EQ_INT(kept, 6);
+    CHECK_EQ_INT(c.n, 6);
+    CHECK_NEAR(c.v[0], 1, 1e-6);
+    CHECK_NEAR(creep_last(&c), 6, 1e-6);
+    struct creep_shape sh;
+    creep_shape(&c, 6, 0, &sh);
+    CHECK_NEAR(sh.rise, 5, 1e-9);
+    CHECK_NEAR(sh.fit, 5, 1e-9);
+    CHECK_NEAR(sh.up_frac, 1, 1e-9);
+    CHECK_NEAR(sh.max_step, 1, 1e-9);
+    CHECK_NEAR(sh.older, 2, 1e-9);     /* v[2] - v[0] */
+    CHECK_NEAR(sh.newer, 3, 1e-9);     /* v[5] - v[2] */
+    CHECK(creep_ok(&c));
+    /* an interval with under a quarter of its samples counted is dropped;
+     * three in a row empty the ring */
+    for (int64_t s = 61; s <= 80; s++) creep_add(&c, T0 + 1000 * s, 100, 0, 10000, 0);
+    CHECK_EQ_INT(c.n, 6);
+    for (int64_t s = 81; s <= 91; s++) creep_add(&c, T0 + 1000 * s, 100, 0, 10000, 0);
+    CHECK_EQ_INT(c.n, 0);
+    /* floors: the lowest value of each interval; a gap of 3 intervals empties it */
+    creep_reset(&c);
+    for (int64_t s = 0; s <= 20; s++) creep_add(&c, T0 + 1000 * s, s % 10 == 5 ? 50.0 : 80.0 + (double)s, 1, 10000, 1);
+    CHECK_EQ_INT(c.n, 2);
+    CHECK_NEAR(c.v[0], 50, 1e-6);
+    creep_add(&c, T0 + 1000 * 60, 1, 1, 10000, 1);
+    CHECK_EQ_INT(c.n, 0);
+    /* ring full: the oldest goes */
+    creep_reset(&c);
+    for (int64_t s = 0; s <= 200; s++) creep_add(&c, T0 + 1000 * s, (double)(s / 10), 1, 10000, 0);
+    CHECK_EQ_INT(c.n, CREEP_CAP);
+    CHECK_NEAR(creep_last(&c), 19, 1e-6);
+    CHECK_NEAR(c.v[0], 4, 1e-6);
+    c.n = CREEP_CAP + 1;
+    CHECK(!creep_ok(&c));
+}
+
+/* a creep episode stays open while the GPU stays warmer than where the
+ * creep began (plateau, idle while hot), ends only once it is back */
+TEST(creep_ends_only_back_near_start)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    uint64_t r = 21;
+    for (int64_t s = 0; s < 6000; s++) {
+        double temp = 62, util = 97 + 2 * rnd(&r), pw = 520 + 10 * rnd(&r);
+        if (s >= 900 && s < 2100) temp += 0.6 * (double)(s - 900) / 60;     /* 20 minutes of creep */
+        if (s >= 2100) temp += 12;                                         /* then a plateau */
+        if (s >= 3300 && s < 3600) { util = 0; pw = 70; }                  /* idle while hot */
+        if (s >= 4500) temp = 62;                                          /* fan replaced */
+        struct gs x = { util, pw, 1980, (double)(int)(temp + rnd(&r)), 50000, 0 };
+        gsample(e, 0, s, &x);
+        if (s == 4499) CHECK_EQ_INT(tcount(&t, "gpu.temp.creep", 0, 1, NULL), 0);
+    }
+    engine_flush(e);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.creep", 0, 0, NULL), 1);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.creep", 0, 1, NULL), 1);
+    engine_free(e);
+    profile_free(p);
+}
+
+/* a leak episode stays open while the leaked memory stays held (growth
+ * stopped, nothing freed) and ends when the job frees it */
+TEST(leak_ends_only_when_freed)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    uint64_t r = 17;
+    double fb = 30000;
+    for (int64_t s = 0; s < 3600; s++) {
+        if (s >= 900 && s < 1500 && rnd(&r) < 0.25) fb += 20 + 44 * rnd(&r);   /* ~600 MiB/min */
+        if (s == 2700) fb = 300;                                                 /* the job ends */
+        struct gs x = { s < 2700 ? 97 + 2 * rnd(&r) : 0, s < 2700 ? 500 : 70, 1980, 65, fb, 0 };
+        gsample(e, 0, s, &x);
+        if (s == 2699) {
+            CHECK_EQ_INT(tcount(&t, "gpu.mem.leak", 0, 0, NULL), 1);
+            CHECK_EQ_INT(tcount(&t, "gpu.mem.leak", 0, 1, NULL), 0);
+        }
+    }
+    engine_flush(e);
+    CHECK_EQ_INT(tcount(&t, "gpu.mem.leak", 0, 0, NULL), 1);
+    CHECK_EQ_INT(tcount(&t, "gpu.mem.leak", 0, 1, NULL), 1);
+    engine_free(e);
+    profile_free(p);
+}
+
 int main(void)
 {
     RUN(job_start_loading_is_not_a_leak);
@@ -325,5 +424,8 @@ int main(void)
     RUN(peers_on_different_jobs);
     RUN(slow_thermal_runaway);
     RUN(flapping_fault_is_not_a_storm);
+    RUN(creep_ring_hand_computed);
+    RUN(creep_ends_only_back_near_start);
+    RUN(leak_ends_only_when_freed);
     return TEST_REPORT();
 }
