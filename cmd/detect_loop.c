@@ -239,11 +239,12 @@ void detect_summary(const struct dctx *d, int stopped)
 
 void detect_free(struct dctx *d)
 {
-    ksrc_free(d->src);                   /* first: leaving the group drains the outputs */
-    d->src = NULL;
+    ksrc_close(d->src);                  /* first: leaving the group drains the outputs */
     outputs_free(&d->out);
     for (size_t i = 0; i < d->held.n; i++) ksrc_token_free(d->held.v[i].doc.token);   /* not written: not committed */
     sink_hold_free(&d->held);
+    ksrc_free(d->src);                   /* last: the outputs' tokens point into its partitions */
+    d->src = NULL;
     engine_free(d->eng);
     profile_free(d->prof);
     buf_free(&d->json);

@@ -6,8 +6,10 @@
  * Layout (for whoever changes the rebalance protocol):
  *   - struct kpart: one assigned partition (its tag, last consumed offset,
  *     committed position, --once end offset, and a struct track, the
- *     settled-prefix tracker of ingest/track.c: one entry per message, held
- *     by the reader until ksrc_done and by every output until it settles);
+ *     tracker of ingest/track.c: one entry per message that has outputs,
+ *     pushed at its first ksrc_hold, held by the reader until ksrc_done and
+ *     by every output until it settles; the committed position is the first
+ *     such message still out, else the one after the last consumed);
  *   - the rebalance: ksrc_rebalance_cb (librdkafka's callback) dispatches to
  *     ksrc_on_assign (new kparts, their committed offsets and --once end
  *     offsets, rd_kafka_assign, the pause state), ksrc_on_revoke (the
@@ -61,7 +63,8 @@ struct ksrc {
     struct kpart *parts;
     struct kpart *zombies;     /* revoked with outputs still out: tokens point there */
     struct kpart *cur;         /* the partition of the message handed out, until ksrc_done */
-    uint64_t cur_seq;
+    uint64_t cur_seq;          /* its tracker entry, once it has one (cur_tracked) */
+    int cur_tracked;
     int64_t cur_off;
     rd_kafka_message_t *last;  /* the message handed out (its payload is borrowed) */
     rd_kafka_message_t *batch[KSRC_BATCH];
@@ -111,12 +114,25 @@ static struct kpart *kpart_new(struct ksrc *ks, const rd_kafka_topic_partition_t
     return p;
 }
 
+/* Where p's committed offset may go: its first message with outputs still
+ * out (the tracker's head entry, always pending: settled entries at the
+ * head are removed at once), else past the last message consumed; -1 none.
+ * Messages without outputs are never pushed, so an output that is slow
+ * (Elasticsearch down) costs 16 bytes per message that has one, not per
+ * message consumed. */
+static int64_t commit_pos(const struct kpart *p)
+{
+    const struct track *t = &p->track;
+    if (track_pending(t)) return t->e[t->head].end - 1;
+    return p->consumed >= 0 ? p->consumed + 1 : -1;
+}
+
 /* Commits the settled positions of the partitions that moved. */
 static void commit_parts(struct ksrc *ks, int sync)
 {
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
     for (struct kpart *p = ks->parts; p; p = p->next) {
-        int64_t pos = p->track.committed;
+        int64_t pos = commit_pos(p);
         if (pos >= 0 && pos > p->committed) {
             rd_kafka_topic_partition_list_add(l, p->topic, p->part)->offset = pos;
             p->committed = pos;
@@ -448,7 +464,7 @@ int ksrc_next(struct ksrc *ks, struct krec *r, int timeout_ms)
         ks->last = m;
         ks->cur = p;
         ks->cur_off = m->offset;
-        ks->cur_seq = track_push(&p->track, m->offset + 1);
+        ks->cur_tracked = 0;
         *r = (struct krec){ .payload = m->payload, .len = m->len, .topic = p->topic,
                             .partition = p->part, .offset = m->offset, .tag = p->tag };
         return GL_OK;
@@ -463,7 +479,7 @@ void ksrc_done(struct ksrc *ks)
     struct kpart *p = ks->cur;
     if (!p) return;
     ks->cur = NULL;
-    track_settle(&p->track, ks->cur_seq);
+    if (ks->cur_tracked) track_settle(&p->track, ks->cur_seq);
     p->consumed = ks->cur_off;
     if (p->end >= 0 && ks->cur_off + 1 >= p->end) p->eof = 1;
 }
@@ -473,6 +489,10 @@ void ksrc_done(struct ksrc *ks)
 void *ksrc_hold(struct ksrc *ks)
 {
     if (!ks->cur) return NULL;
+    if (!ks->cur_tracked) {   /* its first output: an entry, held by the reader until ksrc_done */
+        ks->cur_seq = track_push(&ks->cur->track, ks->cur_off + 1);
+        ks->cur_tracked = 1;
+    }
     track_hold(&ks->cur->track, ks->cur_seq);
     struct ktok *t = xmalloc(sizeof *t);
     t->p = ks->cur;
