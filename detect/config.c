@@ -58,7 +58,7 @@ static const char gpu_profile[] =
 "  \"params\":{\"window_s\":300,\"min_increase\":1}},"
 "{\"id\":\"gpu.pcie.replay\",\"name\":\"PCIe replay burst\",\"detector\":\"counter_increase\","
 "  \"metric\":\"gpu.pcie.replay\",\"severity\":1,\"cooldown_s\":120,"
-"  \"params\":{\"window_s\":60,\"min_increase\":20}},"
+"  \"params\":{\"window_s\":60,\"min_increase\":10}},"
 "{\"id\":\"gpu.power.stuck\",\"name\":\"Power reading stuck\",\"detector\":\"flatline\","
 "  \"metric\":\"gpu.power.usage\",\"severity\":1,\"params\":{\"min_samples\":300,\"min_std\":1}}"
 "]}";
