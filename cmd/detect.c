@@ -30,6 +30,7 @@ static void detect_help(void)
         "                     [--detectors FILE] [--profile gpu|generic]\n"
         "                     [--output FILE | --anomalies-topic T] [-X key=value]... [--once]\n"
         "                     [--metrics-addr HOST:PORT] [--shutdown-timeout S]\n"
+        "                     [--state-topic T [--snapshot-interval S]]\n"
         "\n"
         "Consumes schema-v1 events from Kafka as a member of consumer group G, runs\n"
         "the anomaly detectors and writes anomaly records (NDJSON to FILE or stdout,\n"
@@ -54,14 +55,20 @@ static void detect_help(void)
         "      --metrics-addr HOST:PORT  serve /metrics, /healthz and /readyz\n"
         "      --shutdown-timeout S  after SIGTERM/SIGINT, time to settle outputs and\n"
         "                            commit (default 10 s, key shutdown_timeout)\n"
+        "      --state-topic T       detector state snapshots per partition in topic T\n"
+        "                            (compacted, one partition): written at a revoke and\n"
+        "                            every --snapshot-interval S (default 60) once all a\n"
+        "                            partition consumed is committed; restored when it is\n"
+        "                            assigned, so it goes on warm (docs/operations.md)\n"
         "With --es, anomaly records go to logs-gpu.anomaly-NS, the consumed Xid/SXid\n"
         "events to logs-gpu.xid-NS and, with --index-metrics, metric events to\n"
         "metrics-gpu.dmon-NS; offsets wait for those documents too.\n"
         ES_CLI_HELP
         "\n"
         "State is per GPU and belongs to the partition its events arrive on: on a\n"
-        "rebalance the state of revoked partitions is dropped and new partitions warm\n"
-        "up (windows refill, peers and missing-data compare GPUs of one partition).\n"
+        "rebalance (cooperative: only partitions that move) the state of revoked\n"
+        "partitions is dropped and new partitions warm up (windows refill, peers and\n"
+        "missing-data compare GPUs of one partition), unless --state-topic restores it.\n"
         "Signals: SIGTERM/SIGINT stop consuming, settle the outputs, commit and exit\n"
         "within shutdown_timeout; SIGHUP reloads the detector configuration (rules\n"
         "that did not change keep their state and open anomalies; changed or removed\n"
@@ -83,6 +90,8 @@ struct detect_opts {
     const char **props;                  /* kafka.properties (the strings are cfg's) */
     size_t nprops;
     int once;
+    const char *state_topic;             /* --state-topic */
+    int snapshot_ms;                     /* --snapshot-interval */
     struct es_cli es;                    /* --es URL and its options */
     char *tl_default;                    /* the default topic list, owned */
 };
@@ -91,7 +100,7 @@ struct detect_opts {
  * EXIT_OK or EXIT_USAGE (said). */
 static int detect_opt(struct detect_opts *o, struct gpulog_config *cfg, int c, const char *arg, const char *name)
 {
-    enum { O_CONFIG = 0x100, O_METRICS, O_SHUTDOWN };
+    enum { O_CONFIG = 0x100, O_METRICS, O_SHUTDOWN, O_STATE_TOPIC, O_SNAP_S };
     char err[GL_ERRLEN * 4];
     const char *key = NULL;
     switch (c) {
@@ -106,6 +115,15 @@ static int detect_opt(struct detect_opts *o, struct gpulog_config *cfg, int c, c
     case '1': o->once = 1; break;
     case O_METRICS: key = "metrics_addr"; break;
     case O_SHUTDOWN: key = "shutdown_timeout"; break;
+    case O_STATE_TOPIC: o->state_topic = arg; break;
+    case O_SNAP_S: {
+        char *end;
+        double v = strtod(arg, &end);
+        if (*end || !(v >= 0.1 && v <= 86400))
+            return cli_usage_error("detect", "--snapshot-interval wants 0.1..86400 s, got '%s'", arg);
+        o->snapshot_ms = (int)(v * 1000);
+        break;
+    }
     case 'X':
         if (!strchr(arg, '=')) return cli_usage_error("detect", "-X wants key=value, got '%s'", arg);
         key = "kafka.properties";
@@ -137,6 +155,8 @@ static int detect_flags(struct detect_opts *o, struct gpulog_config *cfg, int ar
         { "once", no_argument, NULL, '1' },
         { "metrics-addr", required_argument, NULL, 0x101 },
         { "shutdown-timeout", required_argument, NULL, 0x102 },
+        { "state-topic", required_argument, NULL, 0x103 },
+        { "snapshot-interval", required_argument, NULL, 0x104 },
         { "help", no_argument, NULL, 'h' },
         ES_CLI_LONGOPTS,
         { NULL, 0, NULL, 0 },
@@ -211,8 +231,10 @@ static int detect_setup(struct dctx *d, const struct detect_opts *o, const struc
     if (detect_build_sinks(o, d, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
     d->eng = engine_new(d->prof, detect_emit, d);
     struct ksrc_opts ko = { .brokers = o->brokers, .group = o->group, .props = o->props, .nprops = o->nprops,
-                            .once = o->once, .name = "detect" };
-    struct ksrc_hooks kh = { .ctx = d, .drain = detect_drain, .revoked = detect_revoked };
+                            .once = o->once, .name = "detect", .state_topic = o->state_topic,
+                            .snapshot_ms = o->snapshot_ms };
+    struct ksrc_hooks kh = { .ctx = d, .drain = detect_drain, .revoked = detect_revoked,
+                             .save = detect_snap_save, .restore = detect_snap_restore };
     int usage = 0;
     d->src = ksrc_new(&ko, &kh, &usage, err, sizeof err);
     if (!d->src) {

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "../ingest/kafka_src.h"
 #include "../detect/engine.h"
+#include "../detect/snapshot.h"
 #include "../core/metrics.h"
 #include "../core/gpumetrics.h"
 
@@ -31,6 +32,24 @@ void detect_revoked(void *ctx, int tag)
 {
     struct dctx *d = ctx;
     engine_drop_tag(d->eng, tag);
+}
+
+int detect_snap_save(void *ctx, int tag, int64_t offset, struct buf *out)
+{
+    struct dctx *d = ctx;
+    char err[GL_ERRLEN];
+    if (snapshot_save(d->eng, tag, offset, out, err, sizeof err) == GL_OK) return GL_OK;
+    fprintf(stderr, "gpulog detect: %s\n", err);
+    return GL_ERROR;
+}
+
+int detect_snap_restore(void *ctx, int tag, const void *snap, size_t len, int64_t *offset)
+{
+    struct dctx *d = ctx;
+    char err[GL_ERRLEN];
+    if (snapshot_load(d->eng, tag, snap, len, offset, err, sizeof err) == SNAP_OK) return GL_OK;
+    fprintf(stderr, "gpulog detect: %s: not used, the partition starts cold\n", err);
+    return GL_ERROR;
 }
 
 /* Writes doc to s (held when s is full) with a token of the current

@@ -50,6 +50,11 @@ void detect_emit(void *ctx, const struct event *rec);
 /* The source's rebalance hooks (ctx = the dctx). */
 long detect_drain(void *ctx, int timeout_ms);
 void detect_revoked(void *ctx, int tag);
+/* The source's snapshot hooks (--state-topic): the detector state of the
+ * partition with this tag to out, and back (a refused snapshot is said and
+ * the partition starts cold). */
+int detect_snap_save(void *ctx, int tag, int64_t offset, struct buf *out);
+int detect_snap_restore(void *ctx, int tag, const void *snap, size_t len, int64_t *offset);
 
 /* Consumes until *stop, a fatal error or (--once) the end; reloads on *hup. */
 void detect_loop(struct dctx *d, volatile sig_atomic_t *stop, volatile sig_atomic_t *hup);

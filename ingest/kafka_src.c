@@ -24,6 +24,7 @@
  *   - settling and committing: ksrc_hold, ksrc_settle, commit_parts.
  */
 #include "kafka_src.h"
+#include "kstate.h"
 #include "source.h"
 #include "../core/kafka_conf.h"
 #include "../core/kafka_log.h"
@@ -37,6 +38,7 @@
 #define KSRC_POKE_MS 5         /* at most one wake-up query per this many ms */
 #define KSRC_POKE_QLEN 8192    /* messages left in the queue below which the fetcher is woken */
 #define KSRC_REVOKE_DRAIN_MS 1000   /* outputs settled at a revoke before its commit, at most */
+#define KSRC_REPLAY_MAX 1000000     /* messages read again after a snapshot older than the commit, at most */
 
 struct kpart {
     char *topic;
@@ -47,6 +49,7 @@ struct kpart {
     int64_t end;               /* --once: high watermark at assignment, else -1 */
     int eof;
     struct track track;        /* messages (end = offset + 1) with outputs outstanding */
+    int64_t snap_at, snap_off; /* the last snapshot written or restored: when, its offset */
     struct kpart *next;
 };
 
@@ -57,6 +60,8 @@ struct ksrc {
     rd_kafka_t *rk;
     rd_kafka_queue_t *cq;
     struct ksrc_hooks h;
+    struct kstate *st;         /* --state-topic: snapshots of the partitions' detector state */
+    int snap_ms;               /* at most this often per partition */
     const char *name;          /* the command, in messages */
     int once, assigned_once, unassigned, paused, fatal, closed;
     int next_tag;
@@ -146,6 +151,89 @@ static void commit_parts(struct ksrc *ks, int sync)
     rd_kafka_topic_partition_list_destroy(l);
 }
 
+/* ------------------------------------------------------- state snapshots */
+
+/* The state topic's key of p: "TOPIC/PARTITION". */
+static void snap_key(const struct kpart *p, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%d", p->topic, (int)p->part);
+}
+
+/* 1 when every message of p consumed so far is settled and committed: a
+ * snapshot then covers exactly the committed prefix (one that covered
+ * more would make the next owner skip records never stored). */
+static int snap_ready(const struct kpart *p)
+{
+    return p->consumed >= 0 && !track_pending(&p->track) && p->committed == p->consumed + 1;
+}
+
+/* Writes p's snapshot (the owner's save hook) to the state topic. */
+static void snap_write(struct ksrc *ks, struct kpart *p)
+{
+    struct buf b;
+    buf_init(&b);
+    char key[320];
+    snap_key(p, key, sizeof key);
+    if (ks->h.save(ks->h.ctx, p->tag, p->committed, &b) == GL_OK) kstate_put(ks->st, key, b.p, b.len);
+    buf_free(&b);
+    p->snap_at = gl_now_ms();
+    p->snap_off = p->committed;
+}
+
+/* Every snap_ms: the partitions that moved since their last snapshot, when
+ * all they consumed is settled and committed. */
+static void snap_tick(struct ksrc *ks)
+{
+    int64_t now = gl_now_ms();
+    for (struct kpart *p = ks->parts; p; p = p->next)
+        if (now - p->snap_at >= ks->snap_ms && p->committed != p->snap_off && snap_ready(p)) snap_write(ks, p);
+    kstate_poll(ks->st);
+}
+
+/* At assignment: the snapshot of each new partition, restored by the
+ * owner. It covers the messages before its offset; when that is behind the
+ * committed offset, the partition is read again from there (the records
+ * made again carry the ids already stored: 409), so the start offset in
+ * parts moves back. A snapshot ahead of the commit, or too far behind, is
+ * not used: the partition starts cold at its committed offset. */
+static void snap_restore(struct ksrc *ks, rd_kafka_topic_partition_list_t *parts)
+{
+    size_t n = (size_t)parts->cnt;
+    char **keys = xcalloc(n, sizeof *keys);
+    struct buf *vals = xcalloc(n, sizeof *vals);
+    for (size_t i = 0; i < n; i++) {
+        char key[320];
+        snprintf(key, sizeof key, "%s/%d", parts->elems[i].topic, (int)parts->elems[i].partition);
+        keys[i] = xstrdup(key);
+        buf_init(&vals[i]);
+    }
+    char err[GL_ERRLEN];
+    if (kstate_get(ks->st, (const char *const *)keys, n, vals, 10000, err, sizeof err) != GL_OK)
+        fprintf(stderr, "gpulog %s: %s: snapshots read so far are used\n", ks->name, err);
+    for (size_t i = 0; i < n; i++) {
+        struct kpart *p = kpart_find(ks, parts->elems[i].topic, parts->elems[i].partition);
+        int64_t off = -1;
+        if (!p || !vals[i].len || ks->h.restore(ks->h.ctx, p->tag, vals[i].p, vals[i].len, &off) != GL_OK) continue;
+        if (p->committed < 0 || off > p->committed || p->committed - off > KSRC_REPLAY_MAX) {
+            fprintf(stderr, "gpulog %s: %s: its snapshot (offset %lld) does not fit the committed offset %lld: "
+                            "not used, the partition starts cold\n", ks->name, keys[i], (long long)off,
+                    (long long)p->committed);
+            ks->h.revoked(ks->h.ctx, p->tag);
+            continue;
+        }
+        parts->elems[i].offset = off;
+        if (p->end >= 0 && off < p->end) p->eof = 0;
+        p->snap_at = gl_now_ms();
+        p->snap_off = off;
+        fprintf(stderr, "gpulog %s: %s: detector state restored from its snapshot (offset %lld, %zu bytes; "
+                        "%lld messages read again)\n", ks->name, keys[i], (long long)off, vals[i].len,
+                (long long)(p->committed - off));
+    }
+    for (size_t i = 0; i < n; i++) { free(keys[i]); buf_free(&vals[i]); }
+    free(keys);
+    free(vals);
+}
+
 /* ------------------------------------------------------------- rebalance */
 
 /* 1 when the group runs the cooperative protocol (cooperative-sticky, our
@@ -177,6 +265,7 @@ static void ksrc_on_assign(struct ksrc *ks, rd_kafka_topic_partition_list_t *par
                 (long long)p->committed, p->eof ? ", nothing to read" : "");
     }
     rd_kafka_topic_partition_list_destroy(c);
+    if (ks->st && parts->cnt) snap_restore(ks, parts);
     if (cooperative(ks)) incremental_error(ks, "assign", rd_kafka_incremental_assign(ks->rk, parts));
     else rd_kafka_assign(ks->rk, parts);
     /* a partition paused before a revoke stays paused in librdkafka when
@@ -215,6 +304,7 @@ static void ksrc_on_revoke(struct ksrc *ks, const rd_kafka_topic_partition_list_
         struct kpart *p = *pp;
         if (!in_list(parts, p)) { pp = &p->next; continue; }
         *pp = p->next;
+        if (ks->st && snap_ready(p)) snap_write(ks, p);   /* the next owner goes on from here */
         if (ks->h.revoked) ks->h.revoked(ks->h.ctx, p->tag);
         fprintf(stderr, "gpulog %s: revoked %s[%d] (committed %lld)\n", ks->name, p->topic, (int)p->part,
                 (long long)p->committed);
@@ -320,6 +410,15 @@ struct ksrc *ksrc_new(const struct ksrc_opts *o, const struct ksrc_hooks *h, int
     }
     rd_kafka_poll_set_consumer(ks->rk);
     ks->cq = rd_kafka_queue_get_consumer(ks->rk);
+    if (o->state_topic && h->save && h->restore && h->revoked) {
+        ks->st = kstate_new(o->brokers, o->state_topic, o->props, o->nprops, ks->name, e, sizeof e);
+        if (!ks->st) {
+            snprintf(err, errlen, "%s", e);
+            ksrc_free(ks);
+            return NULL;
+        }
+        ks->snap_ms = o->snapshot_ms > 0 ? o->snapshot_ms : 60000;
+    }
     return ks;
 }
 
@@ -352,7 +451,9 @@ void ksrc_close(struct ksrc *ks)
     ks->closed = 1;
     drop_fetched(ks);
     rd_kafka_queue_destroy(ks->cq);
-    rd_kafka_consumer_close(ks->rk);
+    rd_kafka_consumer_close(ks->rk);   /* the revoke writes the last snapshots */
+    kstate_free(ks->st);
+    ks->st = NULL;
     rd_kafka_destroy(ks->rk);
 }
 
@@ -511,7 +612,11 @@ void ksrc_settle(struct ksrc *ks, void *token)
 
 void ksrc_token_free(void *token) { free(token); }
 
-void ksrc_commit(struct ksrc *ks, int sync) { commit_parts(ks, sync); }
+void ksrc_commit(struct ksrc *ks, int sync)
+{
+    commit_parts(ks, sync);
+    if (ks->st) snap_tick(ks);
+}
 
 int ksrc_pause(struct ksrc *ks, int pause)
 {

@@ -43,6 +43,12 @@ struct ksrc_hooks {
     long (*drain)(void *ctx, int timeout_ms);
     /* the partition with this tag was revoked: forget its state */
     void (*revoked)(void *ctx, int tag);
+    /* with a state topic: append the snapshot of the partition with this
+     * tag, covering the messages before offset, to out (GL_OK), and restore
+     * one into the partition with this tag (GL_OK with the offset it
+     * covers; else the owner said why and the partition has no state) */
+    int (*save)(void *ctx, int tag, int64_t offset, struct buf *out);
+    int (*restore)(void *ctx, int tag, const void *snap, size_t len, int64_t *offset);
 };
 
 struct ksrc_opts {
@@ -51,6 +57,11 @@ struct ksrc_opts {
     size_t nprops;
     int once;                                /* read up to the end offsets found at assignment */
     const char *name;                        /* the command, in messages ("gpulog NAME: ...") */
+    /* detector state snapshots (kstate.h) in this topic, written per
+     * partition every snapshot_ms (default 60 s) when all it consumed is
+     * committed, and at a revoke; restored at assignment. NULL = none */
+    const char *state_topic;
+    int snapshot_ms;
 };
 
 /* One message handed out by ksrc_next (valid until the next call). */
