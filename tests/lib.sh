@@ -119,6 +119,27 @@ opensearch_kafka_setup() {
   kcat -b "$B" -L -m 5 >/dev/null 2>&1; check "Kafka answers at '${B}'" $?
   [ "$failed" = 0 ] || finish
 }
+# hot_gpu_events HOST: $tmp/keyed, the events of 25 minutes of 2 GPUs of HOST
+# at 1 s from 2025-11-07 10:00:00 UTC, GPU 1 at 92 °C from 400 s to 1300 s
+# (a gpu.temp.high episode), each line "HOST<TAB>event"; $tmp/part1 the
+# first 700 s (the episode open), $tmp/part2 the rest.
+hot_gpu_events() {
+  "$PY" - "$tmp/hot-dmon.txt" <<'PYEOF'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("#Date       Time         gpu    pwr  gtemp  mtemp     sm    mem   mclk   pclk\n")
+    f.write("#YYYYMMDD   HH:MM:SS     Idx      W      C      C      %      %    MHz    MHz\n")
+    for s in range(1500):
+        for g in (0, 1):
+            t = 92 if g == 1 and 400 <= s < 1300 else 48 + (s * 7 + g * 3) % 3
+            f.write(" 20251107   %02d:%02d:%02d %6d %6d %6d %6d %6d %6d %6d %6d\n"
+                    % (10 + s // 3600, s // 60 % 60, s % 60, g, 250, t, t + 4, 90, 40, 2619, 1980))
+PYEOF
+  "$GPULOG" parse --tz UTC --host "$1" "$tmp/hot-dmon.txt" 2>/dev/null | sed "s/^/$1\t/" > "$tmp/keyed"
+  head -n 1400 "$tmp/keyed" > "$tmp/part1"
+  tail -n +1401 "$tmp/keyed" > "$tmp/part2"
+}
+
 # consume TOPIC: "key<TAB>value" lines of the whole topic on stdout
 consume() { timeout 60 kcat -b "$B" -C -t "$1" -e -q -f '%k\t%s\n' 2>/dev/null; }
 # count_distinct_fb TOPIC: distinct gpu.memory.framebuffer.used_size values delivered

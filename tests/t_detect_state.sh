@@ -24,21 +24,7 @@ on_exit() {   # lib.sh's exit trap calls this first
 }
 KX=(-X session.timeout.ms=6000 -X heartbeat.interval.ms=500)
 
-# 25 minutes of 2 GPUs at 1 s from 10:00:00 UTC; GPU 1 at 92 °C from 400 s to 1300 s
-"$PY" - "$tmp/dmon.txt" <<'PYEOF'
-import sys
-with open(sys.argv[1], "w") as f:
-    f.write("#Date       Time         gpu    pwr  gtemp  mtemp     sm    mem   mclk   pclk\n")
-    f.write("#YYYYMMDD   HH:MM:SS     Idx      W      C      C      %      %    MHz    MHz\n")
-    for s in range(1500):
-        for g in (0, 1):
-            t = 92 if g == 1 and 400 <= s < 1300 else 48 + (s * 7 + g * 3) % 3
-            f.write(" 20251107   %02d:%02d:%02d %6d %6d %6d %6d %6d %6d %6d %6d\n"
-                    % (10 + s // 3600, s // 60 % 60, s % 60, g, 250, t, t + 4, 90, 40, 2619, 1980))
-PYEOF
-"$GPULOG" parse --tz UTC --host state-1 "$tmp/dmon.txt" 2>/dev/null | sed 's/^/state-1\t/' > "$tmp/keyed"
-head -n 1400 "$tmp/keyed" > "$tmp/part1"       # up to 700 s: the episode opened at ~400 s
-tail -n +1401 "$tmp/keyed" > "$tmp/part2"
+hot_gpu_events state-1   # GPU 1 hot from 400 s to 1300 s; part1 = the first 700 s
 "$GPULOG" setup --es "$URL" --namespace "$NS" > "$tmp/setup.out" 2>&1; check "gpulog setup (namespace $NS)" $? "$(tail -3 "$tmp/setup.out")"
 kcat -b "$B" -P -t "$topic" -K '\t' -l "$tmp/part1" 2> "$tmp/kcat.err"; check "produce the first 700 s" $? "$(cat "$tmp/kcat.err")"
 
