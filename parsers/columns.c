@@ -50,6 +50,26 @@ const char *col_key_of(const struct col_map *map, size_t nmap, const char *prefi
     return *dyn;
 }
 
+void col_name_all(struct col_def *cols, const char *const *tok, const size_t *tl, int k,
+                  const struct col_map *map, size_t nmap, const char *prefix, int dflt, int skip)
+{
+    for (int i = 0; i < k; i++) {
+        struct col_def *c = &cols[i];
+        c->kind = dflt;
+        c->key = col_key_of(map, nmap, prefix, tok[i], tl[i], &c->kind, &c->dyn);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(cols[j].key, c->key)) { c->kind = skip; break; }
+    }
+}
+
+void col_free_all(struct col_def *cols, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(cols[i].dyn);
+        cols[i].dyn = NULL;
+    }
+}
+
 int col_frac_ms(const char *f, size_t fl, int *ms)
 {
     if (fl == 0 || fl > 9) return 0;

@@ -46,6 +46,21 @@ struct col_map {
 const char *col_key_of(const struct col_map *map, size_t nmap, const char *prefix,
                        const char *t, size_t n, int *kind, char **dyn);
 
+/* One named column of a whitespace-table parser (dmon, pmon): its field
+ * key (static, or the dyn it owns) and the parser's kind for it. */
+struct col_def {
+    const char *key;
+    int kind;
+    char *dyn;
+};
+/* Names the k header tokens into cols: the key and kind of the token's map
+ * row, else prefix + its sanitized name with kind dflt. A key an earlier
+ * column took gets kind skip: one key once per event, the first wins. */
+void col_name_all(struct col_def *cols, const char *const *tok, const size_t *tl, int k,
+                  const struct col_map *map, size_t nmap, const char *prefix, int dflt, int skip);
+/* Frees the keys n columns own. */
+void col_free_all(struct col_def *cols, int n);
+
 /* The fraction of a second in the digits at f (fl bytes, 1 to 9 digits)
  * as milliseconds (truncated); 0 if there are none, too many or a non-digit. */
 int col_frac_ms(const char *f, size_t fl, int *ms);

@@ -17,17 +17,10 @@
 
 enum col_kind { COL_INT, COL_BOOL, COL_DATE, COL_TIME, COL_AUTO, COL_SKIP };
 
-struct dmon_col {
-    const char *key;       /* field name (static or owned in dyn) */
-    enum col_kind kind;
-    char *dyn;             /* owned key for unknown columns */
-};
-
 struct dmon {
     int csv;                     /* 1 = --format csv */
     int ncols;
-    struct dmon_col cols[DMON_MAX_COLS];
-    int date_col, time_col;
+    struct col_def cols[DMON_MAX_COLS];   /* kind: enum col_kind */
     int have_header;
     int header_too_wide;         /* the last names line had too many columns */
     char today_src[1];           /* unused placeholder */
@@ -35,6 +28,8 @@ struct dmon {
 
 /* dmon column name -> schema field (shared/docs/event-fields.md). */
 static const struct col_map dmon_map[] = {
+    { "Date",  "date", COL_DATE },
+    { "Time",  "time", COL_TIME },
     { "gpu",   "gpu.index", COL_INT },
     { "pwr",   "gpu.power.usage", COL_INT },
     { "gtemp", "gpu.temperature.gpu", COL_INT },
@@ -77,7 +72,6 @@ static void *dmon_create_common(int csv)
 {
     struct dmon *d = xcalloc(1, sizeof *d);
     d->csv = csv;
-    d->date_col = d->time_col = -1;
     return d;
 }
 
@@ -86,9 +80,8 @@ static void *dmon_csv_create(struct parser *p) { (void)p; return dmon_create_com
 
 static void cols_clear(struct dmon *d)
 {
-    for (int i = 0; i < d->ncols; i++) free(d->cols[i].dyn);
+    col_free_all(d->cols, d->ncols);
     d->ncols = 0;
-    d->date_col = d->time_col = -1;
     d->have_header = 0;
 }
 
@@ -145,21 +138,9 @@ static int dmon_header(struct parser *p, struct dmon *d, const char *line, size_
     if (!has_gpu) return GL_DECLINED;                  /* some other comment */
     cols_clear(d);
     d->csv = csv;
-    for (int i = 0; i < k; i++) {
-        struct dmon_col *c = &d->cols[i];
-        c->dyn = NULL;
-        c->kind = COL_AUTO;
-        c->key = NULL;
-        if (col_tok_is(tok[i], tl[i], "Date")) { c->kind = COL_DATE; d->date_col = i; c->key = "date"; continue; }
-        if (col_tok_is(tok[i], tl[i], "Time")) { c->kind = COL_TIME; d->time_col = i; c->key = "time"; continue; }
-        int kind = COL_AUTO;
-        c->key = col_key_of(dmon_map, GL_ARRAY_LEN(dmon_map), "gpu.dmon.", tok[i], tl[i], &kind, &c->dyn);
-        c->kind = (enum col_kind)kind;
-        /* a column named twice (or temp with gtemp) would put one key twice
-         * in the event, which JSON consumers reject: the first one wins */
-        for (int j = 0; j < i; j++)
-            if (!strcmp(d->cols[j].key, c->key)) { c->kind = COL_SKIP; break; }
-    }
+    /* a column named twice (or temp with gtemp) would put one key twice in
+     * the event, which JSON consumers reject: the first one wins */
+    col_name_all(d->cols, tok, tl, k, dmon_map, GL_ARRAY_LEN(dmon_map), "gpu.dmon.", COL_AUTO, COL_SKIP);
     d->ncols = k;
     d->have_header = 1;
     d->header_too_wide = 0;
@@ -216,10 +197,10 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
     for (int i = 0; i < k; i++) {
         const char *t = tok[i];
         size_t l = tl[i];
-        const struct dmon_col *c = &d->cols[i];
+        const struct col_def *c = &d->cols[i];
         if (l == 1 && t[0] == '-') continue;          /* missing value */
         int64_t v;
-        switch (c->kind) {
+        switch ((enum col_kind)c->kind) {
         case COL_INT:
             if (parse_int_fast(t, l, &v)) {
                 event_add_int(ev, c->key, v);
@@ -276,8 +257,11 @@ static int dmon_sniff_common(const char *line, size_t len, int want_csv)
     for (int i = 0; i < k; i++) {
         if (col_tok_is(tok[i], tl[i], "pid") || col_tok_is(tok[i], tl[i], "command")) return 0;
         if (col_tok_is(tok[i], tl[i], "gpu")) gpu = 1;
-        for (size_t j = 1; j < GL_ARRAY_LEN(dmon_map); j++)
-            if (col_tok_is(tok[i], tl[i], dmon_map[j].col)) { known++; break; }
+        for (size_t j = 0; j < GL_ARRAY_LEN(dmon_map); j++) {
+            const struct col_map *m = &dmon_map[j];
+            if (m->kind == COL_DATE || m->kind == COL_TIME || !strcmp(m->col, "gpu")) continue;   /* not dmon's own */
+            if (col_tok_is(tok[i], tl[i], m->col)) { known++; break; }
+        }
     }
     return gpu && known ? 90 : 0;
 }

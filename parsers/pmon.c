@@ -18,21 +18,17 @@
 
 enum pcol_kind { PC_GPU, PC_INT, PC_PID, PC_TYPE, PC_CMD, PC_DATE, PC_TIME, PC_AUTO, PC_SKIP };
 
-struct pmon_col {
-    const char *key;       /* field name (static or dyn) */
-    enum pcol_kind kind;
-    char *dyn;             /* owned key for unknown columns */
-};
-
 struct pmon {
     int ncols;
-    struct pmon_col cols[PMON_MAX_COLS];
+    struct col_def cols[PMON_MAX_COLS];   /* kind: enum pcol_kind */
     int cmd_last;          /* the last column is the command */
     int have_header;
 };
 
 /* pmon column name -> schema field (shared/docs/event-fields.md). */
 static const struct col_map pmon_map[] = {
+    { "Date",    "date", PC_DATE },
+    { "Time",    "time", PC_TIME },
     { "gpu",     "gpu.index", PC_GPU },
     { "pid",     "process.pid", PC_PID },
     { "type",    "gpu.process.type", PC_TYPE },
@@ -50,7 +46,7 @@ static void *pmon_create(struct parser *p) { (void)p; return xcalloc(1, sizeof(s
 
 static void pmon_cols_clear(struct pmon *m)
 {
-    for (int i = 0; i < m->ncols; i++) free(m->cols[i].dyn);
+    col_free_all(m->cols, m->ncols);
     m->ncols = 0;
     m->have_header = 0;
     m->cmd_last = 0;
@@ -102,20 +98,8 @@ static int pmon_header(struct parser *p, struct pmon *m, const char *s, size_t n
     if (!has_gpu || !has_pid) return GL_DECLINED;       /* units line, comment */
     if (k > PMON_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "pmon header has more than %d columns", PMON_MAX_COLS);
     pmon_cols_clear(m);
-    for (int i = 0; i < k; i++) {
-        struct pmon_col *c = &m->cols[i];
-        c->dyn = NULL;
-        c->key = NULL;
-        c->kind = PC_AUTO;
-        if (col_tok_is(tok[i], tl[i], "Date")) { c->kind = PC_DATE; c->key = "date"; continue; }
-        if (col_tok_is(tok[i], tl[i], "Time")) { c->kind = PC_TIME; c->key = "time"; continue; }
-        int kind = PC_AUTO;
-        c->key = col_key_of(pmon_map, GL_ARRAY_LEN(pmon_map), "gpu.pmon.", tok[i], tl[i], &kind, &c->dyn);
-        c->kind = (enum pcol_kind)kind;
-        /* a column named twice would put one key twice in the event: first wins */
-        for (int j = 0; j < i; j++)
-            if (!strcmp(m->cols[j].key, c->key)) { c->kind = PC_SKIP; break; }
-    }
+    /* a column named twice would put one key twice in the event: first wins */
+    col_name_all(m->cols, tok, tl, k, pmon_map, GL_ARRAY_LEN(pmon_map), "gpu.pmon.", PC_AUTO, PC_SKIP);
     m->ncols = k;
     m->cmd_last = m->cols[k - 1].kind == PC_CMD;
     m->have_header = 1;
@@ -167,10 +151,10 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
     for (int i = 0; i < k; i++) {
         const char *t = tok[i];
         size_t l = tl[i];
-        const struct pmon_col *c = &m->cols[i];
+        const struct col_def *c = &m->cols[i];
         int64_t v;
         if (value_is_missing(t, l)) continue;
-        switch (c->kind) {
+        switch ((enum pcol_kind)c->kind) {
         case PC_GPU:
         case PC_INT:
         case PC_PID:

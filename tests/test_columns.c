@@ -36,6 +36,24 @@ TEST(key_of)
     free(dyn);
 }
 
+TEST(name_all)
+{
+    static const struct col_map map[] = { { "gtemp", "gpu.temperature.gpu", 1 }, { "temp", "gpu.temperature.gpu", 1 } };
+    const char *tok[] = { "gtemp", "x y", "temp", "x_y" };
+    size_t tl[] = { 5, 3, 4, 3 };
+    struct col_def cols[4];
+    col_name_all(cols, tok, tl, 4, map, 2, "gpu.dmon.", 7, 9);
+    CHECK_EQ_STR(cols[0].key, "gpu.temperature.gpu");
+    CHECK_EQ_INT(cols[0].kind, 1);
+    CHECK(cols[0].dyn == NULL);
+    CHECK_EQ_INT(cols[1].kind, 7);            /* unknown: the default kind, its own key */
+    CHECK(cols[1].dyn != NULL && cols[1].key == cols[1].dyn);
+    CHECK_EQ_INT(cols[2].kind, 9);            /* temp after gtemp: the same key, skipped */
+    CHECK_EQ_INT(cols[3].kind, cols[3].key && cols[1].key && !strcmp(cols[3].key, cols[1].key) ? 9 : 7);
+    col_free_all(cols, 4);
+    CHECK(cols[1].dyn == NULL && cols[3].dyn == NULL);
+}
+
 TEST(frac_ms)
 {
     int ms = -1;
@@ -87,6 +105,7 @@ int main(void)
 {
     RUN(split_blanks);
     RUN(key_of);
+    RUN(name_all);
     RUN(frac_ms);
     RUN(csv_text);
     RUN(when);
