@@ -98,6 +98,10 @@ printf '  ratio gpulog/A: %.0f%% (target >= 70%%)   gpulog/B: %.0f%%   B/A: %.0f
   "$(echo "100 * $r_g / $r_raw" | bc -l)" "$(echo "100 * $r_g / $r_ev" | bc -l)" "$(echo "100 * $r_ev / $r_raw" | bc -l)"
 printf '    producer of these events: %.1fx the bytes of the raw lines)   load average: %s\n' \
   "$(echo "$(stat -c %s "$ev") / $(stat -c %s "$f")" | bc -l)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+# CPU (user+sys of every thread, librdkafka's included) is steadier than wall on a
+# shared machine, where the broker competes for the same cores
+printf '  CPU: gpulog %.2f s, B %.2f s: gpulog/B by CPU %.0f%% (B CPU / gpulog CPU; wall ratio above)\n' \
+  "$(med gpulog 2)" "$(med events 2)" "$(echo "100 * $(med events 2) / $(med gpulog 2)" | bc -l)"
 # every line delivered: the gpulog topic holds warm-up + rounds x lines messages
 got=$(kcat -C -b "$KAFKA_BROKERS" -t "$t_g" -o beginning -e -q -f '%o\n' 2>/dev/null | wc -l)
 want=$((1 + R * lines))
