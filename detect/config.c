@@ -209,6 +209,9 @@ static struct profile *compile(json_t *root, char *err, size_t errlen)
     p->idle_evict_ms = (int64_t)(num_or(root, "idle_evict_s", 3600) * 1000);
     p->ooo_tol_ms = (int64_t)num_or(root, "out_of_order_tolerance_ms", 2000);
     p->gap_ms = (int64_t)(num_or(root, "gap_s", 5) * 1000);
+    json_t *inc = json_object_get(root, "incidents");
+    if (inc && !json_is_boolean(inc)) { snprintf(err, errlen, "\"incidents\" must be true or false"); profile_free(p); return NULL; }
+    p->incidents = json_is_true(inc);
     size_t i;
     json_t *r;
     json_array_foreach(rules, i, r) {
@@ -352,7 +355,7 @@ static const struct yrange rule_ranges[] = {
     { "severity", 1, 3 }, { "for", 1, 65000 }, { "clear", 1, 65000 },
     { "cooldown_s", 0, 30 * 86400 }, { "change_s", 0, 30 * 86400 },
 };
-static const char *const top_keys[] = { "name", "extends", "rules", "description" };
+static const char *const top_keys[] = { "name", "extends", "rules", "description", "incidents" };
 static const char *const rule_keys[] = { "id", "name", "detector", "metric", "enabled", "params", "description" };
 #define PARAM_MAX 1e15   /* any detector parameter: finite, |v| <= this */
 

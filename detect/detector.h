@@ -101,6 +101,18 @@ struct series {
 
 struct host;
 
+/* The incident of one GPU: its overlapping episodes as one (detect/incident.c). */
+#define INC_RULES 8
+struct ent_incident {
+    int64_t start, last;     /* first episode's start; latest record */
+    uint32_t rule_hash[INC_RULES];   /* rules that took part (hash of the id) */
+    float peak_risk;
+    int32_t id_hour;         /* UTC hour of the start (the id) */
+    uint16_t open_eps;       /* episodes of this GPU open now */
+    uint8_t nrules, open, id_n, more;  /* more: rules past INC_RULES */
+    int8_t sev;
+};
+
 /* One GPU (or the host itself for kernel events without a GPU: gpu -1). */
 struct ent {
     struct host *host;
@@ -123,6 +135,7 @@ struct ent {
     uint32_t step_n;         /* consecutive such samples, each a little after the previous one */
     struct ent *next;        /* in the host's list */
     struct ent *lru_prev, *lru_next;   /* in the engine's list, least recently updated first */
+    struct ent_incident inc;  /* its episodes grouped (profile key "incidents") */
 };
 
 struct host {

@@ -33,6 +33,7 @@ struct profile {
     uint32_t win_span_ms;
     size_t max_series;
     int64_t idle_evict_ms, ooo_tol_ms, gap_ms;
+    int incidents;                    /* group a GPU's overlapping episodes into gpu.incident records */
     /* derived by profile_finish */
     int star;                         /* has rules on "*" */
     int sl_power, sl_util, sl_clock;  /* slots for the learned references */

@@ -1,6 +1,7 @@
 /* episode.c - verdicts to episodes, episodes to anomaly records (see
  * engine.h); the engine's types are in engine_int.h. */
 #include "engine_int.h"
+#include "incident.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -145,6 +146,7 @@ void eng_emit_record(struct engine *e, int type, const struct rule_cfg *rc, stru
     else if (type == REC_CHANGE) e->st.changes++;
     else e->st.ends++;
     if (e->emit) e->emit(e->emit_ctx, r);
+    inc_note(e, x, type, rc, ep->start, reason, risk, sev, ts);
 }
 
 /* Applies one verdict to the rule's episode. */

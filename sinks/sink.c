@@ -16,7 +16,7 @@ enum sink_stream sink_stream_of(const char *dataset)
     if (!dataset) return STREAM_METRICS;
     if (!strcmp(dataset, "gpu.xid") || !strcmp(dataset, "gpu.sxid") || !strcmp(dataset, "gpulog.collector"))
         return STREAM_EVENTS;
-    if (!strcmp(dataset, "gpu.anomaly")) return STREAM_ANOMALIES;
+    if (!strcmp(dataset, "gpu.anomaly") || !strcmp(dataset, "gpu.incident")) return STREAM_ANOMALIES;
     return STREAM_METRICS;
 }
 

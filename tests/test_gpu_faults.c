@@ -16,6 +16,7 @@
 struct tally {
     struct { char rule[32]; int gpu, starts, ends; int64_t first_ts; } r[48];
     int n;
+    char last_incident_end[480];
 };
 
 static void tally_emit(void *ctx, const struct event *ev)
@@ -41,6 +42,10 @@ static void tally_emit(void *ctx, const struct event *ev)
         t->r[i].starts++;
     } else if (!strncmp(type, "end", n)) {
         t->r[i].ends++;
+        size_t rn;
+        const char *why = event_get_str(ev, "event.reason", &rn);
+        if (!strcmp(t->r[i].rule, "gpu.incident") && why)
+            snprintf(t->last_incident_end, sizeof t->last_incident_end, "%.*s", (int)rn, why);
     }
 }
 
@@ -415,6 +420,46 @@ TEST(leak_ends_only_when_freed)
     profile_free(p);
 }
 
+/* one incident per fault (profile key "incidents"; off in the built-in
+ * profiles for now): a GPU overheating opens several rules' episodes
+ * (temperature high, thermal throttling, temperature rise, clock drop,
+ * hotter than peers...), which make one incident with one start and one
+ * end record listing them; a second fault later is a second incident */
+TEST(one_incident_per_fault)
+{
+    struct tally t;
+    memset(&t, 0, sizeof t);
+    struct profile *p = prof_of("{\"extends\":\"gpu\",\"incidents\":true}");
+    if (!p) { CHECK(0); return; }
+    struct engine *e = engine_new(p, tally_emit, &t);
+    uint64_t r = 29;
+    for (int64_t s = 0; s < 3000; s++)
+        for (int g = 0; g < 4; g++) {
+            struct gs x = { 97 + 2 * rnd(&r), 520 + 10 * rnd(&r), 1980, 66 + g + rnd(&r), 50000, 0 };
+            if (g == 1 && ((s >= 600 && s < 1200) || (s >= 2200 && s < 2500))) {   /* cooling lost, twice */
+                double el = (double)(s - (s < 2200 ? 600 : 2200));
+                x.temp = 66 + (el < 240 ? el / 240 * 30 : 30);
+                if (x.temp > 88) { x.clk = 1980 - (x.temp - 86) * 90; x.pw = 470; }
+            }
+            sample(e, "h", g, s, "gpu.utilization.gpu.pct", x.util, "gpu.power.usage", x.pw,
+                   "gpu.clock.streaming_multiprocessor_frequency", x.clk, "gpu.temperature.gpu", (double)(int)x.temp,
+                   "gpu.memory.framebuffer.used_size", x.fb, "gpu.throttling.power.pct", 0.0,
+                   "gpu.throttling.thermal.active", x.temp > 88 ? 1.0 : 0.0, NULL);
+        }
+    engine_flush(e);
+    int rules = 0;
+    for (int i = 0; i < t.n; i++) if (t.r[i].gpu == 1 && strcmp(t.r[i].rule, "gpu.incident")) rules++;
+    CHECK(rules >= 3);
+    CHECK_EQ_INT(tcount(&t, "gpu.incident", 1, 0, NULL), 2);
+    CHECK_EQ_INT(tcount(&t, "gpu.incident", 1, 1, NULL), 2);
+    CHECK_EQ_INT(tcount(&t, "gpu.incident", 0, 0, NULL) + tcount(&t, "gpu.incident", 2, 0, NULL) +
+                 tcount(&t, "gpu.incident", 3, 0, NULL), 0);
+    CHECK(strstr(t.last_incident_end, "rules (") != NULL);
+    CHECK(strstr(t.last_incident_end, "Thermal throttling") != NULL);
+    engine_free(e);
+    profile_free(p);
+}
+
 int main(void)
 {
     RUN(job_start_loading_is_not_a_leak);
@@ -427,5 +472,6 @@ int main(void)
     RUN(creep_ring_hand_computed);
     RUN(creep_ends_only_back_near_start);
     RUN(leak_ends_only_when_freed);
+    RUN(one_incident_per_fault);
     return TEST_REPORT();
 }

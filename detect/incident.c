@@ -1,0 +1,138 @@
+/* incident.c - one incident per fault: the episodes of several rules on one
+ * GPU (or one host, for host-level rules) that overlap in time are grouped
+ * into an incident with its own id, start, end, peak risk, severity and the
+ * list of contributing rules, emitted as records of their own (event.dataset
+ * gpu.incident, rule.id gpu.incident, event.type start / end). An incident
+ * starts with the first episode that opens while none of the GPU's episodes
+ * is open and ends when the last of them ends. Its state lives in the GPU
+ * (struct ent_incident, 64 bytes); the engine owns it. */
+#include "incident.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define HOUR_MS 3600000LL
+
+static uint32_t rule_hash(const char *id)
+{
+    uint32_t h = 2166136261u;
+    for (; *id; id++) h = (h ^ (unsigned char)*id) * 16777619u;
+    return h;
+}
+
+/* The rule of the current profile with hash h, or NULL (changed by a reload). */
+static const struct rule_cfg *rule_of(const struct engine *e, uint32_t h)
+{
+    for (size_t i = 0; i < e->prof->nrules; i++)
+        if (rule_hash(e->prof->rules[i].id) == h) return &e->prof->rules[i];
+    return NULL;
+}
+
+/* Writes the incident's start or end record for GPU x. */
+static void inc_emit(struct engine *e, struct ent *x, int type, const char *first_reason, int64_t ts)
+{
+    struct ent_incident *in = &x->inc;
+    struct event *r = &e->rec;
+    event_reset(r);
+    r->ts_ms = ts;
+    r->kind = "alert";
+    r->dataset = "gpu.incident";
+    r->host = x->host->name;
+    r->offset = -1;
+    struct hash128 h;
+    hash128_init(&h);
+    hash128_feed(&h, x->host->name, strlen(x->host->name) + 1);
+    hash128_feed_u64(&h, (uint64_t)(int64_t)x->gpu);
+    hash128_feed(&h, "gpu.incident", sizeof "gpu.incident");
+    hash128_feed_u64(&h, (uint64_t)(int64_t)in->id_hour);
+    hash128_feed_u64(&h, in->id_n);
+    char incid[33];
+    hash128_hex(&h, incid);
+    hash128_feed_u64(&h, (uint64_t)type);
+    hash128_hex(&h, r->id);
+    const char *tn = type == REC_START ? "start" : "end";
+    event_add_str(r, "event.type", tn, strlen(tn));
+    event_add_str(r, "rule.id", "gpu.incident", strlen("gpu.incident"));
+    event_add_str(r, "rule.name", "GPU incident", strlen("GPU incident"));
+    char tb[25];
+    gl_fmt_ts(in->start, tb);
+    event_add_str(r, "event.start", tb, 24);
+    if (type == REC_END) {
+        gl_fmt_ts(in->last, tb);
+        event_add_str(r, "event.end", tb, 24);
+    }
+    event_add_int(r, "event.risk_score", (int64_t)in->peak_risk);
+    event_add_int(r, "event.severity", in->sev);
+    if (x->gpu >= 0) event_add_int(r, "gpu.index", x->gpu);
+    if (x->uuid) event_add_str(r, "gpu.uuid", x->uuid, strlen(x->uuid));
+    event_add_str(r, "anomaly.incident_id", incid, 32);
+    event_add_num(r, "anomaly.peak_risk_score", in->peak_risk);
+    /* the contributing rules, by id and by name */
+    char ids[256], names[320];
+    size_t ni = 0, nn = 0;
+    ids[0] = names[0] = 0;
+    for (unsigned i = 0; i < in->nrules; i++) {
+        const struct rule_cfg *rc = rule_of(e, in->rule_hash[i]);
+        if (!rc) continue;
+        int k = snprintf(ids + ni, sizeof ids - ni, "%s%s", ni ? "," : "", rc->id);
+        if (k > 0 && (size_t)k < sizeof ids - ni) ni += (size_t)k;
+        k = snprintf(names + nn, sizeof names - nn, "%s%s", nn ? ", " : "", rc->name);
+        if (k > 0 && (size_t)k < sizeof names - nn) nn += (size_t)k;
+    }
+    event_add_str(r, "anomaly.rules", ids, ni);
+    event_add_int(r, "anomaly.rule_count", in->nrules + in->more);
+    char who[96], reason[480];
+    struct det_ctx cx = { .e = x, .h = x->host };
+    det_who(&cx, who, sizeof who);
+    if (type == REC_START) {
+        snprintf(reason, sizeof reason, "incident on %s: %s", who, first_reason && *first_reason ? first_reason : names);
+    } else {
+        double secs = (double)(in->last - in->start) / 1000.0;
+        event_add_num(r, "anomaly.duration_s", secs < 0 ? 0 : secs);
+        snprintf(reason, sizeof reason, "incident on %s over after %.0f s: %u rule%s (%s%s), peak risk %.0f", who,
+                 secs < 0 ? 0 : secs, in->nrules + in->more, in->nrules + in->more == 1 ? "" : "s", names,
+                 in->more ? ", ..." : "", in->peak_risk);
+    }
+    event_add_str(r, "event.reason", reason, strlen(reason));
+    if (e->emit) e->emit(e->emit_ctx, r);
+}
+
+void inc_note(struct engine *e, struct ent *x, int type, const struct rule_cfg *rc, int64_t start, const char *reason,
+              double risk, int sev, int64_t ts)
+{
+    if (!e->prof->incidents) return;
+    struct ent_incident *in = &x->inc;
+    if (type == REC_START) {
+        if (!in->open) {
+            int32_t hour = (int32_t)(start / HOUR_MS);
+            in->id_n = in->id_hour == hour && in->id_n < 254 && (in->start || in->last) ? in->id_n + 1 : 0;
+            in->id_hour = hour;
+            in->start = start;
+            in->peak_risk = 0;
+            in->sev = 0;
+            in->nrules = in->more = 0;
+            in->open_eps = 0;
+        }
+        in->open_eps++;
+        uint32_t h = rule_hash(rc->id);
+        unsigned i = 0;
+        while (i < in->nrules && in->rule_hash[i] != h) i++;
+        if (i == in->nrules) {
+            if (in->nrules < INC_RULES) in->rule_hash[in->nrules++] = h;
+            else if (in->more < 255) in->more++;
+        }
+    }
+    if (risk > in->peak_risk) in->peak_risk = (float)risk;
+    if (sev > in->sev) in->sev = (int8_t)sev;
+    if (ts > in->last) in->last = ts;
+    if (type == REC_START && !in->open) {
+        in->open = 1;
+        inc_emit(e, x, REC_START, reason, ts);
+    } else if (type == REC_END && in->open) {
+        if (in->open_eps) in->open_eps--;
+        if (!in->open_eps) {
+            inc_emit(e, x, REC_END, NULL, ts);
+            in->open = 0;
+        }
+    }
+}
