@@ -232,9 +232,9 @@ struct source *pipeline_source(const struct pipeline *pl, size_t i) { return pl-
 const struct pipeline_stats *pipeline_stats(struct pipeline *pl) { return &pl->st; }
 
 /* Lane n of s, created at start when new. */
-static struct src_lane *lane_of(struct source *s, uint32_t n, int64_t start)
+static inline struct src_lane *lane_of(struct source *s, uint32_t n, int64_t start)
 {
-    if (n >= s->nlanes) {
+    if (__builtin_expect(n >= s->nlanes, 0)) {
         uint32_t nn = n + 1;
         s->lanes = xrealloc(s->lanes, nn * sizeof *s->lanes);
         for (uint32_t i = s->nlanes; i < nn; i++) {

@@ -178,8 +178,12 @@ int source_ckpt_load(struct source *s, struct ckpt *ck);
  * s->hdr); keeps the streak state. GL_OK or GL_ERROR. */
 int source_ckpt_save(struct source *s, struct ckpt *ck, int64_t committed);
 /* A line of a part's reader (RL_LINE or RL_TOOLONG in st) as a record of
- * lane 0: returns SRC_REC or SRC_TOOLONG. */
-int source_rec(struct src_rec *r, const struct rline *l, int st, uint64_t gen);
+ * lane 0 (borrows l->p): returns SRC_REC or SRC_TOOLONG. */
+static inline int source_rec(struct src_rec *r, const struct rline *l, int st, uint64_t gen)
+{
+    *r = (struct src_rec){ .p = l->p, .len = l->len, .off = l->off, .end = l->end, .ms = l->ms, .lane = 0, .gen = gen };
+    return st == RL_LINE ? SRC_REC : SRC_TOOLONG;
+}
 /* The spool directory of s: STATE/spool-KIND-HASH (caller frees). */
 char *source_spool_dir(const struct source *s);
 

@@ -76,13 +76,6 @@ int source_ckpt_save(struct source *s, struct ckpt *ck, int64_t committed)
     return GL_OK;
 }
 
-/* The reader's line as a record of lane 0 (borrows l->p). */
-int source_rec(struct src_rec *r, const struct rline *l, int st, uint64_t gen)
-{
-    *r = (struct src_rec){ .p = l->p, .len = l->len, .off = l->off, .end = l->end, .ms = l->ms, .lane = 0, .gen = gen };
-    return st == RL_LINE ? SRC_REC : SRC_TOOLONG;
-}
-
 /* STATE/spool-KIND-HASH of the source's name (caller frees). */
 char *source_spool_dir(const struct source *s)
 {

@@ -53,8 +53,8 @@ static int fd_next(struct source *s, int timeout_ms, struct src_rec *r)
     int64_t off;
     enum lr_status st = lineread_next(&f->lr, &line, &len, &off);
     if (st == LR_LINE || st == LR_TOOLONG) {
-        struct rline l = { .p = line, .len = len, .off = off, .end = off + (int64_t)len };
-        return source_rec(r, &l, st == LR_LINE ? RL_LINE : RL_TOOLONG, 0);
+        *r = (struct src_rec){ .p = line, .len = len, .off = off, .end = off + (int64_t)len };
+        return st == LR_LINE ? SRC_REC : SRC_TOOLONG;
     }
     if (st == LR_IOERR) {
         fprintf(stderr, "%s: read error: %s\n", s->label ? s->label : s->name, strerror(f->lr.err));
