@@ -56,10 +56,11 @@ static void detect_help(void)
         "      --shutdown-timeout S  after SIGTERM/SIGINT, time to settle outputs and\n"
         "                            commit (default 10 s, key shutdown_timeout)\n"
         "      --state-topic T       detector state snapshots per partition in topic T\n"
-        "                            (compacted, one partition): written at a revoke and\n"
-        "                            every --snapshot-interval S (default 60) once all a\n"
-        "                            partition consumed is committed; restored when it is\n"
-        "                            assigned, so it goes on warm (docs/operations.md)\n"
+        "                            (kafka.topics.state; compacted, one partition),\n"
+        "                            written at a revoke and every --snapshot-interval S\n"
+        "                            (default 60) once all a partition consumed is\n"
+        "                            committed; restored when the partition is assigned,\n"
+        "                            so it goes on warm (docs/operations.md)\n"
         "With --es, anomaly records go to logs-gpu.anomaly-NS, the consumed Xid/SXid\n"
         "events to logs-gpu.xid-NS and, with --index-metrics, metric events to\n"
         "metrics-gpu.dmon-NS; offsets wait for those documents too.\n"
@@ -115,7 +116,7 @@ static int detect_opt(struct detect_opts *o, struct gpulog_config *cfg, int c, c
     case '1': o->once = 1; break;
     case O_METRICS: key = "metrics_addr"; break;
     case O_SHUTDOWN: key = "shutdown_timeout"; break;
-    case O_STATE_TOPIC: o->state_topic = arg; break;
+    case O_STATE_TOPIC: key = "kafka.topics.state"; break;
     case O_SNAP_S: {
         char *end;
         double v = strtod(arg, &end);
@@ -175,6 +176,7 @@ static int detect_flags(struct detect_opts *o, struct gpulog_config *cfg, int ar
     o->brokers = *cfg->kafka.brokers ? cfg->kafka.brokers : getenv("KAFKA_BROKERS");
     if (!o->brokers || !*o->brokers) return cli_usage_error("detect", "--brokers is required (or kafka.brokers, KAFKA_BROKERS)");
     o->group = cfg->kafka.group;
+    o->state_topic = *cfg->kafka.topic_state ? cfg->kafka.topic_state : NULL;
     if (!*o->group) return cli_usage_error("detect", "--group is required (kafka.group)");
     if (o->anomalies_topic) o->anomalies_topic = cfg->kafka.topic_anomalies;
     if (!o->topics) {

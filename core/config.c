@@ -44,6 +44,9 @@ const struct config_key cfg_table[] = {
       "topic of detect's anomaly records; detect produces to Kafka only when started with --anomalies-topic T (T replaces this value)" },
     { "kafka.topics.deadletter", CONFIG_STR, "gpu.deadletter", O(kafka.topic_deadletter), NULL, 0, NOFLAG,
       "topic of documents Elasticsearch rejected for good (when elasticsearch.deadletter is kafka)" },
+    { "kafka.topics.state", CONFIG_STR, "", O(kafka.topic_state), NULL, 0, FLAG(0, "state-topic", "T"),
+      "topic of detect's detector state snapshots, one per input partition (compacted, one partition; "
+      "docs/operations.md): a partition that moves or a member that restarts goes on warm; empty = none" },
     { "kafka.group", CONFIG_STR, "gpulog-detect", O(kafka.group), NULL, 0, FLAG('g', "group", "G"),
       "consumer group of detect" },
     { "kafka.properties", CONFIG_MAP, "{}", O(kafka.properties), NULL, 0, FLAG('X', NULL, "key=value"),

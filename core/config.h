@@ -74,6 +74,7 @@ struct gpulog_config {
     struct {
         char *brokers;
         char *topic_metrics, *topic_events, *topic_anomalies, *topic_deadletter;
+        char *topic_state;               /* detect's snapshots; "" = none */
         char *group;
         struct config_map properties;
     } kafka;
