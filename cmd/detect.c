@@ -79,13 +79,6 @@ static void detect_help(void)
         "deadline, 2 on a usage error.\n");
 }
 
-static volatile sig_atomic_t stop_flag, hup_flag;
-static void on_signal(int sig)
-{
-    if (sig == SIGHUP) hup_flag = 1;
-    else stop_flag = 1;
-}
-
 struct detect_opts {
     const char *brokers, *group, *topics, *output, *anomalies_topic;
     const char **props;                  /* kafka.properties (the strings are cfg's) */
@@ -145,22 +138,14 @@ static int detect_opt(struct detect_opts *o, struct gpulog_config *cfg, int c, c
 static int detect_flags(struct detect_opts *o, struct gpulog_config *cfg, int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "config", required_argument, NULL, 0x100 },
-        { "brokers", required_argument, NULL, 'b' },
-        { "group", required_argument, NULL, 'g' },
-        { "topics", required_argument, NULL, 't' },
-        { "detectors", required_argument, NULL, 'd' },
-        { "profile", required_argument, NULL, 'p' },
-        { "output", required_argument, NULL, 'o' },
-        { "anomalies-topic", required_argument, NULL, 'a' },
-        { "once", no_argument, NULL, '1' },
-        { "metrics-addr", required_argument, NULL, 0x101 },
-        { "shutdown-timeout", required_argument, NULL, 0x102 },
-        { "state-topic", required_argument, NULL, 0x103 },
-        { "snapshot-interval", required_argument, NULL, 0x104 },
-        { "help", no_argument, NULL, 'h' },
-        ES_CLI_LONGOPTS,
-        { NULL, 0, NULL, 0 },
+        { "config", required_argument, NULL, 0x100 }, { "brokers", required_argument, NULL, 'b' },
+        { "group", required_argument, NULL, 'g' }, { "topics", required_argument, NULL, 't' },
+        { "detectors", required_argument, NULL, 'd' }, { "profile", required_argument, NULL, 'p' },
+        { "output", required_argument, NULL, 'o' }, { "anomalies-topic", required_argument, NULL, 'a' },
+        { "once", no_argument, NULL, '1' }, { "metrics-addr", required_argument, NULL, 0x101 },
+        { "shutdown-timeout", required_argument, NULL, 0x102 }, { "state-topic", required_argument, NULL, 0x103 },
+        { "snapshot-interval", required_argument, NULL, 0x104 }, { "help", no_argument, NULL, 'h' },
+        ES_CLI_LONGOPTS, { NULL, 0, NULL, 0 },
     };
     char err[GL_ERRLEN * 4];
     if (es_cli_from_config(&o->es, cfg, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
@@ -191,31 +176,6 @@ static int detect_flags(struct detect_opts *o, struct gpulog_config *cfg, int ar
     return EXIT_OK;
 }
 
-/* Builds the outputs of `detect` from its options: an anomalies topic, a
- * file or stdout (NDJSON), Elasticsearch. Returns GL_OK or GL_ERROR with a
- * reason in err. */
-static int detect_build_sinks(const struct detect_opts *o, struct dctx *d, char *err, size_t errlen)
-{
-    struct sink *s;
-    if (o->anomalies_topic) {
-        struct kafka_conf kc = { .brokers = o->brokers, .props = o->props, .nprops = o->nprops };
-        kc.topic[STREAM_ANOMALIES] = o->anomalies_topic;
-        if (!(s = sink_kafka_new(&kc, detect_settle, d, err, errlen))) return GL_ERROR;
-        outputs_add(&d->out, s);
-    }
-    if (o->output || (!o->anomalies_topic && !o->es.conf.url)) {
-        if (!(s = sink_file_new(o->output, detect_settle, d, err, errlen))) return GL_ERROR;
-        outputs_add(&d->out, s);
-    }
-    if (o->es.conf.url) {
-        if (!(s = sink_es_new(&o->es.conf, detect_settle, d, err, errlen))) return GL_ERROR;
-        outputs_add(&d->out, s);
-        d->es = s;
-        d->es_metrics = o->es.conf.index_metrics;
-    }
-    return GL_OK;
-}
-
 /* Builds the parts: profile, metrics endpoint, outputs, engine, consumer.
  * EXIT_OK, or the exit code (said). */
 static int detect_setup(struct dctx *d, const struct detect_opts *o, const struct gpulog_config *cfg)
@@ -230,7 +190,8 @@ static int detect_setup(struct dctx *d, const struct detect_opts *o, const struc
         return EXIT_IOERR;
     }
     d->once = o->once;
-    if (detect_build_sinks(o, d, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
+    struct detect_out_opts oo = { o->brokers, o->output, o->anomalies_topic, o->props, o->nprops, &o->es.conf };
+    if (detect_outputs(d, &oo, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
     d->eng = engine_new(d->prof, detect_emit, d);
     struct ksrc_opts ko = { .brokers = o->brokers, .group = o->group, .props = o->props, .nprops = o->nprops,
                             .once = o->once, .name = "detect", .state_topic = o->state_topic,
@@ -255,15 +216,15 @@ static int detect_run(struct dctx *d, const struct detect_opts *o, const struct 
     if (ksrc_subscribe(d->src, o->topics, err, sizeof err) != GL_OK) {
         fprintf(stderr, "gpulog detect: %s\n", err);
     } else {
-        cli_catch_signals(on_signal);
+        stage_catch_signals();
         log_info("msg=started brokers=\"%s\" group=\"%s\" topics=\"%s\" detectors=\"%s\" profile=%s metrics_port=%d",
                  o->brokers, o->group, o->topics, d->detectors ? d->detectors : "", d->profile_name, metrics_port());
-        detect_loop(d, &stop_flag, &hup_flag);
+        detect_loop(d, &stage_stop, &stage_hup);
         /* --once without a signal waits as before; a signal bounds the wait */
-        rc = detect_finish(d, stop_flag != 0, stop_flag ? cfg->shutdown_timeout_ms : 60000);
+        rc = detect_finish(d, stage_stop != 0, stage_stop ? cfg->shutdown_timeout_ms : 60000);
     }
     ksrc_close(d->src);
-    detect_summary(d, stop_flag != 0);
+    detect_summary(d, stage_stop != 0);
     return rc;
 }
 

@@ -22,6 +22,28 @@ void detect_settle(void *ctx, void *token, enum sink_outcome outcome)
     if (token) ksrc_settle(d->src, token);
 }
 
+int detect_outputs(struct dctx *d, const struct detect_out_opts *o, char *err, size_t errlen)
+{
+    struct sink *s;
+    if (o->anomalies_topic) {
+        struct kafka_conf kc = { .brokers = o->brokers, .props = o->props, .nprops = o->nprops };
+        kc.topic[STREAM_ANOMALIES] = o->anomalies_topic;
+        if (!(s = sink_kafka_new(&kc, detect_settle, d, err, errlen))) return GL_ERROR;
+        outputs_add(&d->out, s);
+    }
+    if (o->output || (!o->anomalies_topic && !o->es->url)) {
+        if (!(s = sink_file_new(o->output, detect_settle, d, err, errlen))) return GL_ERROR;
+        outputs_add(&d->out, s);
+    }
+    if (o->es->url) {
+        if (!(s = sink_es_new(o->es, detect_settle, d, err, errlen))) return GL_ERROR;
+        outputs_add(&d->out, s);
+        d->es = s;
+        d->es_metrics = o->es->index_metrics;
+    }
+    return GL_OK;
+}
+
 long detect_drain(void *ctx, int timeout_ms)
 {
     struct dctx *d = ctx;

@@ -43,6 +43,17 @@ struct dctx {
     uint64_t pauses;
 };
 
+/* What detect's outputs are made of (borrowed). */
+struct detect_out_opts {
+    const char *brokers, *output, *anomalies_topic;
+    const char *const *props;               /* -X for the anomalies topic's producer */
+    size_t nprops;
+    const struct es_conf *es;                /* es->url NULL: no Elasticsearch */
+};
+/* Builds the outputs into d->out: an anomalies topic, a file or stdout
+ * (NDJSON; stdout when nothing else is asked for), Elasticsearch (also
+ * d->es, which gets the consumed events). GL_OK or GL_ERROR with err. */
+int detect_outputs(struct dctx *d, const struct detect_out_opts *o, char *err, size_t errlen);
 /* The outputs' settle callback (ctx = the dctx). */
 void detect_settle(void *ctx, void *token, enum sink_outcome outcome);
 /* The engine's emit callback: a record to every output (ctx = the dctx). */

@@ -79,13 +79,6 @@ struct run_req {
     struct es_cli es;                   /* --es URL and its options */
 };
 
-static volatile sig_atomic_t run_stop, run_hup;
-static void run_on_signal(int sig)
-{
-    if (sig == SIGHUP) run_hup = 1;
-    else run_stop = 1;
-}
-
 /* One option of getopt_long: into q, or a config key set in cfg. Returns
  * EXIT_OK or EXIT_USAGE (said). */
 static int run_opt(const struct run_mode *m, struct run_req *q, struct gpulog_config *cfg, int c, const char *arg,
@@ -196,7 +189,7 @@ static int run_setup(const struct run_mode *m, struct run_req *q, struct run_ctx
 static int run_input(const struct run_mode *m, const struct run_req *q, struct run_ctx *r, const struct parser_ops *ops,
                      const struct gpulog_config *cfg, const struct run_input *in)
 {
-    cli_catch_signals(run_on_signal);
+    stage_catch_signals();
     struct parser *p = parser_new(ops, run_emit_event, r);
     p->opt_columns = q->columns;
     struct feed_opts fo = {
@@ -208,7 +201,7 @@ static int run_input(const struct run_mode *m, const struct run_req *q, struct r
         .max_reports = 20,
         .metrics = 1,
     };
-    int rc = run_stream(m, r, p, in->fd, &fo, q->report, cfg->shutdown_timeout_ms, &run_stop, &run_hup);
+    int rc = run_stream(m, r, p, in->fd, &fo, q->report, cfg->shutdown_timeout_ms, &stage_stop, &stage_hup);
     parser_free(p);
     return rc;
 }

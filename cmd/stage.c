@@ -1,6 +1,7 @@
 /* stage.c - the outputs, reload and ES settings `run` and `detect` share
  * (see stage.h). */
 #include "stage.h"
+#include "cli.h"
 #include "../sinks/sink.h"
 #include "../sinks/es_cli.h"
 #include "../detect/engine.h"
@@ -46,6 +47,17 @@ void outputs_free(struct outputs *o)
     for (size_t i = 0; i < o->n; i++) sink_free(o->v[i]);
     o->n = 0;
 }
+
+volatile sig_atomic_t stage_stop, stage_hup;
+
+/* The handler of stage_catch_signals: only sets a flag. */
+static void stage_on_signal(int sig)
+{
+    if (sig == SIGHUP) stage_hup = 1;
+    else stage_stop = 1;
+}
+
+void stage_catch_signals(void) { cli_catch_signals(stage_on_signal); }
 
 int stage_reload(struct engine *eng, struct profile **prof, const char *path, const char *builtin)
 {
