@@ -154,6 +154,7 @@ static int compile_rule(struct profile *p, json_t *r, char *err, size_t errlen)
     rc.slot = is_star || !named ? -1 : profile_slot(&p->slots, metric, ops->scope == DS_SERIES && !ops->no_window);
     if (named && !is_star && rc.slot < 0) { snprintf(err, errlen, "too many metrics (max %d)", ENG_MAX_SLOTS); return GL_ERROR; }
     if (is_star) p->star = 1;
+    rc.id = (char *)id;   /* for configure's messages; owned copy below */
     if (ops->configure && ops->configure(&rc, &p->slots, err, errlen) != GL_OK) return GL_ERROR;
     const char *name = json_string_value(json_object_get(r, "name"));
     rc.id = xstrdup(id);

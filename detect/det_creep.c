@@ -11,6 +11,7 @@
 #include "detector.h"
 #include "creep.h"
 
+#include <math.h>
 #include <stdio.h>
 
 static const struct det_param params[] = {
@@ -120,7 +121,7 @@ static int cr_check(const struct rule_cfg *rc, const void *stp)
 {
     (void)rc;
     const struct cr_st *st = stp;
-    return creep_ok(&st->m) && creep_ok(&st->p);
+    return creep_ok(&st->m) && creep_ok(&st->p) && isfinite(st->base) && st->hit <= 1;
 }
 
 const struct det_ops det_creep = {

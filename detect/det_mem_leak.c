@@ -14,6 +14,7 @@
 #include "detector.h"
 #include "creep.h"
 
+#include <math.h>
 #include <stdio.h>
 
 static const struct det_param params[] = {
@@ -148,7 +149,8 @@ static int ml_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
 static int ml_check(const struct rule_cfg *rc, const void *stp)
 {
     (void)rc;
-    return creep_ok(&((const struct ml_st *)stp)->c);
+    const struct ml_st *st = stp;
+    return creep_ok(&st->c) && isfinite(st->base) && isfinite(st->last) && st->slow_hit <= 1;
 }
 
 const struct det_ops det_mem_leak = {

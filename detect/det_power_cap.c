@@ -8,6 +8,7 @@
  * it. */
 #include "detector.h"
 
+#include <math.h>
 #include <stdio.h>
 
 static const struct det_param params[] = {
@@ -25,7 +26,10 @@ struct pc_st { float avg; };
 
 static int pc_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
-    (void)err; (void)errlen;
+    if (!(rc->p[P_ALPHA] > 0 && rc->p[P_ALPHA] <= 1)) {
+        snprintf(err, errlen, "rule %s: alpha must be more than 0 and at most 1", rc->id);
+        return GL_ERROR;
+    }
     rc->aux[0] = profile_slot(ps, "gpu.throttling.power.pct", 0);
     rc->aux[1] = profile_slot(ps, "gpu.power.usage", 0);
     return GL_OK;
@@ -54,6 +58,14 @@ static int pc_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     return DET_ANOMALY;
 }
 
+/* A state read back from a snapshot is usable: a finite share. */
+static int pc_check(const struct rule_cfg *rc, const void *stp)
+{
+    (void)rc;
+    float a = ((const struct pc_st *)stp)->avg;
+    return isfinite(a) && a >= 0 && a <= 100;
+}
+
 const struct det_ops det_power_cap = {
-    .name = "power_cap", .scope = DS_GPU, .state_size = sizeof(struct pc_st), .params = params, .configure = pc_configure, .update = pc_update,
+    .name = "power_cap", .scope = DS_GPU, .state_size = sizeof(struct pc_st), .check = pc_check, .params = params, .configure = pc_configure, .update = pc_update,
 };

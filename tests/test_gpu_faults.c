@@ -460,6 +460,25 @@ TEST(one_incident_per_fault)
     profile_free(p);
 }
 
+/* bad parameters of the new and changed detectors are refused, naming the rule */
+TEST(new_parameters_checked)
+{
+    const char *bad[] = {
+        "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.power.cap\",\"params\":{\"alpha\":3}}]}",
+        "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.creep\",\"params\":{\"min_n\":40}}]}",
+        "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.mem.leak\",\"params\":{\"slow_n\":1}}]}",
+        "{\"extends\":\"gpu\",\"incidents\":\"yes\"}",
+    };
+    const char *what[] = { "rule gpu.power.cap: alpha", "rule gpu.temp.creep: min_n", "rule gpu.mem.leak: slow_n", "incidents" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char err[256] = "";
+        struct profile *p = profile_from_json(bad[i], strlen(bad[i]), err, sizeof err);
+        CHECK(p == NULL);
+        CHECK(strstr(err, what[i]) != NULL);
+        profile_free(p);
+    }
+}
+
 int main(void)
 {
     RUN(job_start_loading_is_not_a_leak);
@@ -473,5 +492,6 @@ int main(void)
     RUN(creep_ends_only_back_near_start);
     RUN(leak_ends_only_when_freed);
     RUN(one_incident_per_fault);
+    RUN(new_parameters_checked);
     return TEST_REPORT();
 }
