@@ -326,12 +326,24 @@ static inline int bytes_eq(const char *a, const char *b, size_t n)
     return x == y;
 }
 
+/* Whether key a of layout A equals key b of layout B: interned field keys
+ * are equal when their pointers are, header keys (but agent.*) when their
+ * classes are; else byte for byte. */
+static inline int lay_key_eq(const struct klay *a, const struct klay *b, const struct layout *A, const struct layout *B)
+{
+    if (a->n != b->n) return 0;
+    if (a->ik && b->ik) return a->ik == b->ik;
+    if (a->hk == b->hk && a->hk != H_NONE && a->hk != H_AGENT) return 1;
+    return bytes_eq(A->bytes.p + a->off, B->bytes.p + b->off, a->n);
+}
+
 /* The top-level key at j->p, the ki-th of the message: taken or scanned,
  * checked against the candidate layouts *cand (those the leading keys
  * equal), else against the duplicate set; *hk its header-key class; then
  * the ':' after it. */
 static int jkey_top(struct jp *j, size_t ki, unsigned *cand, const char **s, size_t *n, enum hkey *hk)
 {
+    if (j->p < j->end && *j->p != '"') jws(j);   /* after the ',' */
     if (j->p >= j->end || *j->p != '"') { j->why = "string or '}' expected"; return GL_ERROR; }
     /* the quoted key of a candidate layout, byte for byte, is that key:
      * no scan (keys are most of a message's bytes) */
@@ -360,7 +372,8 @@ static int jkey_top(struct jp *j, size_t ki, unsigned *cand, const char **s, siz
         unsigned l = (unsigned)__builtin_ctz(m);
         const struct layout *L = &ds.lay[l];
         if (ki < L->n && L->k[ki].n == *n &&
-            ((int)l == quick || bytes_eq(L->bytes.p + L->k[ki].off, *s, *n)))
+            ((int)l == quick || (quick >= 0 ? lay_key_eq(&L->k[ki], &ds.lay[quick].k[ki], L, &ds.lay[quick])
+                                             : bytes_eq(L->bytes.p + L->k[ki].off, *s, *n))))
             next |= 1u << l;
     }
     *hk = quick >= 0 ? (enum hkey)ds.lay[quick].k[ki].hk : header_key(*s, *n);
@@ -377,9 +390,12 @@ static int jkey_top(struct jp *j, size_t ki, unsigned *cand, const char **s, siz
         key_hash(c);
         if (key_seen(0, c->p, c->n, c->h)) { j->why = "duplicate object key"; return GL_ERROR; }
     }
-    jws(j);
-    if (j->p >= j->end || *j->p != ':') { j->why = "':' expected"; return GL_ERROR; }
-    j->p++;
+    if (j->p < j->end && *j->p == ':') j->p++;   /* compact JSON: nothing to skip */
+    else {
+        jws(j);
+        if (j->p >= j->end || *j->p != ':') { j->why = "':' expected"; return GL_ERROR; }
+        j->p++;
+    }
     jws(j);
     return GL_OK;
 }
@@ -568,8 +584,9 @@ static int decode(struct event *ev, const char *json, size_t len, char *err, siz
                     break;
                 }
             }
+            if (j.p < j.end && *j.p == ',') { j.p++; continue; }   /* jkey_top skips what follows */
             jws(&j);
-            if (j.p < j.end && *j.p == ',') { j.p++; jws(&j); continue; }
+            if (j.p < j.end && *j.p == ',') { j.p++; continue; }
             if (j.p < j.end && *j.p == '}') { j.p++; break; }
             j.why = "'}' expected";
             goto bad;
