@@ -66,17 +66,23 @@ void eng_episode_id(const struct rule_cfg *rc, const struct ent *x, const char *
     hash128_hex(&h, out);
 }
 
-void eng_emit_record(struct engine *e, int type, const struct rule_cfg *rc, struct ent *x,
-                     const char *key_metric, const char *metric, struct episode *ep, const struct det_out *o,
-                     int sev, double risk, int64_t ts)
+struct event *eng_alert_begin(struct engine *e, const struct ent *x, const char *dataset, int64_t ts)
 {
     struct event *r = &e->rec;
     event_reset(r);
     r->ts_ms = ts;
     r->kind = "alert";
-    r->dataset = "gpu.anomaly";
+    r->dataset = dataset;
     r->host = x->host->name;
     r->offset = -1;
+    return r;
+}
+
+void eng_emit_record(struct engine *e, int type, const struct rule_cfg *rc, struct ent *x,
+                     const char *key_metric, const char *metric, struct episode *ep, const struct det_out *o,
+                     int sev, double risk, int64_t ts)
+{
+    struct event *r = eng_alert_begin(e, x, "gpu.anomaly", ts);
     /* record ids: the episode's start and end once each, whatever the
      * start time a cold start saw; a change by its number and time, so the
      * changes of a re-opened episode add to the first one's */

@@ -32,13 +32,7 @@ static const struct rule_cfg *rule_of(const struct engine *e, uint32_t h)
 static void inc_emit(struct engine *e, struct ent *x, int type, const char *first_reason, int64_t ts)
 {
     struct ent_incident *in = &x->inc;
-    struct event *r = &e->rec;
-    event_reset(r);
-    r->ts_ms = ts;
-    r->kind = "alert";
-    r->dataset = "gpu.incident";
-    r->host = x->host->name;
-    r->offset = -1;
+    struct event *r = eng_alert_begin(e, x, "gpu.incident", ts);
     struct hash128 h;
     hash128_init(&h);
     hash128_feed(&h, x->host->name, strlen(x->host->name) + 1);
