@@ -127,27 +127,14 @@ size_t cli_options(const struct cli_flag *f, size_t n, struct option *opts, size
     return k;
 }
 
-/* Prints the --help lines of the flags that have a text: the flag column,
- * then the text from column 26, wrapped at 79 columns (as config_flag_help). */
+/* Prints the --help lines of the flags that have a text, in the layout of
+ * the key flags (config_help_entry). */
 void cli_flag_help(const struct cli_flag *f, size_t n, int section)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (!f[i].shown || f[i].section != section) continue;
-        size_t col = 2 + strlen(f[i].shown);
-        printf("  %s", f[i].shown);
-        if (col + 2 > 26) { printf("  "); col += 2; }
-        else for (; col < 26; col++) putchar(' ');
-        size_t start = col;
-        for (const char *t = f[i].help; *t;) {
-            t += strspn(t, " \n");
-            size_t w = strcspn(t, " \n");
-            if (!w) break;
-            if (col > start && col + 1 + w > 79) { printf("\n%26s", ""); col = 26; start = 26; }
-            else if (col > start) { putchar(' '); col++; }
-            printf("%.*s", (int)w, t);
-            col += w;
-            t += w;
-        }
-        putchar('\n');
-    }
+    struct buf b;
+    buf_init(&b);
+    for (size_t i = 0; i < n; i++)
+        if (f[i].shown && f[i].section == section) config_help_entry(&b, f[i].shown, f[i].help);
+    if (b.p) fputs(b.p, stdout);
+    buf_free(&b);
 }

@@ -268,6 +268,11 @@ int config_flag_apply(struct gpulog_config *cfg, const char *const *paths, int o
 /* Appends the --help entries of the flags of paths: the spelling, then the
  * key's help wrapped at 79 columns, its default and [key]. */
 void config_flag_help(const char *const *paths, struct buf *out);
+/* Appends one --help entry in the same layout: "  " and spelling (the flag
+ * column), then text (words split at blanks and newlines) from column 26,
+ * wrapped at 79; a longer spelling puts the text two spaces after it. For
+ * a command's own flags. */
+void config_help_entry(struct buf *out, const char *spelling, const char *text);
 
 /* The format names sources may use (NULL-terminated, borrowed for the
  * life of the process), set once by the program from the parser registry

@@ -72,13 +72,14 @@ int config_flag_apply(struct gpulog_config *cfg, const char *const *paths, int o
 #define HELP_COL 26
 #define HELP_WIDTH 79
 
-/* Appends text word-wrapped to HELP_WIDTH: its first word at the cursor
- * (column at), the lines after it from column col. */
+/* Appends text word-wrapped to HELP_WIDTH (words split at blanks and
+ * newlines): its first word at the cursor (column at), the lines after it
+ * from column col. */
 static void put_wrapped(struct buf *out, const char *text, size_t at, size_t col)
 {
     int first = 1;
-    for (const char *p = text; *p;) {
-        size_t w = strcspn(p, " ");
+    for (const char *p = text + strspn(text, " \n"); *p;) {
+        size_t w = strcspn(p, " \n");
         if (!first && at + 1 + w > HELP_WIDTH) {
             buf_putc(out, '\n');
             for (at = 0; at < col; at++) buf_putc(out, ' ');
@@ -89,31 +90,37 @@ static void put_wrapped(struct buf *out, const char *text, size_t at, size_t col
         buf_append(out, p, w);
         at += w;
         p += w;
-        while (*p == ' ') p++;
+        p += strspn(p, " \n");
         first = 0;
     }
     buf_putc(out, '\n');
+}
+
+void config_help_entry(struct buf *out, const char *spelling, const char *text)
+{
+    size_t start = out->len;
+    buf_puts(out, "  ");
+    buf_puts(out, spelling);
+    size_t at = out->len - start;
+    if (at + 2 > HELP_COL) { buf_puts(out, "  "); at += 2; }
+    else for (; at < HELP_COL; at++) buf_putc(out, ' ');
+    put_wrapped(out, text, at, HELP_COL);
 }
 
 void config_flag_help(const char *const *paths, struct buf *out)
 {
     for (; *paths; paths++) {
         const struct config_key *k = flag_key(*paths);
-        char sp[96];
-        config_flag_spelling(k, sp, sizeof sp);
         /* "-b, --brokers" in column 2, "--tz" in column 6 (under the long names) */
-        size_t start = out->len;
-        buf_puts(out, k->flag.letter ? "  " : "      ");
-        buf_puts(out, sp);
-        size_t at = out->len - start;
-        if (at + 2 > HELP_COL) { buf_puts(out, "  "); at += 2; }
-        else for (; at < HELP_COL; at++) buf_putc(out, ' ');
+        char sp[96];
+        memcpy(sp, "    ", 5);
+        config_flag_spelling(k, sp + (k->flag.letter ? 0 : 4), sizeof sp - 4);
         struct buf text;
         buf_init(&text);
         buf_puts(&text, k->help);
         if (*k->def && k->type != CONFIG_MAP && k->type != CONFIG_SOURCES) buf_printf(&text, " (default %s)", k->def);
         buf_printf(&text, " [%s]", k->path);
-        put_wrapped(out, text.p, at, HELP_COL);
+        config_help_entry(out, sp, text.p);
         buf_free(&text);
     }
 }

@@ -140,6 +140,19 @@ TEST(help_lines)
     buf_free(&b);
 }
 
+/* A command's own flag in the same layout; newlines in its text are blanks. */
+TEST(help_entry)
+{
+    struct buf b;
+    buf_init(&b);
+    config_help_entry(&b, "    --once", "read what is there,\ndeliver it");
+    CHECK_EQ_STR(b.p, "      --once              read what is there, deliver it\n");
+    buf_reset(&b);
+    config_help_entry(&b, "    --a-very-long-flag-name N", "text");
+    CHECK_EQ_STR(b.p, "      --a-very-long-flag-name N  text\n");
+    buf_free(&b);
+}
+
 TEST(docs_have_flags)
 {
     struct buf b;
@@ -158,6 +171,7 @@ int main(void)
     RUN(options);
     RUN(apply_with_getopt);
     RUN(help_lines);
+    RUN(help_entry);
     RUN(docs_have_flags);
     return TEST_REPORT();
 }
