@@ -42,6 +42,8 @@ for s in $CLEAN_SEEDS; do gen_run "$s" none & pids+=($!); done
 # 201-212 (+ 291-292 fault-free)
 GF_TUNE=${GF_TUNE_SEEDS:-"101 102 103 104 105 106 107 108"}; GF_TUNE_CLEAN=${GF_TUNE_CLEAN_SEEDS:-"191"}
 GF_REPORT=${GF_REPORT_SEEDS:-"201 202 203 204 205 206 207 208 209 210 211 212"}; GF_REPORT_CLEAN=${GF_REPORT_CLEAN_SEEDS:-"291 292"}
+# --tune never shows the report split
+if [ "${1:-}" = "--tune" ]; then GF_REPORT=""; GF_REPORT_CLEAN=""; fi
 gf_run() {   # seed faults
   local t="$tmp/gf-$1"
   "$PY" tools/genfaults.py --seed "$1" --hours 3 --faults "$2" -o "$t.txt" -l "$t.json"
@@ -79,10 +81,12 @@ echo
 echo "eval-genfaults: the second fault model (tools/genfaults.py), tune split: seeds $GF_TUNE, fault-free $GF_TUNE_CLEAN"
 # shellcheck disable=SC2046,SC2086
 "$PY" tools/evalscore.py --name genfaults-tune --fa-all --no-gate $(gf_pairs $GF_TUNE) -- $(gf_pairs $GF_TUNE_CLEAN) | grep -v "^  false alarm"
-echo
-echo "eval-genfaults: report split (not looked at while tuning): seeds $GF_REPORT, fault-free $GF_REPORT_CLEAN"
-# shellcheck disable=SC2046,SC2086
-"$PY" tools/evalscore.py --name genfaults --fa-all --no-gate $(gf_pairs $GF_REPORT) -- $(gf_pairs $GF_REPORT_CLEAN)
+if [ -n "$GF_REPORT" ]; then
+  echo
+  echo "eval-genfaults: report split (not looked at while tuning): seeds $GF_REPORT, fault-free $GF_REPORT_CLEAN"
+  # shellcheck disable=SC2046,SC2086
+  "$PY" tools/evalscore.py --name genfaults --fa-all --no-gate $(gf_pairs $GF_REPORT) -- $(gf_pairs $GF_REPORT_CLEAN)
+fi
 echo
 echo "eval: ${#fault_pairs[@]} fault traces, ${#clean_pairs[@]} fault-free traces, ${HOURS} h x 8 GPUs each (tools/gentrace.py)"
 "$PY" tools/evalscore.py "${fault_pairs[@]}" -- "${clean_pairs[@]}"
