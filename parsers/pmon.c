@@ -83,6 +83,17 @@ static int pmon_split(const char *s, size_t n, const char **tok, size_t *tl, int
     return k;
 }
 
+/* 1 if the names tok[0..k) include gpu and pid: pmon's names line. */
+static int names_gpu_and_pid(const char *const *tok, const size_t *tl, int k)
+{
+    int gpu = 0, pid = 0;
+    for (int i = 0; i < k; i++) {
+        if (col_tok_is(tok[i], tl[i], "gpu")) gpu = 1;
+        else if (col_tok_is(tok[i], tl[i], "pid")) pid = 1;
+    }
+    return gpu && pid;
+}
+
 /* A '#' line: the names line (has gpu and pid) or anything else (units). */
 static int pmon_header(struct parser *p, struct pmon *m, const char *s, size_t n)
 {
@@ -90,12 +101,7 @@ static int pmon_header(struct parser *p, struct pmon *m, const char *s, size_t n
     size_t tl[PMON_MAX_COLS + 1];
     /* "#Date Time gpu ..." glues '#' to the first name */
     int k = pmon_split(s + 1, n - 1, tok, tl, PMON_MAX_COLS + 1, NULL, NULL);
-    int has_gpu = 0, has_pid = 0;
-    for (int i = 0; i < k; i++) {
-        if (col_tok_is(tok[i], tl[i], "gpu")) has_gpu = 1;
-        if (col_tok_is(tok[i], tl[i], "pid")) has_pid = 1;
-    }
-    if (!has_gpu || !has_pid) return GL_DECLINED;       /* units line, comment */
+    if (!names_gpu_and_pid(tok, tl, k)) return GL_DECLINED;       /* units line, comment */
     if (k > PMON_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "pmon header has more than %d columns", PMON_MAX_COLS);
     pmon_cols_clear(m);
     /* a column named twice would put one key twice in the event: first wins */
@@ -203,12 +209,7 @@ static int pmon_sniff(const char *line, size_t len)
     const char *tok[PMON_MAX_COLS + 1];
     size_t tl[PMON_MAX_COLS + 1];
     int k = pmon_split(s + 1, n - 1, tok, tl, PMON_MAX_COLS + 1, NULL, NULL);
-    int gpu = 0, pid = 0;
-    for (int i = 0; i < k; i++) {
-        if (col_tok_is(tok[i], tl[i], "gpu")) gpu = 1;
-        else if (col_tok_is(tok[i], tl[i], "pid")) pid = 1;
-    }
-    return gpu && pid ? 95 : 0;
+    return names_gpu_and_pid(tok, tl, k) ? 95 : 0;
 }
 
 const struct parser_ops parser_pmon = {
