@@ -28,6 +28,7 @@
 #include "source.h"
 #include "../core/kafka_conf.h"
 #include "../core/kafka_log.h"
+#include "../core/metrics.h"
 
 #include <librdkafka/rdkafka.h>
 #include <stdlib.h>
@@ -174,7 +175,11 @@ static void snap_write(struct ksrc *ks, struct kpart *p)
     buf_init(&b);
     char key[320];
     snap_key(p, key, sizeof key);
-    if (ks->h.save(ks->h.ctx, p->tag, p->committed, &b) == GL_OK) kstate_put(ks->st, key, b.p, b.len);
+    if (ks->h.save(ks->h.ctx, p->tag, p->committed, &b) == GL_OK) {
+        kstate_put(ks->st, key, b.p, b.len);
+        metrics_inc_label(M_STATE_SNAPSHOTS, "written");
+        metrics_add(M_STATE_SNAPSHOT_BYTES, b.len);
+    }
     buf_free(&b);
     p->snap_at = gl_now_ms();
     p->snap_off = p->committed;
@@ -213,14 +218,20 @@ static void snap_restore(struct ksrc *ks, rd_kafka_topic_partition_list_t *parts
     for (size_t i = 0; i < n; i++) {
         struct kpart *p = kpart_find(ks, parts->elems[i].topic, parts->elems[i].partition);
         int64_t off = -1;
-        if (!p || !vals[i].len || ks->h.restore(ks->h.ctx, p->tag, vals[i].p, vals[i].len, &off) != GL_OK) continue;
+        if (!p || !vals[i].len) continue;
+        if (ks->h.restore(ks->h.ctx, p->tag, vals[i].p, vals[i].len, &off) != GL_OK) {
+            metrics_inc_label(M_STATE_SNAPSHOTS, "refused");
+            continue;
+        }
         if (p->committed < 0 || off > p->committed || p->committed - off > KSRC_REPLAY_MAX) {
             fprintf(stderr, "gpulog %s: %s: its snapshot (offset %lld) does not fit the committed offset %lld: "
                             "not used, the partition starts cold\n", ks->name, keys[i], (long long)off,
                     (long long)p->committed);
             ks->h.revoked(ks->h.ctx, p->tag);
+            metrics_inc_label(M_STATE_SNAPSHOTS, "unused");
             continue;
         }
+        metrics_inc_label(M_STATE_SNAPSHOTS, "restored");
         parts->elems[i].offset = off;
         if (p->end >= 0 && off < p->end) p->eof = 0;
         p->snap_at = gl_now_ms();
