@@ -32,7 +32,7 @@ static const char gpu_profile[] =
 "{\"id\":\"gpu.power.cap\",\"name\":\"Power-cap throttling\",\"detector\":\"power_cap\","
 "  \"metric\":\"gpu.throttling.power.pct\",\"severity\":1,\"for\":5,\"clear\":10,\"cooldown_s\":30},"
 "{\"id\":\"gpu.power.idle\",\"name\":\"Idle power waste\",\"detector\":\"idle_power\",\"metric\":\"gpu.power.usage\","
-"  \"severity\":1,\"for\":20,\"clear\":10,\"cooldown_s\":30},"
+"  \"severity\":1,\"for\":10,\"clear\":10,\"cooldown_s\":30},"
 "{\"id\":\"gpu.hang\",\"name\":\"GPU hang (busy at low power)\",\"detector\":\"hang\","
 "  \"metric\":\"gpu.utilization.gpu.pct\",\"severity\":3,\"for\":8,\"clear\":5,\"cooldown_s\":30},"
 "{\"id\":\"gpu.mem.leak\",\"name\":\"Framebuffer memory leak\",\"detector\":\"memory_leak\","
