@@ -186,24 +186,12 @@ static int run_setup(const struct run_mode *m, struct run_req *q, struct run_ctx
 
 /* Reads the input to its end (or a signal) and ends the run: outputs
  * drained, report written, summary said. EXIT_OK or EXIT_IOERR. */
-static int run_input(const struct run_mode *m, const struct run_req *q, struct run_ctx *r, const struct parser_ops *ops,
+static int run_input(const struct run_mode *m, const struct run_req *q, struct run_ctx *r,
                      const struct gpulog_config *cfg, const struct run_input *in)
 {
-    stage_catch_signals();
-    struct parser *p = parser_new(ops, run_emit_event, r);
-    p->opt_columns = q->columns;
-    struct feed_opts fo = {
-        .name = in->exec_cmd ? in->exec_cmd : in->is_stdin ? "<stdin>" : in->file,
-        .path = in->exec_cmd || in->is_stdin ? NULL : in->file,
-        .source = in->exec_cmd ? in->exec_cmd : in->is_stdin ? "-" : in->file,
-        .host = *cfg->host ? cfg->host : cli_hostname(),
-        .quiet = q->quiet,
-        .max_reports = 20,
-        .metrics = 1,
-    };
-    int rc = run_stream(m, r, p, in->fd, &fo, q->report, cfg->shutdown_timeout_ms, &stage_stop, &stage_hup);
-    parser_free(p);
-    return rc;
+    struct run_read_opts ro = { .format = q->format, .columns = q->columns, .quiet = q->quiet,
+                                .host = *cfg->host ? cfg->host : cli_hostname() };
+    return run_stream(m, r, in, &ro, q->report, cfg->shutdown_timeout_ms);
 }
 
 int cmd_run(int argc, char **argv)
@@ -239,7 +227,7 @@ int run_main(const struct run_mode *m, int argc, char **argv)
         in.file = q.file;
         rc = run_open(m, &in, (int)cfg.year);
     }
-    if (rc == EXIT_OK) rc = run_input(m, &q, &r, ops, &cfg, &in);
+    if (rc == EXIT_OK) rc = run_input(m, &q, &r, &cfg, &in);
     run_close(&in);
     metrics_stop();
     run_ctx_free(&r);

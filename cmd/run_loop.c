@@ -3,19 +3,19 @@
 #include "cli.h"
 #include "../parsers/kmsg.h"
 #include "../ingest/parts.h"
+#include "../ingest/pipeline.h"
 #include "../parsers/parser.h"
 #include "../detect/engine.h"
 #include "../detect/live.h"
 #include "../detect/report.h"
-#include "../core/lineread.h"
 #include "../core/metrics.h"
 #include "../core/gpumetrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -73,8 +73,12 @@ void run_emit_record(void *ctx, const struct event *rec)
     for (size_t i = 0; i < r->out.n; i++) {
         int rc;
         while ((rc = sink_write(r->out.v[i], &d)) == GL_AGAIN) sink_poll(r->out.v[i], 100);
-        if (rc == GL_ERROR) r->failed_writes++;
-        else r->written++;
+        if (rc == GL_ERROR) {   /* an output failed for good (said after the drain): reading on would only lose more */
+            r->failed_writes++;
+            pipeline_stop();
+        } else {
+            r->written++;
+        }
     }
     if (r->live) live_record(r->live, rec);
     if (r->report) report_record(r->report, rec);
@@ -144,47 +148,62 @@ static void run_reload(struct run_ctx *r)
         metrics_set(M_ANOMALIES_OPEN, (int64_t)engine_get_stats(r->eng)->open);
 }
 
-int run_read(struct run_ctx *r, struct parser *p, int fd, const struct feed_opts *o, struct feed_stats *st,
-             volatile sig_atomic_t *stop, volatile sig_atomic_t *hup)
+/* Once a second from the loop: the outputs make progress while the input
+ * is idle, and the open-anomalies gauge. */
+static void run_tick(void *ctx)
 {
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0 && !(fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-    struct lineread lr;
-    lineread_init(&lr, fd, o->max_line);
-    struct feed_cursor c;
-    feed_cursor_init(&c, o);
-    int rc = GL_OK;
-    while (!*stop) {
-        if (*hup) {
-            *hup = 0;
-            run_reload(r);
-        }
-        const char *line;
-        size_t len;
-        int64_t off;
-        enum lr_status s = lineread_next(&lr, &line, &len, &off);
-        if (s == LR_EOF) break;
-        if (s == LR_AGAIN) {
-            struct pollfd pf = { .fd = fd, .events = POLLIN };
-            poll(&pf, 1, 200);
-            outputs_poll(&r->out, 0);
-            continue;
-        }
-        if (s == LR_IOERR) {
-            fprintf(stderr, "%s: read error: %s\n", o->name, strerror(lr.err));
-            rc = GL_ERROR;
-            break;
-        }
-        feed_line(p, &c, o, &lr, s, line, len, off, st);
-        metrics_set(M_ANOMALIES_OPEN, (int64_t)engine_get_stats(r->eng)->open);
-        if (r->failed_writes) {   /* an output failed for good (said after the drain): reading on would only lose more */
-            rc = GL_ERROR;
-            break;
-        }
+    struct run_ctx *r = ctx;
+    outputs_poll(&r->out, 0);
+    metrics_set(M_ANOMALIES_OPEN, (int64_t)engine_get_stats(r->eng)->open);
+}
+
+static void run_reload_cb(void *ctx) { run_reload(ctx); }
+
+/* The input as the loop's fd source, named as run names it: FILE, "-", or
+ * the command (its pipe reopened through /dev/fd, no log.file.path). */
+static struct source *run_source(struct pipeline *pl, const struct run_input *in, const char *format, char *err,
+                                 size_t errlen)
+{
+    char dev[32];
+    snprintf(dev, sizeof dev, "/dev/fd/%d", in->fd);
+    const char *arg = in->is_stdin ? "-" : in->exec_cmd ? dev : in->file;
+    struct source *s = pipeline_open(pl, "fd", arg, format, err, errlen);
+    if (s && in->exec_cmd) {
+        free(s->name);
+        s->name = xstrdup(in->exec_cmd);
+        s->path = NULL;
     }
-    feed_end(p, st);
-    lineread_free(&lr);
+    return s;
+}
+
+int run_read(struct run_ctx *r, const struct run_input *in, const struct run_read_opts *o, struct feed_stats *st,
+             int *stopped)
+{
+    struct pipeline_opts po = {
+        .host = o->host, .fixed_now = feed_read_time(), .by_lineno = 1, .quiet = o->quiet, .max_reports = 20,
+        .metrics = 1, .stage = run_emit_event, .reload = run_reload_cb, .tick = run_tick, .ctx = r,
+    };
+    struct pipeline *pl = pipeline_new(&po);
+    char err[GL_ERRLEN];
+    struct source *s = run_source(pl, in, o->format, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "gpulog run: %s\n", err);
+        pipeline_free(pl);
+        return GL_ERROR;
+    }
+    s->parser->opt_columns = o->columns;
+    /* non-blocking, so that signals are seen while the input is quiet */
+    int fd = s->ops->pollfd(s), fl = fcntl(fd, F_GETFL);
+    if (fl >= 0 && !(fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    cli_catch_signals(pipeline_on_signal);
+    pipeline_run(pl);
+    pipeline_finish(pl);                 /* the parser's last events; run's outputs are its own */
     if (fl >= 0 && !(fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl);
+    *st = (struct feed_stats){ .lines = s->lines, .events = s->events, .rejected = s->rejected,
+                               .declined = s->declined };
+    *stopped = pipeline_stopping() && !r->failed_writes;
+    int rc = s->failed || r->failed_writes ? GL_ERROR : GL_OK;
+    pipeline_free(pl);
     return rc;
 }
 
@@ -252,18 +271,18 @@ static int run_write_report(const struct run_mode *m, struct run_ctx *r, const c
     return rc;
 }
 
-int run_stream(const struct run_mode *m, struct run_ctx *r, struct parser *p, int fd, const struct feed_opts *fo,
-               const char *report_path, int64_t shutdown_ms, volatile sig_atomic_t *stop, volatile sig_atomic_t *hup)
+int run_stream(const struct run_mode *m, struct run_ctx *r, const struct run_input *in, const struct run_read_opts *o,
+               const char *report_path, int64_t shutdown_ms)
 {
+    const char *name = in->exec_cmd ? in->exec_cmd : in->is_stdin ? "<stdin>" : in->file;
     metrics_set_ready(1);
     struct feed_stats st = { 0 };
-    int rc = run_read(r, p, fd, fo, &st, stop, hup);
-    int stopped = *stop != 0;
+    int stopped = 0, rc = run_read(r, in, o, &st, &stopped);
     metrics_set_ready(0);
     if (run_finish(r, m->name, shutdown_ms) != GL_OK) rc = GL_ERROR;
-    struct report_info ri = { fo->name, r->detectors ? r->detectors : r->profile_name, st.lines, st.rejected };
+    struct report_info ri = { name, r->detectors ? r->detectors : r->profile_name, st.lines, st.rejected };
     if (r->report && run_write_report(m, r, report_path, &ri) != GL_OK) rc = GL_ERROR;
-    if (run_summary(r, m->name, fo->name, &st, stopped) != GL_OK) rc = GL_ERROR;
+    if (run_summary(r, m->name, name, &st, stopped) != GL_OK) rc = GL_ERROR;
     return rc == GL_OK ? EXIT_OK : EXIT_IOERR;
 }
 

@@ -7,7 +7,8 @@
  * chosen at the first metric event with --profile auto, the live view, the
  * report), the engine's records go to every output (run_emit_record: a
  * blocking write, the outputs settle on their own, nothing is committed:
- * the input is read once), the read loop (run_read) and the end
+ * the input is read once), the read loop (run_read: the one pipeline
+ * loop of ingest/pipeline.h with an fd source) and the end
  * (run_finish, run_summary).
  */
 #ifndef GPULOG_RUN_LOOP_H
@@ -66,11 +67,18 @@ void run_emit_record(void *ctx, const struct event *rec);
 /* The parser's emit callback: an event to the engine (ctx = the run_ctx). */
 void run_emit_event(void *ctx, const struct event *ev);
 
-/* Reads fd until its end or *stop, reloads on *hup between lines, counts
- * into st and the metrics. Returns GL_OK or GL_ERROR (a read error, or an
- * output that failed for good). */
-int run_read(struct run_ctx *r, struct parser *p, int fd, const struct feed_opts *o, struct feed_stats *st,
-             volatile sig_atomic_t *stop, volatile sig_atomic_t *hup);
+/* What run reads with (borrowed). */
+struct run_read_opts {
+    const char *format, *columns, *host;
+    int quiet;
+};
+/* Reads in's input through the one loop (ingest/pipeline.h: an fd source,
+ * the parser, r's engine as the stage) until its end, SIGTERM/SIGINT
+ * (*stopped) or an output that failed for good; SIGHUP reloads the
+ * detectors. Counts into st. Returns GL_OK or GL_ERROR (a read error, a
+ * failed output). */
+int run_read(struct run_ctx *r, const struct run_input *in, const struct run_read_opts *o, struct feed_stats *st,
+             int *stopped);
 /* After the input: ends the engine's open state, writes what is left to the
  * outputs within shutdown_ms and says what failed (cmd: the command's name).
  * Returns GL_OK or GL_ERROR. */
@@ -81,11 +89,11 @@ int run_finish(struct run_ctx *r, const char *cmd, int64_t shutdown_ms);
 int run_open(const struct run_mode *m, struct run_input *in, int year);
 /* Stops the command (if one runs) and closes the input. */
 void run_close(struct run_input *in);
-/* The whole stream: reads fd (run_read), ends the run (run_finish), writes
- * the report to report_path (when r has one) and says the summary.
+/* The whole stream: reads the input (run_read), ends the run (run_finish),
+ * writes the report to report_path (when r has one) and says the summary.
  * EXIT_OK or EXIT_IOERR. */
-int run_stream(const struct run_mode *m, struct run_ctx *r, struct parser *p, int fd, const struct feed_opts *fo,
-               const char *report_path, int64_t shutdown_ms, volatile sig_atomic_t *stop, volatile sig_atomic_t *hup);
+int run_stream(const struct run_mode *m, struct run_ctx *r, const struct run_input *in, const struct run_read_opts *o,
+               const char *report_path, int64_t shutdown_ms);
 /* The summary line of cmd on stderr (name: the input), and the failed writes. */
 int run_summary(struct run_ctx *r, const char *cmd, const char *name, const struct feed_stats *st, int stopped);
 /* Frees what r owns (outputs, engine, live view, report, profile). */
