@@ -67,7 +67,7 @@ TEST(accessors)
     CHECK_EQ_INT(ev.offset, -1);
     CHECK(event_get(&ev, "a.b") == NULL);
     /* many fields: the array grows */
-    static char keys[100][12];
+    static char keys[100][16];   /* "k" and any int: the compiler checks the bound */
     for (int i = 0; i < 100; i++) {
         snprintf(keys[i], sizeof keys[i], "k%d", i);
         event_add_int(&ev, keys[i], i);
