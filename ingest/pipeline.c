@@ -32,6 +32,8 @@ struct pipeline {
     struct source **src;
     size_t nsrc, capsrc;
     struct sink *sinks[MAX_SINKS];
+    unsigned streams[MAX_SINKS];  /* by sink: the streams it takes (PIPELINE_STREAM bits) */
+    unsigned any_streams;         /* the union of streams[] */
     size_t nsinks;
     struct sink_hold stash;       /* refused by a full sink, in order */
     int blocked;                  /* a sink said GL_AGAIN: stop reading */
@@ -90,11 +92,15 @@ static void *hold_token(struct pipeline *pl)
                                ((uint64_t)s->cur_lane << TOKEN_SEQ_BITS) | (s->cur_seq & TOKEN_SEQ_MASK));
 }
 
+/* Writes ev to every sink that takes stream (not encoded when none does). */
 static void deliver(struct pipeline *pl, const struct event *ev, enum sink_stream stream, int held)
 {
+    unsigned bit = PIPELINE_STREAM(stream);
+    if (!(pl->any_streams & bit)) return;
     struct sink_doc d;
     sink_doc_of(&d, ev, stream, pl->o.host, NULL, &pl->json, &pl->key);
     for (size_t i = 0; i < pl->nsinks; i++) {
+        if (!(pl->streams[i] & bit)) continue;
         d.token = held ? hold_token(pl) : NULL;
         int r = sink_hold_write(&pl->stash, pl->sinks[i], &d);   /* behind anything held: keeps the order */
         if (r == GL_OK) pl->st.written++;
@@ -220,11 +226,19 @@ void pipeline_free(struct pipeline *pl)
     free(pl);
 }
 
-void pipeline_add_sink(struct pipeline *pl, struct sink *s)
+void pipeline_add_sink_for(struct pipeline *pl, struct sink *s, unsigned streams)
 {
-    if (pl->nsinks < MAX_SINKS) pl->sinks[pl->nsinks++] = s;
-    else log_error("msg=\"too many outputs\" max=%d", MAX_SINKS);
+    if (pl->nsinks == MAX_SINKS) {
+        log_error("msg=\"too many outputs\" max=%d", MAX_SINKS);
+        sink_free(s);
+        return;
+    }
+    pl->streams[pl->nsinks] = streams;
+    pl->any_streams |= streams;
+    pl->sinks[pl->nsinks++] = s;
 }
+
+void pipeline_add_sink(struct pipeline *pl, struct sink *s) { pipeline_add_sink_for(pl, s, PIPELINE_ALL_STREAMS); }
 
 const struct source_env *pipeline_env(struct pipeline *pl) { return &pl->env; }
 size_t pipeline_nsources(const struct pipeline *pl) { return pl->nsrc; }

@@ -75,7 +75,16 @@ struct pipeline *pipeline_new(const struct pipeline_opts *o);
 void pipeline_free(struct pipeline *pl);
 /* The settle callback sinks of this pipeline are created with (ctx = pl). */
 void pipeline_settle(void *pl, void *token, enum sink_outcome o);
+/* Adds s for every stream (taken over). */
 void pipeline_add_sink(struct pipeline *pl, struct sink *s);
+/* Adds s for the streams in the mask only (PIPELINE_STREAM bits): e.g.
+ * detect's file and anomalies-topic outputs take STREAM_ANOMALIES and
+ * Elasticsearch also the consumed events (STREAM_EVENTS, and STREAM_METRICS
+ * with --index-metrics), so a stage that pipeline_emits a consumed event
+ * sends it to Elasticsearch only. */
+#define PIPELINE_STREAM(st) (1u << (st))
+#define PIPELINE_ALL_STREAMS (PIPELINE_STREAM(STREAM_METRICS) | PIPELINE_STREAM(STREAM_EVENTS) | PIPELINE_STREAM(STREAM_ANOMALIES))
+void pipeline_add_sink_for(struct pipeline *pl, struct sink *s, unsigned streams);
 /* What sources of this pipeline are opened with. */
 const struct source_env *pipeline_env(struct pipeline *pl);
 /* Adds an open source with a parser for format (or the kind's own),
@@ -102,8 +111,8 @@ void pipeline_run(struct pipeline *pl);
  * position. Returns the number of documents left unsettled. */
 long pipeline_finish(struct pipeline *pl);
 
-/* From the stage: writes ev to every sink on stream, held by the record
- * being processed (its position waits for the settle). */
+/* From the stage: writes ev to every sink that takes stream, held by the
+ * record being processed (its position waits for the settle). */
 void pipeline_emit(struct pipeline *pl, const struct event *ev, enum sink_stream stream);
 /* A health event (event.dataset gpulog.collector) about s to the events
  * stream, not tied to a record; also logged. */

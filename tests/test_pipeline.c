@@ -51,19 +51,23 @@ static long fs_poll(void *st, int timeout_ms)
 
 static const struct sink_ops fake_sink_ops = { "fake", fs_write, fs_poll, NULL };
 
-static struct fake_sink *add_fake_sink(struct pipeline *pl)
+/* A fake sink of pl for the streams in mask (slot 0 or 1: two at a time). */
+static struct fake_sink *add_fake_sink_for(struct pipeline *pl, int slot, unsigned mask)
 {
-    static struct fake_sink f;
-    memset(&f, 0, sizeof f);
+    static struct fake_sink fakes[2];
+    struct fake_sink *f = &fakes[slot];
+    memset(f, 0, sizeof *f);
     struct sink *sk = xcalloc(1, sizeof *sk);
     sk->ops = &fake_sink_ops;
-    sk->st = &f;
+    sk->st = f;
     sk->settle = pipeline_settle;
     sk->settle_ctx = pl;
-    f.sk = sk;
-    pipeline_add_sink(pl, sk);
-    return &f;
+    f->sk = sk;
+    pipeline_add_sink_for(pl, sk, mask);
+    return f;
 }
+
+static struct fake_sink *add_fake_sink(struct pipeline *pl) { return add_fake_sink_for(pl, 0, PIPELINE_ALL_STREAMS); }
 
 /* -------------------------------------------------------- the source */
 
@@ -268,6 +272,30 @@ TEST(stage_revoke_and_flush)
     pipeline_free(pl);
 }
 
+/* detect's routing: the stage writes a record to every output and the
+ * consumed event to the outputs that take its stream only (Elasticsearch) */
+static void route_stage(void *ctx, const struct event *ev)
+{
+    pipeline_emit(stage_pl, ev, STREAM_METRICS);      /* the consumed event */
+    pipeline_emit(stage_pl, ev, STREAM_ANOMALIES);    /* as if a record */
+}
+
+TEST(emit_to_the_sinks_of_a_stream_only)
+{
+    struct pipeline_opts o = { .host = "h", .shutdown_ms = 200, .quiet = 1, .stage = route_stage };
+    struct pipeline *pl = stage_pl = pipeline_new(&o);
+    struct fake_sink *file = add_fake_sink_for(pl, 0, PIPELINE_STREAM(STREAM_ANOMALIES));
+    struct fake_sink *es = add_fake_sink_for(pl, 1, PIPELINE_ALL_STREAMS);
+    file->settle = es->settle = 1;
+    struct fake_src *f = add_fake_src(pl, three, 3);
+    pipeline_run(pl);
+    CHECK_EQ_INT(pipeline_finish(pl), 0);
+    CHECK_EQ_INT(file->n, 3);            /* the records only */
+    CHECK_EQ_INT(es->n, 6);              /* the events and the records */
+    CHECK_EQ_INT(f->saved[0], 30);       /* every document of both settled */
+    pipeline_free(pl);
+}
+
 int main(void)
 {
     RUN(unsettled_not_saved);
@@ -275,5 +303,6 @@ int main(void)
     RUN(lanes_are_independent_and_moved_lanes_start_over);
     RUN(full_sink_keeps_order);
     RUN(stage_revoke_and_flush);
+    RUN(emit_to_the_sinks_of_a_stream_only);
     return TEST_REPORT();
 }
