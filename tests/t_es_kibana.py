@@ -29,18 +29,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ES = os.path.join(ROOT, "schemas", "es")
 KB = os.path.join(ROOT, "schemas", "kibana")
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok   " + what)
-    else:
-        failed += 1
-        print("FAIL " + what)
-    return cond
+from lib import check, finish  # noqa: E402
 
 
 def flatten(props, prefix=""):
@@ -224,8 +213,7 @@ def main():
     check(any("gpulog-fleet-hottest" in e for e in e1) and any("gpuu" in e for e in e2)
           and any("message" in e for e in e3),
           "the checker catches a dangling reference, an unknown field, a text field aggregated")
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    finish()
 
 
 if __name__ == "__main__":

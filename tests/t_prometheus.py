@@ -37,22 +37,7 @@ GPULOG = os.environ.get("GPULOG", os.path.join(ROOT, os.environ.get("BUILD", "bu
 PROM = os.environ.get("PROMETHEUS_URL", "http://127.0.0.1:19490")
 TARGETS = os.environ.get("PROMETHEUS_TARGETS", os.path.join(ROOT, "services/prometheus/run/targets"))
 HOST = "promtest-%d-%d" % (os.getpid(), int(time.time()) % 100000)
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   " + name)
-    else:
-        failed += 1
-        print("FAIL " + name + (": " + str(detail)[:1500] if detail else ""))
-
-
-def finish():
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+from lib import check, finish  # noqa: E402
 
 
 def api(path, **params):
@@ -101,7 +86,7 @@ def main():
     try:
         api("status/buildinfo")
     except Exception as e:
-        check("Prometheus answers at " + PROM + " (scripts/services.sh up starts it)", False, e)
+        check(False, "Prometheus answers at " + PROM + " (scripts/services.sh up starts it)", e)
         finish()
     tmp = tempfile.mkdtemp(prefix="gpulog-prom.", dir=os.environ.get("GPULOG_TEST_TMP"))
     sets = trace(60)
@@ -161,7 +146,7 @@ def main():
             run.kill()
         os.unlink(tfile)
         err.close()
-    check("gpulog run exits 0", run.returncode == 0, open(os.path.join(tmp, "run.err")).read()[-800:])
+    check(run.returncode == 0, "gpulog run exits 0", open(os.path.join(tmp, "run.err")).read()[-800:])
     print("took %.1f s" % (time.time() - t_start))
     finish()
 
@@ -175,7 +160,7 @@ def wait(what, fn, timeout=25):
         except Exception as e:   # Prometheus not there yet, a query error
             ok, detail = False, e
         if ok or time.time() > end:
-            check(what, ok, detail)
+            check(ok, what, detail)
             return ok
         time.sleep(0.5)
 
@@ -214,15 +199,15 @@ def checks(port, parsed, t_start):
     wait("alerts active: temperature GPU 1, framebuffer GPU 2, stopped GPU 3, critical Xid, anomalies GPUs 1 and 3",
          alerts_fire, timeout=30)
     got = active()
-    check("no alert for another GPU or for gpulog itself (down, dropping data)",
-          {(n, g) for n, g, _ in got} <= expect, sorted(got))
-    check("no alert for the healthy GPU 0", not any(g == "0" for _, g, _ in got), sorted(got))
+    check({(n, g) for n, g, _ in got} <= expect,
+          "no alert for another GPU or for gpulog itself (down, dropping data)", sorted(got))
+    check(not any(g == "0" for _, g, _ in got), "no alert for the healthy GPU 0", sorted(got))
     xid = api("query", query='DCGM_FI_DEV_XID_ERRORS{Hostname="%s"}' % HOST)["result"]
-    check("DCGM_FI_DEV_XID_ERRORS is 79 on GPU 1 (matched by bus id)",
-          len(xid) == 1 and xid[0]["metric"].get("gpu") == "1" and xid[0]["value"][1] == "79", xid)
+    check(len(xid) == 1 and xid[0]["metric"].get("gpu") == "1" and xid[0]["value"][1] == "79",
+          "DCGM_FI_DEV_XID_ERRORS is 79 on GPU 1 (matched by bus id)", xid)
     up = api("query", query='gpulog_gpu_up{Hostname="%s"}' % HOST)["result"]
-    check("gpulog_gpu_up: GPUs 0-2 1, GPU 3 0",
-          sorted((r["metric"]["gpu"], r["value"][1]) for r in up) == [("0", "1"), ("1", "1"), ("2", "1"), ("3", "0")], up)
+    check(sorted((r["metric"]["gpu"], r["value"][1]) for r in up) == [("0", "1"), ("1", "1"), ("2", "1"), ("3", "0")],
+          "gpulog_gpu_up: GPUs 0-2 1, GPU 3 0", up)
 
     # values: everything Prometheus stored is what gpulog parse printed
     end = time.time()
@@ -237,15 +222,15 @@ def checks(port, parsed, t_start):
                 distinct.add((g, float(v)))
                 if float(v) not in parsed.get((g, field), set()):
                     bad.append((g, v))
-        check("%s: %d series, every stored value is one gpulog parse printed" % (name, len(r)),
-              len(r) == 4 and not bad, bad[:10])
+        check(len(r) == 4 and not bad,
+              "%s: %d series, every stored value is one gpulog parse printed" % (name, len(r)), bad[:10])
         if name != "DCGM_FI_DEV_FB_USED":
-            check("%s: the scrape followed the feed (>= 5 distinct values)" % name, len(distinct) >= 5, len(distinct))
+            check(len(distinct) >= 5, "%s: the scrape followed the feed (>= 5 distinct values)" % name, len(distinct))
 
     # every dashboard panel's query returns series
     dash = json.load(open(os.path.join(ROOT, "deploy/grafana/gpulog-dashboard.json")))
     names = [v["name"] for v in dash["templating"]["list"]]
-    check("dashboard has a datasource variable", dash["templating"]["list"][0]["type"] == "datasource", names)
+    check(dash["templating"]["list"][0]["type"] == "datasource", "dashboard has a datasource variable", names)
     empty, n = [], 0
     for p in dash["panels"]:
         check_ds = p.get("type") == "row" or p.get("datasource", {}).get("uid") == "${datasource}"
@@ -261,7 +246,7 @@ def checks(port, parsed, t_start):
                 r, q = [], "%s (%s)" % (q, e)
             if not r:
                 empty.append("%s: %s" % (p["title"], q))
-    check("all %d dashboard queries return series" % n, n >= 20 and not empty, empty)
+    check(n >= 20 and not empty, "all %d dashboard queries return series" % n, empty)
 
 
 if __name__ == "__main__":

@@ -16,17 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import winscore  # noqa: E402
 
-passed = failed = 0
-
-
-def check(name, ok, why=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   " + name)
-    else:
-        failed += 1
-        print("FAIL " + name + (": " + why if why else ""))
+from lib import check, finish  # noqa: E402
 
 
 def series(det):
@@ -43,17 +33,17 @@ for label, det, want in [
     ("only the first detection in a window counts", [1100, 1150, 1160], 100.0),
 ]:
     r = winscore.summary(series(det), "gpulog")
-    check(label, abs(r["score"] - want) < 1e-9, "got %.6f want %.6f" % (r["score"], want))
+    check(abs(r["score"] - want) < 1e-9, label, "got %.6f want %.6f" % (r["score"], want))
 
 r = winscore.summary(series([1050, 1100, 1250]), "gpulog")
-check("event-wise: 1 hit, 2 false alarms -> precision 1/3, recall 1",
-      r["tp"] == 1 and r["fp"] == 2 and abs(r["prec"] - 1 / 3.0) < 1e-9 and r["rec"] == 1.0, str(r))
+check(r["tp"] == 1 and r["fp"] == 2 and abs(r["prec"] - 1 / 3.0) < 1e-9 and r["rec"] == 1.0,
+      "event-wise: 1 hit, 2 false alarms -> precision 1/3, recall 1", str(r))
 
 ts = list(range(0, 500))
 vs = [10.0 + (i % 5) * 0.1 for i in ts]
 vs[300] = 50.0
 d = winscore.baseline(ts, vs, 100, 1e-6)
-check("rolling Gaussian: the spike and nothing else", d == [300], str(d))
+check(d == [300], "rolling Gaussian: the spike and nothing else", str(d))
 
 with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "g")
@@ -62,12 +52,11 @@ with tempfile.TemporaryDirectory() as tmp:
     s = winscore.load_dir(out) if rc == 0 else []
     ok = len(s) == 3 and all(s_["wins"] and all(s_["ts"][0] <= a <= b <= s_["ts"][-1] for a, b, _ in s_["wins"])
                              for s_ in s)
-    check("genseries: 3 series, every label window inside its series", ok, "rc %d, %d series" % (rc, len(s)))
+    check(ok, "genseries: 3 series, every label window inside its series", "rc %d, %d series" % (rc, len(s)))
     again = os.path.join(tmp, "h")
     subprocess.call([sys.executable, os.path.join(ROOT, "tools", "genseries.py"), "--seed", "5", "--count", "3",
                      "-o", again])
     same = all(open(os.path.join(out, f)).read() == open(os.path.join(again, f)).read() for f in os.listdir(out))
-    check("genseries: deterministic per seed", same)
+    check(same, "genseries: deterministic per seed")
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()
