@@ -58,6 +58,15 @@ test_tmp() {
   tmp=$(mktemp -d "${GPULOG_TEST_TMP:-${TMPDIR:-/tmp}}/$1.XXXXXX") || { echo "FAIL cannot make a scratch folder"; exit 1; }
 }
 
+# Unsets every GPULOG_* variable of the caller's environment (but the
+# scratch-folder one), for tests whose checks must not depend on it.
+clean_gpulog_env() {
+  local v
+  for v in $(env | sed -n 's/^\(GPULOG_[A-Z_]*\)=.*/\1/p'); do
+    case "$v" in GPULOG_TEST_TMP) ;; *) unset "$v" ;; esac
+  done
+}
+
 # The exit trap: the test's on_exit first (it may still need its processes
 # and files), then every process in pids[] and every process whose command
 # line names the scratch folder (children of the test's commands) is killed,

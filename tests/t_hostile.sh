@@ -8,9 +8,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 test_tmp t_hostile
-for v in $(env | sed -n 's/^\(GPULOG_[A-Z_]*\)=.*/\1/p'); do
-  case "$v" in GPULOG_TEST_TMP) ;; *) unset "$v" ;; esac
-done
+clean_gpulog_env
 [ -x "$GPULOG" ] || fail "binary $GPULOG exists"
 CSV=tests/fixtures/csv/query-looped-2gpu.csv   # 8 events
 

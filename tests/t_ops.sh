@@ -10,9 +10,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 test_tmp t_ops
 # The checks must not depend on the caller's environment.
-for v in $(env | sed -n 's/^\(GPULOG_[A-Z_]*\)=.*/\1/p'); do
-  case "$v" in GPULOG_TEST_TMP) ;; *) unset "$v" ;; esac
-done
+clean_gpulog_env
 
 # Commands that must serve --metrics-addr (the endpoint check below scrapes
 # each one). detect needs Kafka: tests/t_wire.sh scrapes it against the real
