@@ -4,14 +4,18 @@
 # Elasticsearch outage (issue 19 items 1 and 2), against the REAL Kafka and
 # OpenSearch of scripts/services.sh behind tests/tools/flaky_proxy.py (fails
 # when either is unset or unreachable): member A owns the 3 partitions of a
-# topic and cannot write (the cluster is "down" for 12 s: its outputs fill
+# topic and cannot write (the cluster is "down" for 30 s, the issue's figure:
+# 5 x session.timeout.ms and 3 x max.poll.interval.ms here; its outputs fill
 # and it pauses); member B joins. The rebalance is cooperative: A gives up
 # only the partitions B gets and keeps the others (their detector state and
 # open episodes stay), the revoke does not wait for A's outputs (at most
-# 1 s), so B is assigned within seconds (with the former eager protocol and
-# 30 s revoke drain: after the outage), and nobody is evicted from the group.
-# Once the cluster is back every event is stored exactly once and the
-# group's committed offsets reach the end (a --once member reads nothing).
+# 1 s), so the rebalance ends (B assigned) within session.timeout.ms (with
+# the former eager protocol and 30 s revoke drain: after the outage), and
+# nobody leaves the group: no member is evicted, no further rebalance
+# (assign/revoke) happens for the rest of the outage, no "leaving group",
+# "Unknown member" or rebalance error. Once the cluster is back every event
+# is stored exactly once and the group's committed offsets reach the end (a
+# --once member reads nothing).
 # Ends with "N passed, N failed".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -21,7 +25,8 @@ test_tmp t-detect-coop
 ID=$$$RANDOM
 NS=coop$ID topic=gpulog-coop-$ID group=gpulog-coop-g-$ID
 on_exit() { curl -s -o /dev/null -XDELETE "$URL/_data_stream/metrics-gpu.dmon-$NS"; }
-KX=(-X session.timeout.ms=6000 -X heartbeat.interval.ms=500 -X max.poll.interval.ms=10000)
+OUTAGE=30 SESSION_MS=6000   # the Elasticsearch outage (s), the members' session timeout (ms)
+KX=(-X session.timeout.ms=$SESSION_MS -X heartbeat.interval.ms=500 -X max.poll.interval.ms=10000)
 
 # 8 hosts x 2 GPUs x 200 s, keyed by host: every partition gets some
 "$PY" - "$tmp/keyed" <<'EOF'
@@ -44,7 +49,8 @@ check_eq "the topic has 3 partitions" "$nparts" 3
 pids+=($!)
 wait_for 50 test -s "$tmp/proxy.port"
 PURL=http://127.0.0.1:$(cat "$tmp/proxy.port" 2>/dev/null)
-curl -s -o /dev/null -XPOST "$PURL/__proxy/down?seconds=12"; check "the cluster is down for 12 s (proxy)" $?
+curl -s -o /dev/null -XPOST "$PURL/__proxy/down?seconds=$OUTAGE"; check "the cluster is down for $OUTAGE s (proxy)" $?
+t_down=$(date +%s)
 
 member() {   # $1 log
   "$GPULOG" detect --brokers "$B" --group "$group" --topics "$topic" "${KX[@]}" --es "$PURL" --es-namespace "$NS" \
@@ -60,8 +66,8 @@ member "$tmp/b.err"
 wait_for 300 grep -q ": assigned " "$tmp/b.err"; rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 sleep 1
-[ "$rc" = 0 ] && [ "$ms" -lt 8000 ]
-check "member B is assigned partitions ${ms} ms after it started, during the outage (< 8 s; the outage lasts 12)" $? "$(tail -3 "$tmp/b.err")"
+[ "$rc" = 0 ] && [ "$ms" -lt "$SESSION_MS" ]
+check "the rebalance ends within session.timeout.ms: B is assigned ${ms} ms after it started (< $SESSION_MS), during the outage" $? "$(tail -3 "$tmp/b.err")"
 na=$(held "$tmp/a.err"); nb=$(held "$tmp/b.err")
 nrev=$(grep -c ": revoked " "$tmp/a.err")
 [ "$na" -ge 1 ] && [ "$nb" -ge 1 ] && [ $((na + nb)) = 3 ] && [ "$nrev" = "$nb" ]
@@ -71,11 +77,15 @@ count() {
   curl -s -o /dev/null -XPOST "$URL/metrics-gpu.dmon-$NS/_refresh"
   curl -s "$URL/metrics-gpu.dmon-$NS/_count" | "$PY" -c 'import json,sys; print(json.load(sys.stdin).get("count",-1))'
 }
+moves() { cat "$tmp/a.err" "$tmp/b.err" | grep -cE ": (assigned|revoked) "; }
+nmoves=$(moves)
+while [ $(( $(date +%s) - t_down )) -lt "$OUTAGE" ]; do sleep 1; done
+check_eq "no further rebalance during the rest of the outage (assign/revoke lines)" "$(moves)" "$nmoves"
 all_stored() { [ "$(count)" = 3200 ]; }
 wait_for 600 all_stored; check "after the outage every event is stored exactly once ($(count) of 3200)" $?
 kill -TERM "${pids[@]:1}" 2>/dev/null; for p in "${pids[@]:1}"; do wait "$p" 2>/dev/null; done
 "$GPULOG" detect --brokers "$B" --group "$group" --topics "$topic" --once --output /dev/null 2> "$tmp/c.err"
 grep -q "consumed 0 messages" "$tmp/c.err"; check "the group committed everything (a --once member reads nothing)" $? "$(tail -3 "$tmp/c.err")"
-evict=$(grep -hiE "rebalance error|poll interval|unknown member" "$tmp/a.err" "$tmp/b.err")
+evict=$(grep -hiE "rebalance error|poll interval|unknown member|leaving group|fenced|assignment lost" "$tmp/a.err" "$tmp/b.err")
 [ -z "$evict" ]; check "nobody left the group" $? "$evict"
 finish
