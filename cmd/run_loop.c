@@ -52,25 +52,33 @@ int run_outputs(struct run_ctx *r, const char *output, int ndjson_stdout, const 
     struct sink *s;
     if (output) {
         if (!(s = sink_file_new(output, run_settle, r, err, errlen))) return GL_ERROR;
+        s->streams = SINK_STREAM(STREAM_ANOMALIES);
         outputs_add(&r->out, s);
     }
     if (ndjson_stdout) {
         if (!(s = sink_file_new(NULL, run_settle, r, err, errlen))) return GL_ERROR;
+        s->streams = SINK_STREAM(STREAM_ANOMALIES);
         outputs_add(&r->out, s);
     }
     if (es->url) {
         if (!(s = sink_es_new(es, run_settle, r, err, errlen))) return GL_ERROR;
+        /* --index-metrics: the parsed metric events too (metrics-gpu.dmon-NS) */
+        s->streams = SINK_STREAM(STREAM_ANOMALIES) | (es->index_metrics ? SINK_STREAM(STREAM_METRICS) : 0);
         outputs_add(&r->out, s);
     }
+    r->streams = 0;
+    for (size_t i = 0; i < r->out.n; i++) r->streams |= r->out.v[i]->streams;
     return GL_OK;
 }
 
-void run_emit_record(void *ctx, const struct event *rec)
+/* Writes ev on stream to every output that takes it (a blocking write: the
+ * outputs settle on their own, nothing is committed). */
+static void run_write(struct run_ctx *r, const struct event *ev, enum sink_stream stream)
 {
-    struct run_ctx *r = ctx;
     struct sink_doc d;
-    sink_doc_of(&d, rec, STREAM_ANOMALIES, NULL, NULL, &r->json, &r->key);
+    sink_doc_of(&d, ev, stream, NULL, NULL, &r->json, &r->key);
     for (size_t i = 0; i < r->out.n; i++) {
+        if (!sink_takes(r->out.v[i], stream)) continue;
         int rc;
         while ((rc = sink_write(r->out.v[i], &d)) == GL_AGAIN) sink_poll(r->out.v[i], 100);
         if (rc == GL_ERROR) {   /* an output failed for good (said after the drain): reading on would only lose more */
@@ -80,6 +88,12 @@ void run_emit_record(void *ctx, const struct event *rec)
             r->written++;
         }
     }
+}
+
+void run_emit_record(void *ctx, const struct event *rec)
+{
+    struct run_ctx *r = ctx;
+    run_write(r, rec, STREAM_ANOMALIES);
     if (r->live) live_record(r->live, rec);
     if (r->report) report_record(r->report, rec);
     gpumetrics_record(rec);
@@ -134,6 +148,8 @@ void run_emit_event(void *ctx, const struct event *ev)
     struct run_ctx *r = ctx;
     if (r->auto_pending) run_choose_profile(r, ev);
     engine_feed(r->eng, ev);
+    enum sink_stream st = sink_stream_of(ev->dataset);
+    if (st != STREAM_ANOMALIES && (r->streams & SINK_STREAM(st))) run_write(r, ev, st);   /* --index-metrics */
     run_check_tracking(r);
     gpumetrics_observe(ev);
     if (r->report) report_event(r->report, ev);

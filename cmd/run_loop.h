@@ -40,6 +40,7 @@ struct run_input {
 struct run_ctx {
     struct engine *eng;
     struct outputs out;
+    unsigned streams;                       /* what some output takes (SINK_STREAM bits) */
     struct live *live;
     struct report *report;
     struct buf json, key;
@@ -55,8 +56,9 @@ struct run_ctx {
  * event) and loads it into r->prof. GL_OK or GL_ERROR with err. */
 int run_profile(struct run_ctx *r, const struct parser_ops *ops, const char *detectors, const char *profile,
                 char *err, size_t errlen);
-/* Builds the outputs of `run`: an NDJSON file (output), NDJSON on stdout,
- * Elasticsearch (es->url). GL_OK or GL_ERROR with a reason in err. */
+/* Builds the outputs of `run`: an NDJSON file (output), NDJSON on stdout
+ * (both: anomaly records), Elasticsearch (es->url: the records, and with
+ * es->index_metrics the metric events). GL_OK or GL_ERROR with a reason in err. */
 int run_outputs(struct run_ctx *r, const char *output, int ndjson_stdout, const struct es_conf *es,
                 char *err, size_t errlen);
 /* The outputs' settle callback (ctx = the run_ctx). */

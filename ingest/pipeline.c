@@ -32,8 +32,7 @@ struct pipeline {
     struct source **src;
     size_t nsrc, capsrc;
     struct sink *sinks[MAX_SINKS];
-    unsigned streams[MAX_SINKS];  /* by sink: the streams it takes (PIPELINE_STREAM bits) */
-    unsigned any_streams;         /* the union of streams[] */
+    unsigned any_streams;         /* the streams some sink takes (SINK_STREAM bits) */
     size_t nsinks;
     struct sink_hold stash;       /* refused by a full sink, in order */
     int blocked;                  /* a sink said GL_AGAIN: stop reading */
@@ -95,12 +94,11 @@ static void *hold_token(struct pipeline *pl)
 /* Writes ev to every sink that takes stream (not encoded when none does). */
 static void deliver(struct pipeline *pl, const struct event *ev, enum sink_stream stream, int held)
 {
-    unsigned bit = PIPELINE_STREAM(stream);
-    if (!(pl->any_streams & bit)) return;
+    if (!(pl->any_streams & SINK_STREAM(stream))) return;
     struct sink_doc d;
     sink_doc_of(&d, ev, stream, pl->o.host, NULL, &pl->json, &pl->key);
     for (size_t i = 0; i < pl->nsinks; i++) {
-        if (!(pl->streams[i] & bit)) continue;
+        if (!sink_takes(pl->sinks[i], stream)) continue;
         d.token = held ? hold_token(pl) : NULL;
         int r = sink_hold_write(&pl->stash, pl->sinks[i], &d);   /* behind anything held: keeps the order */
         if (r == GL_OK) pl->st.written++;
@@ -233,12 +231,12 @@ void pipeline_add_sink_for(struct pipeline *pl, struct sink *s, unsigned streams
         sink_free(s);
         return;
     }
-    pl->streams[pl->nsinks] = streams;
-    pl->any_streams |= streams;
+    s->streams = streams;
+    pl->any_streams |= streams ? streams : SINK_ALL_STREAMS;
     pl->sinks[pl->nsinks++] = s;
 }
 
-void pipeline_add_sink(struct pipeline *pl, struct sink *s) { pipeline_add_sink_for(pl, s, PIPELINE_ALL_STREAMS); }
+void pipeline_add_sink(struct pipeline *pl, struct sink *s) { pipeline_add_sink_for(pl, s, SINK_ALL_STREAMS); }
 
 const struct source_env *pipeline_env(struct pipeline *pl) { return &pl->env; }
 size_t pipeline_nsources(const struct pipeline *pl) { return pl->nsrc; }

@@ -77,13 +77,11 @@ void pipeline_free(struct pipeline *pl);
 void pipeline_settle(void *pl, void *token, enum sink_outcome o);
 /* Adds s for every stream (taken over). */
 void pipeline_add_sink(struct pipeline *pl, struct sink *s);
-/* Adds s for the streams in the mask only (PIPELINE_STREAM bits): e.g.
- * detect's file and anomalies-topic outputs take STREAM_ANOMALIES and
- * Elasticsearch also the consumed events (STREAM_EVENTS, and STREAM_METRICS
- * with --index-metrics), so a stage that pipeline_emits a consumed event
- * sends it to Elasticsearch only. */
-#define PIPELINE_STREAM(st) (1u << (st))
-#define PIPELINE_ALL_STREAMS (PIPELINE_STREAM(STREAM_METRICS) | PIPELINE_STREAM(STREAM_EVENTS) | PIPELINE_STREAM(STREAM_ANOMALIES))
+/* Adds s for the streams in the mask only (SINK_STREAM bits, sets
+ * s->streams): e.g. detect's file and anomalies-topic outputs take
+ * STREAM_ANOMALIES and Elasticsearch also the consumed events
+ * (STREAM_EVENTS, and STREAM_METRICS with --index-metrics), so a stage that
+ * pipeline_emits a consumed event sends it to Elasticsearch only. */
 void pipeline_add_sink_for(struct pipeline *pl, struct sink *s, unsigned streams);
 /* What sources of this pipeline are opened with. */
 const struct source_env *pipeline_env(struct pipeline *pl);

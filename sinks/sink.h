@@ -84,7 +84,15 @@ struct sink {
     sink_settle_fn settle;
     void *settle_ctx;
     char errstr[GL_ERRLEN];
+    /* the streams the command routes to this sink (SINK_STREAM bits; 0 =
+     * every stream): e.g. detect's file and anomalies-topic outputs take
+     * the anomaly records only, Elasticsearch also the consumed events */
+    unsigned streams;
 };
+#define SINK_STREAM(st) (1u << (st))
+#define SINK_ALL_STREAMS (SINK_STREAM(STREAM_METRICS) | SINK_STREAM(STREAM_EVENTS) | SINK_STREAM(STREAM_ANOMALIES))
+/* 1 when documents of stream st go to s. */
+static inline int sink_takes(const struct sink *s, enum sink_stream st) { return !s->streams || (s->streams & SINK_STREAM(st)); }
 
 static inline int sink_write(struct sink *s, const struct sink_doc *d) { return s->ops->write(s->st, d); }
 static inline long sink_poll(struct sink *s, int timeout_ms) { return s->ops->poll(s->st, timeout_ms); }

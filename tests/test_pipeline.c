@@ -67,7 +67,7 @@ static struct fake_sink *add_fake_sink_for(struct pipeline *pl, int slot, unsign
     return f;
 }
 
-static struct fake_sink *add_fake_sink(struct pipeline *pl) { return add_fake_sink_for(pl, 0, PIPELINE_ALL_STREAMS); }
+static struct fake_sink *add_fake_sink(struct pipeline *pl) { return add_fake_sink_for(pl, 0, SINK_ALL_STREAMS); }
 
 /* -------------------------------------------------------- the source */
 
@@ -284,8 +284,8 @@ TEST(emit_to_the_sinks_of_a_stream_only)
 {
     struct pipeline_opts o = { .host = "h", .shutdown_ms = 200, .quiet = 1, .stage = route_stage };
     struct pipeline *pl = stage_pl = pipeline_new(&o);
-    struct fake_sink *file = add_fake_sink_for(pl, 0, PIPELINE_STREAM(STREAM_ANOMALIES));
-    struct fake_sink *es = add_fake_sink_for(pl, 1, PIPELINE_ALL_STREAMS);
+    struct fake_sink *file = add_fake_sink_for(pl, 0, SINK_STREAM(STREAM_ANOMALIES));
+    struct fake_sink *es = add_fake_sink_for(pl, 1, SINK_ALL_STREAMS);
     file->settle = es->settle = 1;
     struct fake_src *f = add_fake_src(pl, three, 3);
     pipeline_run(pl);
