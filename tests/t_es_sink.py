@@ -59,19 +59,8 @@ ENGINES = [("OpenSearch", "OPENSEARCH_URL"), ("Elasticsearch", "ELASTICSEARCH_UR
 TMP = tempfile.mkdtemp(prefix="t_es_sink.", dir=os.environ.get("GPULOG_TEST_TMP"))
 RUN_ID = "%d%03d" % (os.getpid(), random.randrange(1000))
 
-passed = failed = 0
+from lib import check, finish  # noqa: E402
 namespaces = []
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok   " + what)
-    else:
-        failed += 1
-        print("FAIL " + what)
-    return cond
 
 
 def http(method, path, body=None, base=None):
@@ -616,8 +605,7 @@ def main():
     global ENGINE
     for exe in (GPULOG, ES_PUSH):
         if not check(os.access(exe, os.X_OK), "%s is built" % exe):
-            print("%d passed, %d failed" % (passed, failed))
-            return 1
+            finish()
     path, lines, by = gen_events()
     check(by["metrics"] == 1200 and by["xid"] > 40 and by["anomaly"] == 40, "test events: %s" % by)
     try:
@@ -640,8 +628,7 @@ def main():
         for url, n in namespaces:   # Elasticsearch's minimal distribution refuses (no _data_stream API)
             for s in streams(n).values():
                 http("DELETE", "/_data_stream/" + s, base=url)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    finish()
 
 
 if __name__ == "__main__":
