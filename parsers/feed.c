@@ -7,7 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-void feed_report(const char *name, uint64_t lineno, const char *reason)
+/* Where feed_fd is in its input: what its events say they come from, the
+ * read time, the rejections printed so far. */
+struct feed_cursor {
+    struct line_src src;
+    int64_t fixed_now;       /* GPULOG_READ_TIME, 0 = the clock */
+    uint64_t reported;
+};
+
+/* Reports one rejected line on stderr as "name:line: reason". */
+static void feed_report(const char *name, uint64_t lineno, const char *reason)
 {
     fprintf(stderr, "%s:%llu: %s\n", name, (unsigned long long)lineno, reason);
 }
@@ -26,7 +35,8 @@ int64_t feed_read_time(void)
     return v;
 }
 
-void feed_cursor_init(struct feed_cursor *c, const struct feed_opts *o)
+/* Starts reading the input o describes (o is borrowed while c is used). */
+static void feed_cursor_init(struct feed_cursor *c, const struct feed_opts *o)
 {
     memset(c, 0, sizeof *c);
     c->src.host = o->host;
@@ -36,8 +46,10 @@ void feed_cursor_init(struct feed_cursor *c, const struct feed_opts *o)
     c->fixed_now = feed_read_time();
 }
 
-void feed_line(struct parser *p, struct feed_cursor *c, const struct feed_opts *o, const struct lineread *lr,
-               enum lr_status s, const char *line, size_t len, int64_t off, struct feed_stats *st)
+/* One line lineread returned (s is LR_LINE or LR_TOOLONG; line is
+ * borrowed): counts it into st, reports a rejection, feeds the parser. */
+static void feed_line(struct parser *p, struct feed_cursor *c, const struct feed_opts *o, const struct lineread *lr,
+                      enum lr_status s, const char *line, size_t len, int64_t off, struct feed_stats *st)
 {
     int report = !o->quiet && (!o->max_reports || c->reported < o->max_reports);
     st->lines++;
@@ -72,7 +84,8 @@ void feed_line(struct parser *p, struct feed_cursor *c, const struct feed_opts *
     st->events += p->stats.events - ev_before;
 }
 
-void feed_end(struct parser *p, struct feed_stats *st)
+/* End of input: flushes the parser, counting what it emits into st. */
+static void feed_end(struct parser *p, struct feed_stats *st)
 {
     uint64_t ev_before = p->stats.events;
     parser_flush(p);
