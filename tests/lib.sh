@@ -58,6 +58,18 @@ test_tmp() {
   tmp=$(mktemp -d "${GPULOG_TEST_TMP:-${TMPDIR:-/tmp}}/$1.XXXXXX") || { echo "FAIL cannot make a scratch folder"; exit 1; }
 }
 
+# The metrics port a gpulog command logged at start (msg=started ...
+# metrics_port=N) in the log file $1; waits up to 10 s; fails if none.
+port_of() {
+  local p
+  for _ in $(seq 1 100); do
+    p=$(sed -n 's/.*msg=started.* metrics_port=\([0-9]*\).*/\1/p' "$1" 2>/dev/null | head -n 1)
+    [ -n "$p" ] && [ "$p" != 0 ] && { echo "$p"; return 0; }
+    sleep 0.1
+  done
+  return 1
+}
+
 # Unsets every GPULOG_* variable of the caller's environment (but the
 # scratch-folder one), for tests whose checks must not depend on it.
 clean_gpulog_env() {

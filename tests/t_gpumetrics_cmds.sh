@@ -17,15 +17,6 @@ set -uo pipefail
 test_tmp gpumetrics-cmds
 [ -f services/env.sh ] && [ -z "${KAFKA_BROKERS:-}" ] && . services/env.sh
 
-port_of() {   # the metrics port from a command's startup log
-  local p
-  for _ in $(seq 1 100); do
-    p=$(sed -n 's/.*msg=started.* metrics_port=\([0-9]*\).*/\1/p' "$1" 2>/dev/null | head -n 1)
-    [ -n "$p" ] && [ "$p" != 0 ] && { echo "$p"; return 0; }
-    sleep 0.1
-  done
-  return 1
-}
 scrape() { curl -sf "http://127.0.0.1:$1/metrics"; }
 has() { local b; b=$(scrape "$1") && grep -qF -- "$2" <<< "$b"; }   # has PORT TEXT (no grep -q on a pipe: pipefail)
 dmon() {   # dmon FIRST LAST: 2 GPUs, power 100+s / temp 40+s+gpu

@@ -22,14 +22,6 @@ test_tmp t-wire
 on_exit() { exec 3>&- 4>&- 5>&- 2>/dev/null; }   # lib.sh's exit trap calls this first
 [ -x "$GPULOG" ] || fail "binary $GPULOG exists"
 
-port_of() {   # the metrics port from a command's startup log
-  for _ in $(seq 1 100); do
-    p=$(sed -n 's/.*msg=started.* metrics_port=\([0-9]*\).*/\1/p' "$1" 2>/dev/null | head -n 1)
-    [ -n "$p" ] && [ "$p" != 0 ] && { echo "$p"; return 0; }
-    sleep 0.1
-  done
-  return 1
-}
 metric() {    # metric PORT 'NAME{labels}' -> value (empty if absent); a bare NAME sums its labelled series
   curl -sf "http://127.0.0.1:$1/metrics" | awk -v k="$2" '$1 == k || index($1, k "{") == 1 { s += $2; f = 1 } END { if (f) print s }'
 }
