@@ -5,62 +5,10 @@
  * noheader with --columns, missing spellings, timestamps, looped output,
  * throttle bitmasks, field-count mismatches, CRLF and header sniffing.
  */
-#include "../parsers/parser.h"
 #include "../parsers/throttle.h"
-#include "test.h"
+#include "csv_harness.h"
 
 #include <dirent.h>
-#include <jansson.h>
-#include <math.h>
-#include <stdlib.h>
-
-#define MAX_EV 256
-
-/* Collected output: each emitted event as decoded JSON, plus the last error. */
-struct got {
-    int n;
-    json_t *ev[MAX_EV];
-    int ok, declined, rejected;
-    char err[GL_ERRLEN];
-};
-
-static void got_clear(struct got *g)
-{
-    for (int i = 0; i < g->n; i++) json_decref(g->ev[i]);
-    memset(g, 0, sizeof *g);
-}
-
-static void emit_cb(void *ctx, const struct event *ev)
-{
-    struct got *g = ctx;
-    struct buf b;
-    buf_init(&b);
-    event_to_json(ev, &b);
-    json_error_t je;
-    json_t *j = json_loadb(b.p, b.len, 0, &je);
-    if (!j) printf("  emitted invalid JSON: %s\n", b.p);
-    if (g->n < MAX_EV && j) g->ev[g->n++] = j;
-    else json_decref(j);
-    buf_free(&b);
-}
-
-/* Feeds text line by line ('\n' separated, the '\n' not passed on). */
-static void feed_text(struct parser *p, struct got *g, const char *text)
-{
-    struct line_src src = { .host = "h1", .path = "t.csv", .source = "t.csv", .now_ms = 1700000000000LL };
-    const char *s = text;
-    while (*s) {
-        const char *e = strchr(s, '\n');
-        size_t n = e ? (size_t)(e - s) : strlen(s);
-        src.lineno++;
-        int rc = parser_feed(p, &src, s, n);
-        if (rc == GL_OK) g->ok++;
-        else if (rc == GL_DECLINED) g->declined++;
-        else { g->rejected++; snprintf(g->err, sizeof g->err, "%s", p->err); }
-        src.offset += (int64_t)n + 1;
-        s = e ? e + 1 : s + n;
-    }
-}
 
 /* Parses text with a fresh parser of ops (columns may be NULL). */
 static void run(const struct parser_ops *ops, const char *columns, const char *text, struct got *g)
@@ -73,52 +21,11 @@ static void run(const struct parser_ops *ops, const char *columns, const char *t
     parser_free(p);
 }
 
-static json_t *field(struct got *g, int i, const char *key)
-{
-    if (i >= g->n) return NULL;
-    return json_object_get(g->ev[i], key);
-}
-
-/* Number of field key in event i, NAN if absent or not a number. */
-static double num(struct got *g, int i, const char *key)
-{
-    json_t *v = field(g, i, key);
-    return v && json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static int is_int(struct got *g, int i, const char *key)
-{
-    json_t *v = field(g, i, key);
-    return v && json_is_integer(v);
-}
-
-static const char *str(struct got *g, int i, const char *key)
-{
-    json_t *v = field(g, i, key);
-    return v && json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static int has(struct got *g, int i, const char *key) { return field(g, i, key) != NULL; }
-
 /* -1 absent, 0 false, 1 true. */
 static int boolean(struct got *g, int i, const char *key)
 {
     json_t *v = field(g, i, key);
     return v && json_is_boolean(v) ? json_is_true(v) : -1;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    struct buf b;
-    buf_init(&b);
-    char tmp[4096];
-    size_t r;
-    while ((r = fread(tmp, 1, sizeof tmp, f)) > 0) buf_append(&b, tmp, r);
-    fclose(f);
-    if (!b.p) buf_puts(&b, "");
-    return b.p;
 }
 
 /* The real captures live in the repository (tests/corpus/, see its
