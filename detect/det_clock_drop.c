@@ -27,6 +27,13 @@ static int cd_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err
     return GL_OK;
 }
 
+/* The reason of a drop (a: clock, utilisation, learned clock). */
+static void cd_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s SM clock dropped to %.0f MHz under load (%.0f %% utilisation), %.0f %% below the %.0f MHz it sustains",
+             who, o->a[0], o->a[1], 100 * o->score, o->a[2]);
+}
+
 static int cd_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct cd_st *st = stp;
@@ -45,10 +52,8 @@ static int cd_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     o->score = ref > 0 ? 1 - clk / ref : 0;
     if (clk > (1 - drop) * ref) return DET_NORMAL;
     o->excess = det_clamp01((o->score - drop) / (1 - drop));
-    char who[96];
-    det_who(cx, who, sizeof who);
-    snprintf(o->reason, sizeof o->reason, "%s SM clock dropped to %.0f MHz under load (%.0f %% utilisation), %.0f %% below the %.0f MHz it sustains",
-             who, clk, u, 100 * o->score, ref);
+    o->why = cd_why;
+    o->a[0] = clk; o->a[1] = u; o->a[2] = ref;
     return DET_ANOMALY;
 }
 

@@ -76,6 +76,15 @@ void det_who(const struct det_ctx *cx, char *out, size_t n)
     else snprintf(out, n, "%s", h);
 }
 
+void det_reason(const struct det_out *o, struct ent *x, const char *fallback, char *buf, size_t n)
+{
+    if (!o->why) { snprintf(buf, n, "%s", fallback); return; }
+    char who[96];
+    struct det_ctx cx = { .e = x, .h = x->host };
+    det_who(&cx, who, sizeof who);
+    o->why(o, who, buf, n < DET_REASON_MAX ? n : DET_REASON_MAX);
+}
+
 int det_direction_ok(double dev, double dir)
 {
     if (dir > 0) return dev > 0;

@@ -22,6 +22,14 @@ static const struct det_param params[] = {
 /* the parameters above, by name (the same order) */
 enum { P_WINDOW_S, P_MIN_INCREASE, P__COUNT };
 
+/* The reason of a rise (s: metric; a: increase, window s, counter). */
+static void ctr_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    const char *label, *unit;
+    metric_label(o->s[0], &label, &unit);
+    snprintf(buf, n, "%s: %s rose by %.0f in the last %.0f s (counter now %.0f)", who, label, o->a[0], o->a[1], o->a[2]);
+}
+
 static int ctr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct ctr_st *st = stp;
@@ -55,12 +63,9 @@ static int ctr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx
     o->value = v; o->score = sum; o->lo = 0; o->hi = rc->p[P_MIN_INCREASE] > 1 ? rc->p[P_MIN_INCREASE] - 1 : 0;
     if (sum < rc->p[P_MIN_INCREASE]) return DET_NORMAL;
     o->excess = det_clamp01(sum / (10 * rc->p[P_MIN_INCREASE]));
-    char who[96];
-    det_who(cx, who, sizeof who);
-    const char *label, *unit;
-    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
-    snprintf(o->reason, sizeof o->reason, "%s: %s rose by %.0f in the last %.0f s (counter now %.0f)",
-             who, label, sum, rc->p[P_WINDOW_S], v);
+    o->why = ctr_why;
+    o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
+    o->a[0] = sum; o->a[1] = rc->p[P_WINDOW_S]; o->a[2] = v;
     return DET_ANOMALY;
 }
 

@@ -70,6 +70,15 @@ static int cr_judge(const struct rule_cfg *rc, const struct cr_st *st, double iv
     return hi - lo <= rc->p[P_MAX_POWER] * sum / k;
 }
 
+/* The reason of a creep (s: metric; a: rise, minutes, value). */
+static void cr_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    const char *label, *unit;
+    metric_label(o->s[0], &label, &unit);
+    snprintf(buf, n, "%s: %s creeping up at steady load: %+.1f%s over %.0f min, now %.4g%s (cooling fault?)",
+             who, label, o->a[0], unit, o->a[1], o->a[2], unit);
+}
+
 static int cr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct cr_st *st = stp;
@@ -107,12 +116,9 @@ static int cr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     double rise = creep_last(&st->m) - st->base;
     o->score = rise;
     o->excess = det_clamp01(rise / (4 * rc->p[P_MIN_RISE]));
-    char who[96];
-    det_who(cx, who, sizeof who);
-    const char *label, *unit;
-    metric_label(rc->metric, &label, &unit);
-    snprintf(o->reason, sizeof o->reason, "%s: %s creeping up at steady load: %+.1f%s over %.0f min, now %.4g%s (cooling fault?)",
-             who, label, rise, unit, (st->m.n - 1) * ivms / 60000.0, v, unit);
+    o->why = cr_why;
+    o->s[0] = rc->metric;
+    o->a[0] = rise; o->a[1] = (st->m.n - 1) * ivms / 60000.0; o->a[2] = v;
     return DET_ANOMALY;
 }
 

@@ -19,6 +19,15 @@ static const struct det_param params[] = {
 /* the parameters above, by name (the same order) */
 enum { P_K, P_H, P_MIN_N, P_MIN_STD, P_DIRECTION, P__COUNT };
 
+/* The reason of a shift (s: metric, direction; a: value, level before). */
+static void cusum_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    const char *label, *unit;
+    metric_label(o->s[0], &label, &unit);
+    snprintf(buf, n, "%s: %s shifted %s to %.4g%s from a recent level of %.4g%s (CUSUM %.1f sigma)",
+             who, label, o->s[1], o->a[0], unit, o->a[1], unit, fabs(o->score));
+}
+
 static int cusum_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct cusum_st *st = stp;
@@ -38,12 +47,10 @@ static int cusum_update(const struct rule_cfg *rc, void *stp, const struct det_c
     o->lo = m - rc->p[P_K] * sd; o->hi = m + rc->p[P_K] * sd;
     if (!up && !down) return DET_NORMAL;
     o->excess = det_clamp01(fabs(o->score) / h - 1);
-    char who[96];
-    det_who(cx, who, sizeof who);
-    const char *label, *unit;
-    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
-    snprintf(o->reason, sizeof o->reason, "%s: %s shifted %s to %.4g%s from a recent level of %.4g%s (CUSUM %.1f sigma)",
-             who, label, up ? "up" : "down", cx->v, unit, m, unit, fabs(o->score));
+    o->why = cusum_why;
+    o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
+    o->s[1] = up ? "up" : "down";
+    o->a[0] = cx->v; o->a[1] = m;
     return DET_ANOMALY;
 }
 

@@ -20,6 +20,15 @@ static const struct det_param params[] = {
 /* the parameters above, by name (the same order) */
 enum { P_LAMBDA, P_L, P_MIN_N, P_MIN_STD, P_MIN_DEV, P_DIRECTION, P__COUNT };
 
+/* The reason of a drift (s: metric, direction; a: smoothed, mean, limit). */
+static void ewma_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    const char *label, *unit;
+    metric_label(o->s[0], &label, &unit);
+    snprintf(buf, n, "%s: %s drifting %s: smoothed %.4g%s against a recent mean of %.4g%s (limit +-%.3g)",
+             who, label, o->s[1], o->a[0], unit, o->a[1], unit, o->a[2]);
+}
+
 static int ewma_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct ewma_st *st = stp;
@@ -36,12 +45,10 @@ static int ewma_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     o->lo = m - lim; o->hi = m + lim;
     if (fabs(dev) < lim || fabs(dev) < rc->p[P_MIN_DEV] || !det_direction_ok(dev, rc->p[P_DIRECTION])) return DET_NORMAL;
     o->excess = det_clamp01(fabs(dev) / lim - 1);
-    char who[96];
-    det_who(cx, who, sizeof who);
-    const char *label, *unit;
-    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
-    snprintf(o->reason, sizeof o->reason, "%s: %s drifting %s: smoothed %.4g%s against a recent mean of %.4g%s (limit +-%.3g)",
-             who, label, dev > 0 ? "up" : "down", st->z, unit, m, unit, lim);
+    o->why = ewma_why;
+    o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
+    o->s[1] = dev > 0 ? "up" : "down";
+    o->a[0] = st->z; o->a[1] = m; o->a[2] = lim;
     return DET_ANOMALY;
 }
 

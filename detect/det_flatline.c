@@ -15,6 +15,15 @@ static const struct det_param params[] = {
 /* the parameters above, by name (the same order) */
 enum { P_MIN_SAMPLES, P_MIN_STD, P__COUNT };
 
+/* The reason of a stuck series (s: metric; a: value, samples, seconds). */
+static void flat_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    const char *label, *unit;
+    metric_label(o->s[0], &label, &unit);
+    snprintf(buf, n, "%s: %s stuck at %.4g%s for %u samples (%lld s) after varying before",
+             who, label, o->a[0], unit, (unsigned)o->a[1], (long long)o->a[2]);
+}
+
 static int flat_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct flat_st *st = stp;
@@ -31,12 +40,9 @@ static int flat_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     o->value = cx->v; o->score = st->run;
     if (st->run < rc->p[P_MIN_SAMPLES] || !st->varied) return st->run < 2 ? DET_NORMAL : (cx->open ? DET_ANOMALY : DET_NORMAL);
     o->excess = det_clamp01(st->run / (4 * rc->p[P_MIN_SAMPLES]));
-    char who[96];
-    det_who(cx, who, sizeof who);
-    const char *label, *unit;
-    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
-    snprintf(o->reason, sizeof o->reason, "%s: %s stuck at %.4g%s for %u samples (%lld s) after varying before",
-             who, label, cx->v, unit, st->run, (long long)((cx->ts - st->since) / 1000));
+    o->why = flat_why;
+    o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
+    o->a[0] = cx->v; o->a[1] = st->run; o->a[2] = (double)((cx->ts - st->since) / 1000);
     return DET_ANOMALY;
 }
 

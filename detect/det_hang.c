@@ -21,6 +21,13 @@ static int hang_configure(struct rule_cfg *rc, struct profile_slots *ps, char *e
     return GL_OK;
 }
 
+/* The reason of a hang (value: utilisation; a: power, highest power). */
+static void hang_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s looks hung: utilisation %.0f %% but only %.0f W drawn (it reaches %.0f W when busy)",
+             who, o->value, o->a[0], o->a[1]);
+}
+
 static int hang_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
@@ -31,10 +38,8 @@ static int hang_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     o->value = u; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[P_MAX_FRAC] * pmax; o->score = pw / pmax;
     if (u < rc->p[P_MIN_UTIL] || pw > rc->p[P_MAX_FRAC] * pmax) return DET_NORMAL;
     o->excess = det_clamp01(1 - pw / (rc->p[P_MAX_FRAC] * pmax));
-    char who[96];
-    det_who(cx, who, sizeof who);
-    snprintf(o->reason, sizeof o->reason, "%s looks hung: utilisation %.0f %% but only %.0f W drawn (it reaches %.0f W when busy)",
-             who, u, pw, pmax);
+    o->why = hang_why;
+    o->a[0] = pw; o->a[1] = pmax;
     return DET_ANOMALY;
 }
 

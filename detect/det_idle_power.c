@@ -57,6 +57,13 @@ static double idle_level(const struct ent *e)
     return med < e->pmin ? med : e->pmin;
 }
 
+/* The reason of idle waste (value: power, lo: idle level; a: utilisation). */
+static void ip_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s draws %.0f W while idle (utilisation %.0f %%); its idle level is %.0f W",
+             who, o->value, o->a[0], o->lo);
+}
+
 static int ip_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct ip_st *st = stp;
@@ -75,10 +82,8 @@ static int ip_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
         cx->ts - st->idle_since < rc->p[P_HELD_S] * 1000)
         return DET_NORMAL;
     o->excess = det_clamp01((pw - lim) / (pmax - lim + 1));
-    char who[96];
-    det_who(cx, who, sizeof who);
-    snprintf(o->reason, sizeof o->reason, "%s draws %.0f W while idle (utilisation %.0f %%); its idle level is %.0f W",
-             who, pw, u, pmin);
+    o->why = ip_why;
+    o->a[0] = u;
     return DET_ANOMALY;
 }
 

@@ -44,6 +44,16 @@ enum { P_TAIL, P_LEARN, P_SHORT, P_LONG, P_ALPHA, P_BETA, P_CLIP, P_QUIET, P_DIR
 
 static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* The reason of an unlikely sample (s: metric; a: value, prediction,
+ * typical error, likelihood). */
+static void lk_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    const char *label, *unit;
+    metric_label(o->s[0], &label, &unit);
+    snprintf(buf, n, "%s: %s %.4g%s against an expected %.4g%s (typical error %.3g): behaviour this unusual has likelihood %.1e on this series",
+             who, label, o->a[0], unit, o->a[1], unit, o->a[2], o->a[3]);
+}
+
 static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct lk_st *st = stp;
@@ -112,12 +122,9 @@ static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     if (!cx->open && st->since < rc->p[P_QUIET]) { st->since = 0; return DET_UNKNOWN; }
     st->since = 0;
     o->excess = det_clamp01((o->score + log10(rc->p[P_TAIL])) / 6);
-    char who[96];
-    det_who(cx, who, sizeof who);
-    const char *label, *unit;
-    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
-    snprintf(o->reason, sizeof o->reason, "%s: %s %.4g%s against an expected %.4g%s (typical error %.3g): behaviour this unusual has likelihood %.1e on this series",
-             who, label, x, unit, pred, unit, sc, tail);
+    o->why = lk_why;
+    o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
+    o->a[0] = x; o->a[1] = pred; o->a[2] = sc; o->a[3] = tail;
     return DET_ANOMALY;
 }
 

@@ -92,6 +92,13 @@ static int ml_slow(const struct rule_cfg *rc, const struct ml_st *st, int open, 
            sh.max_step <= 0.6 * sh.rise && sh.newer >= 0.4 * sh.older;
 }
 
+/* The reason of a leak (value: framebuffer; a: growth, seconds). */
+static void ml_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s framebuffer use grew steadily by %.0f MiB in %.0f s to %.0f MiB (possible memory leak)",
+             who, o->a[0], o->a[1], o->value);
+}
+
 static int ml_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct ml_st *st = stp;
@@ -136,12 +143,10 @@ static int ml_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     }
     if (!cx->open) st->base = (float)from;
     o->excess = det_clamp01(growth / (8 * rc->p[P_MIN_GROWTH]));
-    char who[96];
-    det_who(cx, who, sizeof who);
-    double secs = fast ? (double)(win_time_at(w, win_count(w) - 1) - win_time_at(w, first)) / 1000.0
-                       : (double)(st->c.n - 1) * rc->p[P_INTERVAL_S];
-    snprintf(o->reason, sizeof o->reason, "%s framebuffer use grew steadily by %.0f MiB in %.0f s to %.0f MiB (possible memory leak)",
-             who, growth, secs, fb);
+    o->why = ml_why;
+    o->a[0] = growth;
+    o->a[1] = fast ? (double)(win_time_at(w, win_count(w) - 1) - win_time_at(w, first)) / 1000.0
+                   : (double)(st->c.n - 1) * rc->p[P_INTERVAL_S];
     return DET_ANOMALY;
 }
 

@@ -20,6 +20,13 @@ static int mp_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err
     return GL_OK;
 }
 
+/* The reason of full memory (value: used; a: total). */
+static void mp_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s memory nearly full: %.0f of %.0f MiB used (%.1f %%)", who, o->value, o->a[0],
+             100 * o->value / o->a[0]);
+}
+
 static int mp_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
@@ -31,10 +38,8 @@ static int mp_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
     o->value = used; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[P_FRAC] * total; o->score = used / total;
     if (used < rc->p[P_FRAC] * total) return DET_NORMAL;
     o->excess = det_clamp01((used / total - rc->p[P_FRAC]) / (1 - rc->p[P_FRAC] + 1e-9));
-    char who[96];
-    det_who(cx, who, sizeof who);
-    snprintf(o->reason, sizeof o->reason, "%s memory nearly full: %.0f of %.0f MiB used (%.1f %%)", who, used, total,
-             100 * used / total);
+    o->why = mp_why;
+    o->a[0] = total;
     return DET_ANOMALY;
 }
 

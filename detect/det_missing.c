@@ -12,6 +12,14 @@ static const struct det_param params[] = {
 /* the parameters above, by name (the same order) */
 enum { P_AFTER_S, P__COUNT };
 
+/* The reason of a silent GPU (npeers: GPUs still reporting; a: gap). */
+static void miss_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    size_t np = (size_t)o->npeers;
+    snprintf(buf, n, "%s stopped reporting: no sample for %.0f s while %zu other GPU%s on the host kept reporting",
+             who, o->a[0], np, np == 1 ? "" : "s");
+}
+
 static int miss_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
@@ -29,10 +37,8 @@ static int miss_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     o->hi = after;
     if (e->last_ts >= cx->ts || gap < after || cx->npeers == 0) return DET_NORMAL;
     o->excess = det_clamp01(gap / (10 * after));
-    char who[96];
-    det_who(cx, who, sizeof who);
-    snprintf(o->reason, sizeof o->reason, "%s stopped reporting: no sample for %.0f s while %zu other GPU%s on the host kept reporting",
-             who, gap, cx->npeers, cx->npeers == 1 ? "" : "s");
+    o->why = miss_why;
+    o->a[0] = gap;
     return DET_ANOMALY;
 }
 

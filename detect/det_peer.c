@@ -67,6 +67,17 @@ static int peer_agree(double *v, size_t n, double rel, double abs_min, double ag
     return k >= agree * n;
 }
 
+/* The reason of a straggler (s: metric; value, npeers, peer_median; a: deviation). */
+static void peer_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    const char *label, *unit;
+    metric_label(o->s[0], &label, &unit);
+    double dev = o->a[0];
+    snprintf(buf, n, "%s: %s %.4g%s, %.3g%s %s the median of its %zu peers (%.4g%s): a straggler",
+             who, label, o->value, unit, fabs(dev), unit, dev > 0 ? "above" : "below", (size_t)o->npeers,
+             o->peer_median, unit);
+}
+
 static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
@@ -113,12 +124,9 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     o->score = med != 0 ? dev / fabs(med) : dev;
     if (fabs(dev) < lim || !det_direction_ok(dev, rc->p[P_DIRECTION])) return DET_NORMAL;
     o->excess = det_clamp01(fabs(dev) / lim - 1);
-    char who[96];
-    det_who(cx, who, sizeof who);
-    const char *label, *unit;
-    metric_label(rc->metric, &label, &unit);
-    snprintf(o->reason, sizeof o->reason, "%s: %s %.4g%s, %.3g%s %s the median of its %zu peers (%.4g%s): a straggler",
-             who, label, v, unit, fabs(dev), unit, dev > 0 ? "above" : "below", n, med, unit);
+    o->why = peer_why;
+    o->s[0] = rc->metric;
+    o->a[0] = dev;
     return DET_ANOMALY;
 }
 

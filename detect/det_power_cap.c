@@ -35,6 +35,13 @@ static int pc_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err
     return GL_OK;
 }
 
+/* The reason of capping (a: power, highest power, throttled share). */
+static void pc_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s is held at its power cap: %.0f W (highest seen %.0f W), power-throttled %.0f %% of the time",
+             who, o->a[0], o->a[1], o->a[2]);
+}
+
 static int pc_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct pc_st *st = stp;
@@ -51,10 +58,8 @@ static int pc_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     double share = cx->open ? st->avg : pv;
     if (share < need || (!cx->open && pw < rc->p[P_NEAR] * pmax)) return DET_NORMAL;
     o->excess = det_clamp01((st->avg - rc->p[P_MIN_PVIOL]) / (100 - rc->p[P_MIN_PVIOL] + 1));
-    char who[96];
-    det_who(cx, who, sizeof who);
-    snprintf(o->reason, sizeof o->reason, "%s is held at its power cap: %.0f W (highest seen %.0f W), power-throttled %.0f %% of the time",
-             who, pw, pmax, st->avg);
+    o->why = pc_why;
+    o->a[0] = pw; o->a[1] = pmax; o->a[2] = st->avg;
     return DET_ANOMALY;
 }
 

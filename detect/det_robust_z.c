@@ -31,6 +31,16 @@ static int rz_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err
     return GL_OK;
 }
 
+/* The reason of an outlier (s: metric; value, score: z; a: deviation, span s). */
+static void rz_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    const char *label, *unit;
+    metric_label(o->s[0], &label, &unit);
+    double dev = o->a[0];
+    snprintf(buf, n, "%s: %s %.4g%s, %.3g%s %s its median of the last %lld s (robust z %.1f)",
+             who, label, o->value, unit, fabs(dev), unit, dev > 0 ? "above" : "below", (long long)o->a[1], o->score);
+}
+
 static int rz_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
@@ -49,13 +59,9 @@ static int rz_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
     o->lo = med - rc->p[P_Z] * sc; o->hi = med + rc->p[P_Z] * sc;
     if (fabs(z) < rc->p[P_Z] || fabs(dev) < rc->p[P_MIN_DEV] || !det_direction_ok(dev, rc->p[P_DIRECTION])) return DET_NORMAL;
     o->excess = det_clamp01((fabs(z) - rc->p[P_Z]) / (2 * rc->p[P_Z]));
-    char who[96];
-    det_who(cx, who, sizeof who);
-    const char *label, *unit;
-    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
-    int64_t span = cx->ts - win_time_at(w, 0);
-    snprintf(o->reason, sizeof o->reason, "%s: %s %.4g%s, %.3g%s %s its median of the last %lld s (robust z %.1f)",
-             who, label, cx->v, unit, fabs(dev), unit, dev > 0 ? "above" : "below", (long long)(span / 1000), z);
+    o->why = rz_why;
+    o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
+    o->a[0] = dev; o->a[1] = (double)((cx->ts - win_time_at(w, 0)) / 1000);
     return DET_ANOMALY;
 }
 

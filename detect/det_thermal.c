@@ -34,6 +34,17 @@ static int th_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err
     return GL_OK;
 }
 
+/* The reason of throttling (a: have temperature, temperature, have clocks,
+ * clock, clock before, driver flag). */
+static void th_why(const struct det_out *o, const char *who, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s is thermally throttled", who);
+    if (o->a[0] != 0 && n > 0) n += snprintf(buf + n, len - n, " at %.0f \xc2\xb0" "C", o->a[1]);
+    if (o->a[2] != 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - n, ": SM clock %.0f MHz against %.0f MHz before", o->a[3], o->a[4]);
+    if (o->a[5] != 0 && (size_t)n < len) snprintf(buf + n, len - n, " (driver thermal flag set)");
+}
+
 static int th_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct th_st *st = stp;
@@ -64,13 +75,8 @@ static int th_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     }
     if (!cx->open && recent > st->ref) st->ref = recent;
     o->excess = det_clamp01(have_t ? (temp - rc->p[P_HOT] + 5) / 15 : 0.5);
-    char who[96];
-    det_who(cx, who, sizeof who);
-    int n = snprintf(o->reason, sizeof o->reason, "%s is thermally throttled", who);
-    if (have_t && n > 0) n += snprintf(o->reason + n, sizeof o->reason - n, " at %.0f \xc2\xb0" "C", temp);
-    if (have_c && ref > 0 && (size_t)n < sizeof o->reason)
-        n += snprintf(o->reason + n, sizeof o->reason - n, ": SM clock %.0f MHz against %.0f MHz before", clk, ref);
-    if (flag && (size_t)n < sizeof o->reason) snprintf(o->reason + n, sizeof o->reason - n, " (driver thermal flag set)");
+    o->why = th_why;
+    o->a[0] = have_t; o->a[1] = temp; o->a[2] = have_c && ref > 0; o->a[3] = clk; o->a[4] = ref; o->a[5] = flag;
     return DET_ANOMALY;
 }
 

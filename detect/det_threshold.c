@@ -18,6 +18,16 @@ static const struct det_param params[] = {
 /* the parameters above, by name (the same order) */
 enum { P_HIGH, P_LOW, P_CLEAR_HIGH, P_CLEAR_LOW, P__COUNT };
 
+/* The reason of a limit crossed (s: metric, side; value; a: limit, have a
+ * recent mean, the mean). */
+static void thr_why(const struct det_out *o, const char *who, char *buf, size_t len)
+{
+    const char *label, *unit;
+    metric_label(o->s[0], &label, &unit);
+    int n = snprintf(buf, len, "%s: %s %.4g%s, %s the %.4g%s limit", who, label, o->value, unit, o->s[1], o->a[0], unit);
+    if (o->a[1] != 0 && n > 0 && (size_t)n < len) snprintf(buf + n, len - n, " (recent mean %.3g%s)", o->a[2], unit);
+}
+
 static int thr_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
@@ -38,14 +48,10 @@ static int thr_update(const struct rule_cfg *rc, void *st, const struct det_ctx 
     double scale = fabs(lim) * 0.1 > 1 ? fabs(lim) * 0.1 : 1;
     o->score = v - lim;
     o->excess = det_clamp01(fabs(v - lim) / scale);
-    char who[96];
-    det_who(cx, who, sizeof who);
-    const char *label, *unit;
-    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
-    int n = snprintf(o->reason, sizeof o->reason, "%s: %s %.4g%s, %s the %.4g%s limit", who, label, v, unit,
-                     up ? "above" : "below", lim, unit);
-    if (w && win_count(w) >= 10 && n > 0 && (size_t)n < sizeof o->reason)
-        snprintf(o->reason + n, sizeof o->reason - n, " (recent mean %.3g%s)", win_mean(w), unit);
+    o->why = thr_why;
+    o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
+    o->s[1] = up ? "above" : "below";
+    o->a[0] = lim; o->a[1] = w && win_count(w) >= 10; o->a[2] = w ? win_mean(w) : 0;
     return DET_ANOMALY;
 }
 

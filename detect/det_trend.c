@@ -32,6 +32,17 @@ static int trend_configure(struct rule_cfg *rc, struct profile_slots *ps, char *
     return GL_OK;
 }
 
+/* The reason of a trend (s: metric, load note; value, score: slope; a:
+ * change, seconds). */
+static void trend_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    const char *label, *unit;
+    metric_label(o->s[0], &label, &unit);
+    double slope = o->score;
+    snprintf(buf, n, "%s: %s %s %.2g%s per second (%+.3g%s in %.0f s, now %.4g%s)%s", who, label,
+             slope > 0 ? "climbing" : "falling", fabs(slope), unit, o->a[0], unit, o->a[1], o->value, unit, o->s[1]);
+}
+
 static int trend_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
@@ -58,13 +69,10 @@ static int trend_update(const struct rule_cfg *rc, void *st, const struct det_ct
     o->lo = -rc->p[P_SLOPE]; o->hi = rc->p[P_SLOPE];
     if (fabs(slope) < rc->p[P_SLOPE] || fabs(change) < rc->p[P_MIN_CHANGE] || !det_direction_ok(slope, rc->p[P_DIRECTION])) return DET_NORMAL;
     o->excess = det_clamp01(fabs(slope) / rc->p[P_SLOPE] - 1);
-    char who[96];
-    det_who(cx, who, sizeof who);
-    const char *label, *unit;
-    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
-    snprintf(o->reason, sizeof o->reason, "%s: %s %s %.2g%s per second (%+.3g%s in %.0f s, now %.4g%s)%s", who, label,
-             slope > 0 ? "climbing" : "falling", fabs(slope), unit, change, unit, -t0, cx->v, unit,
-             rc->aux[0] >= 0 ? " at steady load" : "");
+    o->why = trend_why;
+    o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
+    o->s[1] = rc->aux[0] >= 0 ? " at steady load" : "";
+    o->a[0] = change; o->a[1] = -t0;
     return DET_ANOMALY;
 }
 

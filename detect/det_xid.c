@@ -37,6 +37,23 @@ static int sev_of(const char *s, size_t n)
     return 2;
 }
 
+/* The reason of a GPU gone after Xid 79. */
+static void xid_gone_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    (void)o;
+    snprintf(buf, n, "%s: GPU still gone after Xid 79 (fallen off the bus)", who);
+}
+
+/* The reason of a kernel event (value: code; xid_key, xid_name, xid_sev;
+ * a: events in the episode). */
+static void xid_why(const struct det_out *o, const char *who, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s reported %s %.0f", who, o->xid_key[4] == 's' ? "SXid" : "Xid", o->value);
+    if (o->xid_name && n > 0) n += snprintf(buf + n, len - n, " (%s)", o->xid_name);
+    if ((size_t)n < len) n += snprintf(buf + n, len - n, ", %s", o->xid_sev);
+    if (o->a[0] > 1 && (size_t)n < len) snprintf(buf + n, len - n, "; %u kernel events in this episode", (unsigned)o->a[0]);
+}
+
 static int xid_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
 {
     struct xid_st *st = stp;
@@ -46,9 +63,7 @@ static int xid_update(const struct rule_cfg *rc, void *stp, const struct det_ctx
         o->xid_code = st->last_code;
         if (cx->open && st->gone && gpu_gone(cx, (int64_t)(rc->p[P_GONE_S] * 1000))) {
             o->excess = det_clamp01(st->count / 10.0);
-            char who[96];
-            det_who(cx, who, sizeof who);
-            snprintf(o->reason, sizeof o->reason, "%s: GPU still gone after Xid 79 (fallen off the bus)", who);
+            o->why = xid_gone_why;
             return DET_ANOMALY;
         }
         return DET_NORMAL;
@@ -78,14 +93,8 @@ static int xid_update(const struct rule_cfg *rc, void *stp, const struct det_ctx
     o->xid_name = name ? namebuf : NULL;
     o->xid_sev = sevbuf;
     o->metric = code >= 0 ? (key[4] == 's' ? "gpu.sxid.code" : "gpu.xid.code") : "gpu.xid";
-    char who[96];
-    det_who(cx, who, sizeof who);
-    int n = snprintf(o->reason, sizeof o->reason, "%s reported %s %.0f", who, key[4] == 's' ? "SXid" : "Xid", code);
-    if (name && n > 0) n += snprintf(o->reason + n, sizeof o->reason - n, " (%s)", namebuf);
-    if ((size_t)n < sizeof o->reason)
-        n += snprintf(o->reason + n, sizeof o->reason - n, ", %s", sevbuf);
-    if (st->count > 1 && (size_t)n < sizeof o->reason)
-        snprintf(o->reason + n, sizeof o->reason - n, "; %u kernel events in this episode", st->count);
+    o->why = xid_why;
+    o->a[0] = st->count;
     return DET_ANOMALY;
 }
 

@@ -16,6 +16,16 @@ static const struct det_param params[] = {
 /* the parameters above, by name (the same order) */
 enum { P_Z, P_MIN_N, P_MIN_STD, P_MIN_DEV, P_DIRECTION, P__COUNT };
 
+/* The reason of an outlier (s: metric; value, score: z; a: deviation, samples). */
+static void z_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    const char *label, *unit;
+    metric_label(o->s[0], &label, &unit);
+    double dev = o->a[0];
+    snprintf(buf, n, "%s: %s %.4g%s, %.3g%s %s its last %u samples (z %.1f)", who, label, o->value, unit, fabs(dev), unit,
+             dev > 0 ? "above" : "below", (unsigned)o->a[1], o->score);
+}
+
 static int z_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
@@ -28,12 +38,9 @@ static int z_update(const struct rule_cfg *rc, void *st, const struct det_ctx *c
     o->lo = m - rc->p[P_Z] * sd; o->hi = m + rc->p[P_Z] * sd;
     if (fabs(z) < rc->p[P_Z] || fabs(dev) < rc->p[P_MIN_DEV] || !det_direction_ok(dev, rc->p[P_DIRECTION])) return DET_NORMAL;
     o->excess = det_clamp01((fabs(z) - rc->p[P_Z]) / rc->p[P_Z]);
-    char who[96];
-    det_who(cx, who, sizeof who);
-    const char *label, *unit;
-    metric_label(cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric, &label, &unit);
-    snprintf(o->reason, sizeof o->reason, "%s: %s %.4g%s, %.3g%s %s its last %u samples (z %.1f)", who, label,
-             cx->v, unit, fabs(dev), unit, dev > 0 ? "above" : "below", win_count(w), z);
+    o->why = z_why;
+    o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
+    o->a[0] = dev; o->a[1] = win_count(w);
     return DET_ANOMALY;
 }
 

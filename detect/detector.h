@@ -168,6 +168,11 @@ struct det_ctx {
     size_t npeers;
 };
 
+/* Writes the reason of a verdict about `who` ("GPU 3 on node-7") into buf
+ * (n bytes) from the det_out the detector filled (owned by the detector's
+ * file; called by the engine only when a record is written). */
+typedef void (*det_why_fn)(const struct det_out *o, const char *who, char *buf, size_t n);
+
 /* A detector's verdict details, copied into records by the engine. */
 struct det_out {
     double value;            /* observed value */
@@ -182,8 +187,18 @@ struct det_out {
     const char *metric;      /* overrides the field name when set */
     int xid_code;            /* Xid/SXid code, -1 = none */
     const char *xid_name, *xid_sev, *xid_key;
-    char reason[240];
+    /* the reason, formatted only when a record is written (most anomalous
+     * verdicts write none): why() from the fields above and the values the
+     * detector left in a[] and s[]; NULL = the rule's name */
+    det_why_fn why;
+    double a[6];
+    const char *s[2];
 };
+
+/* Longest reason (bytes with the NUL) a why() may write. */
+#define DET_REASON_MAX 240
+/* The reason of a record about GPU x from o (o->why, else fallback) into buf. */
+void det_reason(const struct det_out *o, struct ent *x, const char *fallback, char *buf, size_t n);
 
 /* Value of a slot in the current sample of e; 1 if present. */
 static inline int ent_val(const struct ent *e, int slot, double *v)

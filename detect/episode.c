@@ -145,7 +145,7 @@ void eng_emit_record(struct engine *e, int type, const struct rule_cfg *rc, stru
                  e->reloading ? "ended by a configuration reload" : "resolved", secs < 0 ? 0 : secs, ep->peak_risk);
         event_add_num(r, "anomaly.duration_s", secs < 0 ? 0 : secs);
     } else {
-        snprintf(reason, sizeof reason, "%s", o->reason[0] ? o->reason : rc->name);
+        det_reason(o, x, rc->name, reason, sizeof reason);
     }
     event_add_str(r, "event.reason", reason, strlen(reason));
     if (type == REC_START) e->st.starts++;
