@@ -46,15 +46,29 @@ static void sorted_insert(struct win *w, float v)
     w->sorted[i] = v;
 }
 
+/* The sorted copy of a full window (n + 1 values, the oldest one at index
+ * i) with that value replaced by v: the same array sorted_remove then
+ * sorted_insert would leave, with one shift of the values in between
+ * instead of two of the tails. */
+static void sorted_replace(struct win *w, unsigned i, float v)
+{
+    float *a = w->sorted;
+    unsigned j = lower_bound(a, (unsigned)w->n + 1, v);
+    if (j > i) j--;                 /* its place once a[i] is gone */
+    if (j < i) memmove(&a[j + 1], &a[j], (i - j) * sizeof(float));
+    else if (j > i) memmove(&a[i], &a[i + 1], (j - i) * sizeof(float));
+    a[j] = v;
+}
+
 /* Exact mean and M2 from the ring (two-pass), used periodically. */
 static void recompute(struct win *w)
 {
     double s = 0;
-    for (unsigned k = 0; k < w->n; k++) s += w->ring[(w->head + k) % w->cap];
+    for (unsigned k = 0; k < w->n; k++) s += w->ring[win_pos(w, k)];
     double mean = w->n ? s / w->n : 0;
     double m2 = 0;
     for (unsigned k = 0; k < w->n; k++) {
-        double d = w->ring[(w->head + k) % w->cap] - mean;
+        double d = w->ring[win_pos(w, k)] - mean;
         m2 += d * d;
     }
     w->mean = mean;
@@ -62,11 +76,12 @@ static void recompute(struct win *w)
     w->since_fix = 0;
 }
 
-static void pop_oldest(struct win *w)
+/* Drops the oldest sample from the ring and the moments (not from the
+ * sorted copy); returns it. */
+static float pop_ring(struct win *w)
 {
     float old = w->ring[w->head];
-    sorted_remove(w, old);
-    w->head = (uint16_t)((w->head + 1) % w->cap);
+    w->head = (uint16_t)(w->head + 1u == w->cap ? 0 : w->head + 1u);
     w->n--;
     if (w->n == 0) {
         w->mean = 0; w->m2 = 0;
@@ -76,6 +91,14 @@ static void pop_oldest(struct win *w)
         w->m2 -= d * (old - w->mean);
         if (w->m2 < 0) w->m2 = 0;
     }
+    return old;
+}
+
+static void pop_oldest(struct win *w)
+{
+    float old = w->ring[w->head];
+    sorted_remove(w, old);
+    pop_ring(w);
 }
 
 void win_push(struct win *w, int64_t ts_ms, double v)
@@ -92,7 +115,7 @@ void win_push(struct win *w, int64_t ts_ms, double v)
         /* rebase on the oldest kept sample; drop what cannot be expressed */
         int64_t nb = ts_ms - 0x40000000LL;
         for (unsigned k = 0; k < w->n; k++) {
-            unsigned i = (w->head + k) % w->cap;
+            unsigned i = win_pos(w, k);
             int64_t t = w->base_ms + w->tms[i];
             w->tms[i] = t > nb ? (uint32_t)(t - nb) : 0;
         }
@@ -102,11 +125,17 @@ void win_push(struct win *w, int64_t ts_ms, double v)
     if (w->span_ms) {
         while (w->n && (int64_t)w->tms[w->head] < rel - (int64_t)w->span_ms) pop_oldest(w);
     }
-    if (w->n == w->cap) pop_oldest(w);
-    unsigned tail = (w->head + w->n) % w->cap;
+    unsigned old_at = WIN_CAP;      /* sorted index of the sample a full window drops */
+    if (w->n == w->cap) {
+        old_at = lower_bound(w->sorted, w->n, w->ring[w->head]);
+        if (old_at >= w->n) old_at = w->n - 1u;   /* cannot happen: it is present */
+        pop_ring(w);
+    }
+    unsigned tail = win_pos(w, w->n);
     w->ring[tail] = fv;
     w->tms[tail] = (uint32_t)rel;
-    sorted_insert(w, fv);
+    if (old_at < WIN_CAP) sorted_replace(w, old_at, fv);
+    else sorted_insert(w, fv);
     w->n++;
     double x = fv;
     double d = x - w->mean;
@@ -172,27 +201,10 @@ double win_mean_abs_dev(const struct win *w, double c)
     return isfinite(m) ? m : 0.0;
 }
 
-double win_at(const struct win *w, unsigned i)
-{
-    if (i >= w->n) return 0.0;
-    return w->ring[(w->head + i) % w->cap];
-}
-
-double win_last(const struct win *w)
-{
-    return w->n ? w->ring[(w->head + w->n - 1) % w->cap] : 0.0;
-}
-
-int64_t win_time_at(const struct win *w, unsigned i)
-{
-    if (i >= w->n) return 0;
-    return w->base_ms + w->tms[(w->head + i) % w->cap];
-}
-
 unsigned win_export(const struct win *w, uint32_t *tms, float *v)
 {
     for (unsigned k = 0; k < w->n; k++) {
-        unsigned i = (w->head + k) % w->cap;
+        unsigned i = win_pos(w, k);
         tms[k] = w->tms[i];
         v[k] = w->ring[i];
     }

@@ -50,10 +50,25 @@ static inline double win_median(const struct win *w) { return win_quantile(w, 0.
 double win_mad(const struct win *w);
 /* Mean absolute deviation from c, O(N) (the scale fallback when MAD is 0). */
 double win_mean_abs_dev(const struct win *w, double c);
+/* Ring position of the i-th oldest sample (i < cap): no division. */
+static inline unsigned win_pos(const struct win *w, unsigned i)
+{
+    unsigned k = (unsigned)w->head + i;
+    return k >= w->cap ? k - w->cap : k;
+}
 /* The i-th oldest sample (0 = oldest) and the newest. */
-double win_at(const struct win *w, unsigned i);
-double win_last(const struct win *w);
-int64_t win_time_at(const struct win *w, unsigned i);
+static inline double win_at(const struct win *w, unsigned i)
+{
+    return i < w->n ? w->ring[win_pos(w, i)] : 0.0;
+}
+static inline double win_last(const struct win *w)
+{
+    return w->n ? w->ring[win_pos(w, w->n - 1u)] : 0.0;
+}
+static inline int64_t win_time_at(const struct win *w, unsigned i)
+{
+    return i < w->n ? w->base_ms + w->tms[win_pos(w, i)] : 0;
+}
 
 /* State snapshots (snapshot.c): win_export copies the samples oldest first
  * (times in ms after base_ms) and returns their count; win_import rebuilds

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmpf(const void *a, const void *b)
 {
@@ -67,6 +68,58 @@ TEST(random_vs_naive)
                 if (bad++ < 5)
                     printf("  cap %u i %u: mean %g/%g var %g/%g med %g/%g mad %g/%g\n", caps[c], i, win_mean(&w), r.mean,
                            win_var(&w), r.var, win_median(&w), r.med, win_mad(&w), r.mad);
+            }
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
+/* lower_bound, remove, insert: the sorted copy as win_push kept it before
+ * it replaced the dropped value in one shift (the reference) */
+static unsigned ref_lb(const float *a, unsigned n, float v)
+{
+    unsigned i = 0;
+    while (i < n && a[i] < v) i++;
+    return i;
+}
+
+TEST(sorted_copy_bitwise)
+{
+    /* repeats, +0 and -0 (equal, different bits), window full or cut by span */
+    static const float pool[] = { 0.0f, -0.0f, 1.0f, 1.0f, -1.0f, 2.5f, -0.0f, 3.0f };
+    static const unsigned caps[] = { 2, 5, 64 };
+    int bad = 0;
+    for (unsigned c = 0; c < 3; c++) {
+        struct win w;
+        win_init(&w, caps[c], c == 2 ? 40000 : 0);
+        float ref[WIN_CAP], ring[WIN_CAP];
+        unsigned n = 0, head = 0;
+        int64_t t = 0, ts[WIN_CAP];
+        for (unsigned i = 0; i < 20000; i++) {
+            float v = urand() < 0.3 ? pool[(unsigned)(urand() * 8)] : (float)floor(urand() * 6 - 3);
+            t += urand() < 0.02 ? 30000 : 1000;
+            /* the reference: evict by span, then by count; remove, insert */
+            while (n && c == 2 && ts[head] < t - 40000) {
+                unsigned k = ref_lb(ref, n, ring[head]);
+                memmove(&ref[k], &ref[k + 1], (n - 1 - k) * sizeof(float));
+                head = (head + 1) % caps[c];
+                n--;
+            }
+            if (n == caps[c]) {
+                unsigned k = ref_lb(ref, n, ring[head]);
+                memmove(&ref[k], &ref[k + 1], (n - 1 - k) * sizeof(float));
+                head = (head + 1) % caps[c];
+                n--;
+            }
+            ring[(head + n) % caps[c]] = v;
+            ts[(head + n) % caps[c]] = t;
+            unsigned k = ref_lb(ref, n, v);
+            memmove(&ref[k + 1], &ref[k], (n - k) * sizeof(float));
+            ref[k] = v;
+            n++;
+            win_push(&w, t, v);
+            if (win_count(&w) != n || memcmp(w.sorted, ref, n * sizeof(float))) {
+                if (bad++ < 3) printf("  cap %u push %u: sorted copy differs\n", caps[c], i);
             }
         }
     }
@@ -149,6 +202,7 @@ TEST(empty_and_clear)
 int main(void)
 {
     RUN(random_vs_naive);
+    RUN(sorted_copy_bitwise);
     RUN(mean_abs_dev);
     RUN(constant_series);
     RUN(huge_values_no_nan);
