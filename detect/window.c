@@ -21,15 +21,20 @@ void win_clear(struct win *w)
     win_init(w, cap, span);
 }
 
-/* Index of the first element >= v in the sorted copy. */
+/* Index of the first element >= v in the sorted copy (the number of
+ * elements < v), without branches on the data: halving steps that a
+ * conditional move takes, since a mispredicted branch per step cost more
+ * than the search. */
 static unsigned lower_bound(const float *a, unsigned n, float v)
 {
-    unsigned lo = 0, hi = n;
-    while (lo < hi) {
-        unsigned mid = (lo + hi) >> 1;
-        if (a[mid] < v) lo = mid + 1; else hi = mid;
+    if (n == 0) return 0;
+    const float *b = a;
+    while (n > 1) {
+        unsigned half = n / 2;
+        b = b[half] < v ? b + half : b;
+        n -= half;
     }
-    return lo;
+    return (unsigned)(b - a) + (*b < v);
 }
 
 static void sorted_remove(struct win *w, float v)
