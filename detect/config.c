@@ -14,7 +14,7 @@
 
 static const char gpu_profile[] =
 "{\"name\":\"gpu\",\"window\":64,\"window_span_s\":600,\"max_series\":200000,\"idle_evict_s\":3600,"
-" \"out_of_order_tolerance_ms\":2000,\"gap_s\":5,\"rules\":["
+" \"out_of_order_tolerance_ms\":2000,\"gap_s\":5,\"incidents\":true,\"rules\":["
 "{\"id\":\"gpu.xid\",\"name\":\"GPU kernel error (Xid/SXid)\",\"detector\":\"xid\",\"metric\":\"gpu.xid.code\","
 "  \"severity\":2,\"cooldown_s\":300},"
 "{\"id\":\"gpu.missing\",\"name\":\"GPU stopped reporting\",\"detector\":\"missing_data\",\"metric\":\"sample_age_s\","

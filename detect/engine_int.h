@@ -81,6 +81,9 @@ struct ent *eng_ent_get(struct engine *e, struct host *h, int gpu);
 struct series *eng_series_get(struct engine *e, struct ent *x, int slot);
 /* engine.c: takes x out of the engine's LRU list. */
 void eng_lru_unlink(struct engine *e, struct ent *x);
+/* episode.c: the UTC hour (hours since 1970, floored) of a time in ms:
+ * episode and incident ids are numbered within it. */
+int32_t eng_hour_of(int64_t ms);
 /* episode.c: the engine's record, emptied and set up as an alert of
  * dataset about GPU x at ts (incidents use it too). */
 struct event *eng_alert_begin(struct engine *e, const struct ent *x, const char *dataset, int64_t ts);

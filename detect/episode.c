@@ -24,8 +24,7 @@ static double risk_of(int sev, double excess)
 
 #define HOUR_MS 3600000LL
 
-/* The UTC hour (hours since 1970, floored) of a time in ms. */
-static int32_t hour_of(int64_t ms)
+int32_t eng_hour_of(int64_t ms)
 {
     int64_t h = ms / HOUR_MS;
     if (ms < 0 && h * HOUR_MS != ms) h--;
@@ -36,7 +35,7 @@ static int32_t hour_of(int64_t ms)
  * of this rule on this GPU that this engine saw start in that hour. */
 static void episode_number(struct episode *ep)
 {
-    int32_t h = hour_of(ep->start);
+    int32_t h = eng_hour_of(ep->start);
     if (ep->id_set && ep->id_hour == h) {
         if (ep->id_n < 254) ep->id_n++;
     } else {

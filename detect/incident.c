@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define HOUR_MS 3600000LL
-
 static uint32_t rule_hash(const char *id)
 {
     uint32_t h = 2166136261u;
@@ -98,7 +96,10 @@ void inc_note(struct engine *e, struct ent *x, int type, const struct rule_cfg *
     struct ent_incident *in = &x->inc;
     if (type == REC_START) {
         if (!in->open) {
-            int32_t hour = (int32_t)(start / HOUR_MS);
+            /* numbered like episodes (episode.c): the n-th incident of this
+             * GPU this engine saw start in that UTC hour, so a cold start
+             * that re-opens it in the same hour gives it the same id */
+            int32_t hour = eng_hour_of(start);
             in->id_n = in->id_hour == hour && in->id_n < 254 && (in->start || in->last) ? in->id_n + 1 : 0;
             in->id_hour = hour;
             in->start = start;

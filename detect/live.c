@@ -5,6 +5,14 @@
 #include <string.h>
 
 #define LIVE_RULES 64
+#define LIVE_INCIDENTS 32    /* incidents the summary lists (the latest) */
+
+/* One incident as its records told it (rule.id gpu.incident). */
+struct live_inc {
+    char id[33], host[64], start[25], rules[256], reason[320];
+    int gpu, open;
+    double peak, dur;
+};
 
 struct live {
     FILE *out;
@@ -13,6 +21,8 @@ struct live {
     uint64_t starts, ends;
     struct { char id[48]; uint64_t n; } per_rule[LIVE_RULES];
     size_t nrules;
+    struct live_inc inc[LIVE_INCIDENTS];   /* a ring: the latest LIVE_INCIDENTS */
+    uint64_t ninc, inc_open;
 };
 
 struct live *live_new(FILE *out)
@@ -29,20 +39,61 @@ static const char *fstr(const struct event *ev, const char *k, char *buf, size_t
 {
     size_t len;
     const char *s = event_get_str(ev, k, &len);
-    if (!s) return "";
+    if (!s) { if (n) buf[0] = 0; return buf; }
     snprintf(buf, n, "%.*s", (int)len, s);
     return buf;
 }
 
+/* An incident's start or end record: kept in l's ring (an end finds its
+ * start by incident id; an end whose start went by is added as it is). */
+static void note_incident(struct live *l, const struct event *rec, int start)
+{
+    char id[33];
+    fstr(rec, "anomaly.incident_id", id, sizeof id);
+    struct live_inc *in = NULL;
+    uint64_t n = l->ninc < LIVE_INCIDENTS ? l->ninc : LIVE_INCIDENTS;
+    for (uint64_t i = 0; i < n && !start; i++)
+        if (!strcmp(l->inc[i].id, id)) in = &l->inc[i];
+    if (!in) {
+        in = &l->inc[l->ninc++ % LIVE_INCIDENTS];
+        if (in->open && l->inc_open) l->inc_open--;
+        memset(in, 0, sizeof *in);
+        snprintf(in->id, sizeof in->id, "%s", id);
+        fstr(rec, "event.reason", in->reason, sizeof in->reason);
+        in->open = start;
+        l->inc_open += (uint64_t)start;
+    } else if (in->open) {
+        in->open = 0;
+        if (l->inc_open) l->inc_open--;
+    }
+    fstr(rec, "host.name", in->host, sizeof in->host);
+    fstr(rec, "event.start", in->start, sizeof in->start);
+    fstr(rec, "anomaly.rules", in->rules, sizeof in->rules);
+    double g = -1;
+    event_get_num(rec, "gpu.index", &g);
+    in->gpu = (int)g;
+    event_get_num(rec, "anomaly.peak_risk_score", &in->peak);
+    event_get_num(rec, "anomaly.duration_s", &in->dur);
+}
+
 void live_record(struct live *l, const struct event *rec)
 {
-    char ty[16], rid[48], reason[320], ts[25];
+    char ty[16], rid[48], reason[480], ts[25];
     fstr(rec, "event.type", ty, sizeof ty);
     fstr(rec, "rule.id", rid, sizeof rid);
     fstr(rec, "event.reason", reason, sizeof reason);
     gl_fmt_ts(rec->ts_ms, ts);
     double risk = 0;
     event_get_num(rec, "event.risk_score", &risk);
+    if (rec->dataset && !strcmp(rec->dataset, "gpu.incident")) {
+        /* incidents apart from the rules' anomalies, and louder */
+        int st = !strcmp(ty, "start");
+        fprintf(l->out, "%.19s  %s risk %3.0f  %s\n", ts,
+                st ? "\033[1;7;31mINCIDENT\033[0m          " : "\033[1;32mINCIDENT OVER\033[0m     ", risk, reason);
+        note_incident(l, rec, st);
+        fflush(l->out);
+        return;
+    }
     const char *mark = !strcmp(ty, "start") ? "\033[1;31mOPEN \033[0m" : !strcmp(ty, "end") ? "\033[32mCLEAR\033[0m"
                                                                                          : "\033[33mMORE \033[0m";
     fprintf(l->out, "%.19s  %s %-18s risk %3.0f  %s\n", ts, mark, rid, risk, reason);
@@ -56,6 +107,27 @@ void live_record(struct live *l, const struct event *rec)
         l->ends++;
     }
     fflush(l->out);
+}
+
+/* The incidents l keeps, open ones first (only open ones: open_only). */
+static void draw_incidents(struct live *l, int open_only)
+{
+    uint64_t n = l->ninc < LIVE_INCIDENTS ? l->ninc : LIVE_INCIDENTS;
+    if (open_only && !l->inc_open) return;
+    fprintf(l->out, "\033[1m-- incidents --\033[0m %llu, %llu open\n", (unsigned long long)l->ninc,
+            (unsigned long long)l->inc_open);
+    for (int pass = 1; pass >= (open_only ? 1 : 0); pass--)
+        for (uint64_t k = 0; k < n; k++) {
+            /* oldest first within each group */
+            const struct live_inc *in = &l->inc[(l->ninc - n + k) % LIVE_INCIDENTS];
+            if (in->open != pass) continue;
+            char what[32];
+            if (in->open) snprintf(what, sizeof what, "OPEN");
+            else snprintf(what, sizeof what, "over after %.0f s", in->dur);
+            fprintf(l->out, "  %-14s GPU %-2d since %.19s  %-18s peak risk %3.0f  %s\n", in->host, in->gpu, in->start,
+                    what, in->peak, in->rules[0] ? in->rules : in->reason);
+        }
+    if (l->ninc > n) fprintf(l->out, "  (%llu earlier incidents not listed)\n", (unsigned long long)(l->ninc - n));
 }
 
 static void gpu_line(void *ctx, const char *host, int gpu, int64_t last_ts, const double *v, const int *have)
@@ -85,6 +157,7 @@ void live_tick(struct live *l, const struct engine *eng)
     int64_t now = gl_now_ms();
     if (now - l->last_draw < 2000) return;
     l->last_draw = now;
+    draw_incidents(l, 1);
     draw_status(l, eng);
 }
 
@@ -98,9 +171,13 @@ static void open_line(void *ctx, const char *host, int gpu, const char *rule, in
 
 void live_summary(struct live *l, const struct engine *eng)
 {
+    if (l->ninc) draw_incidents(l, 0);
     draw_status(l, eng);
     const struct engine_stats *s = engine_get_stats(eng);
     fprintf(l->out, "\033[1m-- summary --\033[0m\n");
+    if (l->ninc)
+        fprintf(l->out, "  %llu incidents (%llu still open) grouping the anomalies below\n",
+                (unsigned long long)l->ninc, (unsigned long long)l->inc_open);
     fprintf(l->out, "  %llu samples from %llu GPUs on %llu hosts; %llu anomalies opened, %llu resolved, %llu still open\n",
             (unsigned long long)s->samples, (unsigned long long)s->gpus, (unsigned long long)s->hosts,
             (unsigned long long)l->starts, (unsigned long long)l->ends, (unsigned long long)s->open);

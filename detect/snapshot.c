@@ -90,6 +90,7 @@ uint64_t snapshot_fingerprint(const struct engine *e)
     hash128_feed_u64(&h, p->win_cap);
     hash128_feed_u64(&h, p->win_span_ms);
     hash128_feed_u64(&h, (uint64_t)p->star);
+    hash128_feed_u64(&h, (uint64_t)p->incidents);
     for (size_t i = 0; i < p->nrules; i++) {
         const struct rule_cfg *rc = &p->rules[i];
         feed_str(&h, rc->id);
@@ -135,6 +136,23 @@ static void save_series(const struct engine *e, const struct series *s, struct b
     if (sz) buf_append(b, s->rstate, sz);
 }
 
+/* The GPU's incident (detect/incident.c): field by field, 34 bytes plus 4
+ * per rule, so that an open incident goes on under its id after a restore. */
+static void save_incident(const struct ent_incident *in, struct buf *b)
+{
+    w_i64(b, in->start);
+    w_i64(b, in->last);
+    w_f32(b, in->peak_risk);
+    w_u32(b, (uint32_t)in->id_hour);
+    w_u16(b, in->open_eps);
+    w_u8(b, in->nrules);
+    w_u8(b, in->open);
+    w_u8(b, in->id_n);
+    w_u8(b, in->more);
+    w_u8(b, (unsigned)(uint8_t)in->sev);
+    for (unsigned i = 0; i < in->nrules && i < INC_RULES; i++) w_u32(b, in->rule_hash[i]);
+}
+
 static void save_ent(const struct engine *e, const struct ent *x, struct buf *b)
 {
     w_u32(b, (uint32_t)x->gpu);
@@ -153,6 +171,7 @@ static void save_ent(const struct engine *e, const struct ent *x, struct buf *b)
         if (x->present & (1ULL << s)) w_f64(b, x->val[s]);
     w_u32(b, (uint32_t)e->ent_rules.size);
     if (e->ent_rules.size) buf_append(b, x->rstate, e->ent_rules.size);
+    save_incident(&x->inc, b);
     w_u16(b, (unsigned)x->nser);
     for (size_t i = 0; i < x->nser; i++) save_series(e, &x->ser[i], b);
 }
@@ -254,8 +273,32 @@ static int states_ok(const struct engine *e, const struct rule_set *rs, const un
     return 1;
 }
 
+/* Reads x's incident back; NULL or why it is refused. Its open-episode
+ * count is checked against the GPU's open episodes once they are read. */
+static const char *load_incident(struct ent_incident *in, struct rd *r)
+{
+    memset(in, 0, sizeof *in);
+    in->start = r_i64(r);
+    in->last = r_i64(r);
+    in->peak_risk = r_f32(r);
+    in->id_hour = (int32_t)r_u32(r);
+    in->open_eps = (uint16_t)r_u16(r);
+    unsigned nrules = r_u8(r), open = r_u8(r), id_n = r_u8(r), more = r_u8(r), sev = r_u8(r);
+    if (r->bad || nrules > INC_RULES || open > 1 || id_n > 254 || sev > 3 || !isfinite(in->peak_risk) ||
+        in->peak_risk < 0 || in->peak_risk > 100 || (open && !in->open_eps) || (!open && in->open_eps))
+        return "an incident is damaged";
+    in->nrules = (uint8_t)nrules;
+    in->open = (uint8_t)open;
+    in->id_n = (uint8_t)id_n;
+    in->more = (uint8_t)more;
+    in->sev = (int8_t)sev;
+    for (unsigned i = 0; i < nrules; i++) in->rule_hash[i] = r_u32(r);
+    return r->bad ? "an incident is damaged" : NULL;
+}
+
 /* Reads one series of x; slot_of maps the snapshot's metric names to slots. */
-static const char *load_series(struct engine *e, struct ent *x, struct rd *r, const int *slot_of, unsigned nslots)
+static const char *load_series(struct engine *e, struct ent *x, struct rd *r, const int *slot_of, unsigned nslots,
+                               uint64_t *open_eps)
 {
     unsigned si = r_u16(r);
     double last = r_f64(r);
@@ -294,6 +337,7 @@ static const char *load_series(struct engine *e, struct ent *x, struct rd *r, co
     if (sz) memcpy(s->rstate, blk, sz);     /* checked where it is aligned */
     if (sz && !states_ok(e, rs, s->rstate, &open)) { memset(s->rstate, 0, sz); return "a rule state is damaged"; }
     e->st.open += open;          /* counted as they are taken: engine_drop_tag uncounts them */
+    *open_eps += open;
     return NULL;
 }
 
@@ -336,12 +380,17 @@ static const char *load_ent(struct engine *e, struct host *h, struct rd *r, cons
     if (sz) memcpy(x->rstate, blk, sz);
     if (sz && !states_ok(e, &e->ent_rules, x->rstate, &open)) { memset(x->rstate, 0, sz); return "a rule state is damaged"; }
     e->st.open += open;
+    const char *why = load_incident(&x->inc, r);
+    if (why) return why;
     unsigned nser = r_u16(r);
     if (r->bad || nser > ENG_MAX_SLOTS) return "a GPU is damaged";
     for (unsigned i = 0; i < nser; i++) {
-        const char *why = load_series(e, x, r, slot_of, nslots);
+        why = load_series(e, x, r, slot_of, nslots, &open);
         if (why) return why;
     }
+    /* an incident waiting for more episodes than are open would never end
+     * (fewer: episodes opened before a reload turned incidents on) */
+    if (x->inc.open_eps > open) return "an incident does not match its GPU's open episodes";
     if (x->last_ts > e->newest_ts) e->newest_ts = x->last_ts;
     return NULL;
 }

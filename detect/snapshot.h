@@ -10,10 +10,10 @@
  * header (magic "GLSN", format version, 2 bytes 0, the profile fingerprint,
  * the offset, the payload's raw and compressed sizes, a CRC-32 of the other
  * header bytes and the compressed payload, the GPU count), then the
- * zlib-compressed payload: the metric
- * names, then per host its GPUs, per GPU its series (window samples as
- * 8 bytes each, running moments, rule states as bytes). The raw payload is
- * bounded by SNAP_MAX_RAW.
+ * zlib-compressed payload: the metric names, then per host its GPUs, per
+ * GPU its rule states, its incident (format 2) and its series (window
+ * samples as 8 bytes each, running moments, rule states as bytes). The raw
+ * payload is bounded by SNAP_MAX_RAW.
  *
  * The fingerprint covers the profile (every rule's id, detector, metric,
  * settings and parameters, window shape) and the state layout (gpulog
@@ -30,7 +30,7 @@
 
 #include "engine.h"
 
-#define SNAP_FORMAT 1
+#define SNAP_FORMAT 2       /* 2: a GPU's incident after its rule states */
 #define SNAP_HEADER 40
 #define SNAP_MAX_RAW (64u << 20)
 

@@ -56,7 +56,7 @@ url, fa, fb = sys.argv[1:]
 q = {"size": 100, "query": {"bool": {"filter": [{"term": {"rule.id": "gpu.temp.high"}}, {"term": {"gpu.index": 1}}]}}}
 req = urllib.request.Request(url, data=json.dumps(q).encode(), headers={"Content-Type": "application/json"})
 hits = [h["_source"] | {"_id": h["_id"]} for h in json.load(urllib.request.urlopen(req))["hits"]["hits"]]
-def recs(p): return [json.loads(l) for l in open(p) if '"gpu.temp.high"' in l]
+def recs(p): return [json.loads(l) for l in open(p) if '"rule.id":"gpu.temp.high"' in l]
 a, b = recs(fa), recs(fb)
 a_starts = [r for r in a if r["event.type"] == "start"]
 b_starts = [r for r in b if r["event.type"] == "start"]
@@ -73,6 +73,19 @@ ok &= len(starts) == 1 and len(ends) == 1
 sys.exit(0 if ok else 1)
 PYEOF
 check "the episode went on: no second start, the end has the first member's episode id and start; OpenSearch: one start, one end" $? "$(cat "$tmp/cmp")"
+# the GPU's incident is in the snapshot too: the restarted member ends it
+# under the first member's incident id and does not start it again
+"$PY" - "$tmp/a.ndjson" "$tmp/b.ndjson" > "$tmp/inc" 2>&1 <<'PYEOF'
+import json, sys
+def inc(p, t): return [r for r in map(json.loads, open(p)) if r["event.dataset"] == "gpu.incident"
+                       and r["event.type"] == t and r.get("gpu.index") == 1]
+a, bs, be = inc(sys.argv[1], "start"), inc(sys.argv[2], "start"), inc(sys.argv[2], "end")
+print("first member incident starts", [r["anomaly.incident_id"] for r in a], "restarted: starts", len(bs),
+      "ends", [(r["anomaly.incident_id"], r["anomaly.rules"]) for r in be])
+sys.exit(0 if len(a) == 1 and not bs and len(be) == 1 and be[0]["anomaly.incident_id"] == a[0]["anomaly.incident_id"]
+         and "gpu.temp.high" in be[0]["anomaly.rules"].split(",") else 1)
+PYEOF
+check "the incident went on too: ended by the restarted member under the first member's incident id" $? "$(cat "$tmp/inc")"
 n=$(kcat -b "$B" -C -t "$ST" -e -q -f '%S\n' 2>/dev/null | awk '{n++; s+=$1; last=$1} END {printf "%d snapshots, %d bytes, the last %d bytes (2 GPUs)", n, s, last}')
 echo "     state topic: $n"
 finish

@@ -55,7 +55,7 @@ url, fa, fb = sys.argv[1:]
 q = {"size": 100, "query": {"bool": {"filter": [{"term": {"rule.id": "gpu.temp.high"}}, {"term": {"gpu.index": 1}}]}}}
 req = urllib.request.Request(url, data=json.dumps(q).encode(), headers={"Content-Type": "application/json"})
 hits = [h["_source"] | {"_id": h["_id"]} for h in json.load(urllib.request.urlopen(req))["hits"]["hits"]]
-def recs(p): return [json.loads(l) for l in open(p) if '"gpu.temp.high"' in l]
+def recs(p): return [json.loads(l) for l in open(p) if '"rule.id":"gpu.temp.high"' in l]
 a = [r for r in recs(fa) if r["event.type"] == "start"]
 b = [r for r in recs(fb) if r["event.type"] == "start"]
 starts = [h for h in hits if h["event.type"] == "start"]

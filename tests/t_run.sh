@@ -56,10 +56,14 @@ for line in open(sys.argv[2]):
     n += 1
     assert "NaN" not in line and "Infinity" not in line, line
     r = json.loads(line)
+    # incidents (gpu.incident) group the episodes: their own fields instead of a metric
+    inc = r.get("event.dataset") == "gpu.incident"
     for k in ("event.kind", "event.dataset", "event.type", "rule.id", "event.reason", "event.risk_score",
-              "event.severity", "event.start", "anomaly.metric", "anomaly.value"):
+              "event.severity", "event.start") + (("anomaly.incident_id", "anomaly.rules", "anomaly.rule_count")
+                                                  if inc else ("anomaly.metric", "anomaly.value")):
         assert k in r, (k, line)
-    assert r["event.kind"] == "alert" and r["event.dataset"] == "gpu.anomaly"
+    assert r["event.kind"] == "alert" and r["event.dataset"] == ("gpu.incident" if inc else "gpu.anomaly")
+    assert not inc or (r["rule.id"] == "gpu.incident" and r["event.type"] in ("start", "end")), line
     assert 0 <= r["event.risk_score"] <= 100 and r["event.severity"] in (1, 2, 3)
     for e in v.iter_errors(r):
         bad += 1
@@ -75,6 +79,8 @@ import json, sys
 open_ = {}
 for line in open(sys.argv[1]):
     r = json.loads(line)
+    if r["event.dataset"] == "gpu.incident":
+        continue
     k = (r["host.name"], r.get("gpu.index"), r["rule.id"], r["anomaly.metric"])
     if r["event.type"] == "start":
         assert k not in open_, ("two open episodes", k)
@@ -85,6 +91,44 @@ for line in open(sys.argv[1]):
             del open_[k]
 PYEOF
 check "episode lifecycle is consistent" $?
+
+# incidents (the gpu profile groups a GPU's overlapping episodes): every
+# episode starts inside an open incident of its GPU, which lists its rule;
+# an incident ends after the last of its episodes, with the same id; fewer
+# incidents than episodes (the straggler's peer and clock rules are one)
+"$PY" - "$tmp/out.ndjson" > "$tmp/inc" 2>&1 <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+inc_open, eps_open, n_inc, n_eps, ends = {}, {}, 0, 0, {}
+for i, r in enumerate(recs):
+    g = (r["host.name"], r.get("gpu.index"))
+    if r["event.dataset"] == "gpu.incident":
+        if r["event.type"] == "start":
+            assert g not in inc_open, ("two open incidents", g)
+            inc_open[g] = r["anomaly.incident_id"]
+            n_inc += 1
+        else:
+            assert inc_open.get(g) == r["anomaly.incident_id"], ("end of an incident not open", r)
+            assert not eps_open.get(g), ("incident over while episodes are open", eps_open.get(g))
+            ends[r["anomaly.incident_id"]] = r["anomaly.rules"].split(",")
+            del inc_open[g]
+        continue
+    key = (r["rule.id"], r["anomaly.metric"])
+    if r["event.type"] == "start":
+        n_eps += 1
+        # the incident's start record follows the episode that opened it
+        nxt = recs[i + 1] if i + 1 < len(recs) else {}
+        assert g in inc_open or (nxt.get("event.dataset") == "gpu.incident" and nxt["event.type"] == "start"
+                                 and (nxt["host.name"], nxt.get("gpu.index")) == g), ("episode outside an incident", r)
+        eps_open.setdefault(g, set()).add(key)
+    elif r["event.type"] == "end":
+        eps_open[g].discard(key)
+for rules in ends.values():
+    assert rules and all(x.startswith("gpu.") for x in rules), rules
+print("incidents", n_inc, "episodes", n_eps, "ended", len(ends))
+assert 0 < n_inc < n_eps, (n_inc, n_eps)
+PYEOF
+check "incidents: each episode inside one, ended after its last episode, fewer than episodes" $? "$(tail -3 "$tmp/inc")"
 
 # determinism: a replay gives the same records, ids included; --exec the same
 "$GPULOG" run --tz UTC --host tr-7 "$tmp/trace.txt" > "$tmp/out2.ndjson" 2>/dev/null
@@ -129,6 +173,13 @@ if command -v script > /dev/null; then
   grep -q "OPEN" "$tmp/tty" && grep -q "CLEAR" "$tmp/tty" && grep -q -- "-- summary --" "$tmp/tty" &&
     grep -q "GPU 3" "$tmp/tty" && ! grep -q '"event.kind"' "$tmp/tty"
   check "terminal view: anomalies, GPU status lines and a summary, no JSON" $? "$(tail -5 "$tmp/tty")"
+  # incidents apart from the rules and first in the summary (not counted as a rule)
+  ninc=$(grep -c '"event.type":"start","rule.id":"gpu.incident"' "$tmp/out.ndjson")
+  sed 's/\x1b\[[0-9;]*m//g' "$tmp/tty" > "$tmp/tty.txt"
+  [ "$(grep -cE "INCIDENT {2,}risk" "$tmp/tty.txt")" = "$ninc" ] && [ "$ninc" -gt 0 ] &&
+    awk '/-- incidents --/ && !i {i=NR} /-- summary --/ {s=NR} END {exit !(i && s && i < s)}' "$tmp/tty.txt" &&
+    tail -40 "$tmp/tty.txt" | grep -q "^  $ninc incidents" && ! grep -Eq '^  gpu\.incident +[0-9]' "$tmp/tty.txt"
+  check "terminal view: $ninc incidents shown apart and listed first at the end" $? "$(tail -20 "$tmp/tty.txt")"
 else
   check "terminal view (script(1) missing)" 1
 fi

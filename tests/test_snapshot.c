@@ -104,6 +104,76 @@ TEST(round_trip_goes_on_warm)
     profile_free(p);
 }
 
+/* The first value of key in the records of rule.id gpu.incident and
+ * event.type type (NDJSON lines in b), into out ("" when none). */
+static void incident_field(const struct buf *b, const char *type, const char *key, char *out, size_t len)
+{
+    char want[64], k[64];
+    snprintf(want, sizeof want, "\"event.type\":\"%s\",\"rule.id\":\"gpu.incident\"", type);
+    snprintf(k, sizeof k, "\"%s\":\"", key);
+    out[0] = 0;
+    for (const char *l = b->p; l && l < b->p + b->len;) {
+        const char *nl = memchr(l, '\n', (size_t)(b->p + b->len - l));
+        size_t n = nl ? (size_t)(nl - l) : (size_t)(b->p + b->len - l);
+        char line[4096];
+        snprintf(line, sizeof line, "%.*s", (int)n, l);
+        const char *v = strstr(line, want) ? strstr(line, k) : NULL;
+        if (v) {
+            v += strlen(k);
+            snprintf(out, len, "%.*s", (int)strcspn(v, "\""), v);
+            return;
+        }
+        l = nl ? nl + 1 : NULL;
+    }
+}
+
+/* Incidents (profile key "incidents"): the open incident of a GPU is in the
+ * snapshot, so the restored engine ends it under its id with no second
+ * start and the same records as the engine that made it; a cold engine
+ * re-opens it in the same UTC hour under the same incident id. */
+TEST(round_trip_keeps_the_open_incident)
+{
+    struct profile *p = prof_of("{\"extends\":\"gpu\",\"incidents\":true}");
+    if (!p) { CHECK(0); return; }
+    struct buf ra, rb, rc, snap, snap2;
+    buf_init(&ra); buf_init(&rb); buf_init(&rc); buf_init(&snap); buf_init(&snap2);
+    struct engine *a = engine_new(p, rec_json, &ra);
+    feed(a, 0, 600);
+    char warm_id[40], id[40], err[256] = "";
+    incident_field(&ra, "start", "anomaly.incident_id", warm_id, sizeof warm_id);
+    CHECK(strlen(warm_id) == 32);
+    CHECK_EQ_INT(snapshot_save(a, TAG, 7, &snap, err, sizeof err), GL_OK);
+    ra.len = 0;
+    struct engine *b = engine_new(p, rec_json, &rb);
+    CHECK_EQ_INT(snapshot_load(b, TAG, snap.p, snap.len, NULL, err, sizeof err), SNAP_OK);
+    CHECK_EQ_INT(snapshot_save(b, TAG, 7, &snap2, err, sizeof err), GL_OK);
+    CHECK(snap2.len == snap.len && !memcmp(snap2.p, snap.p, snap.len));
+    feed(a, 600, 1200);
+    feed(b, 600, 1200);
+    engine_flush(a);
+    engine_flush(b);
+    CHECK(ra.len > 0 && ra.len == rb.len && !memcmp(ra.p, rb.p, ra.len));
+    incident_field(&rb, "start", "anomaly.incident_id", id, sizeof id);
+    CHECK_EQ_STR(id, "");                              /* no second start */
+    incident_field(&rb, "end", "anomaly.incident_id", id, sizeof id);
+    CHECK_EQ_STR(id, warm_id);                         /* ended under its id */
+    /* the same snapshot into an engine whose profile has incidents off: refused */
+    struct profile *q = prof_of("{\"extends\":\"gpu\",\"incidents\":false}");
+    if (!q) { CHECK(0); return; }
+    struct engine *d = engine_new(q, NULL, NULL);
+    CHECK_EQ_INT(snapshot_load(d, TAG, snap.p, snap.len, NULL, err, sizeof err), SNAP_OTHER_PROFILE);
+    /* cold: the incident re-opens in the same hour under the same id */
+    struct engine *c = engine_new(p, rec_json, &rc);
+    feed(c, 600, 1200);
+    engine_flush(c);
+    incident_field(&rc, "start", "anomaly.incident_id", id, sizeof id);
+    CHECK_EQ_STR(id, warm_id);
+    engine_free(a); engine_free(b); engine_free(c); engine_free(d);
+    buf_free(&ra); buf_free(&rb); buf_free(&rc); buf_free(&snap); buf_free(&snap2);
+    profile_free(p);
+    profile_free(q);
+}
+
 /* Every truncation and a flipped bit in every byte: refused with a reason,
  * the partition left empty, other partitions untouched. */
 TEST(corrupted_and_truncated_refused)
@@ -260,6 +330,7 @@ int main(void)
 {
     gl_log_level = GL_LOG_ERROR;
     RUN(round_trip_goes_on_warm);
+    RUN(round_trip_keeps_the_open_incident);
     RUN(corrupted_and_truncated_refused);
     RUN(crafted_payload_never_crashes);
     RUN(other_profile_or_format_refused);

@@ -49,7 +49,8 @@ def load(pair):
         if not line:
             continue
         r = json.loads(line)
-        if r.get("event.type") != "start":
+        # incidents group the episodes scored here: not alarms of their own
+        if r.get("event.type") != "start" or r.get("event.dataset") == "gpu.incident":
             continue
         rid = r["rule.id"]
         kind = RULE_KIND.get(rid)

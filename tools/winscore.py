@@ -65,7 +65,8 @@ def load_dir(d):
         if os.path.exists(nd):
             for line in open(nd):
                 r = json.loads(line)
-                if r.get("event.type") == "start":
+                # incidents group episodes: not detections of their own
+                if r.get("event.type") == "start" and r.get("event.dataset") != "gpu.incident":
                     det.append(ts_of(r["@timestamp"]))
         out.append({"name": name, "ts": ts, "vs": vs, "wins": wins, "gpulog": sorted(set(det))})
     return out
