@@ -10,7 +10,6 @@
 #include "detector.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 static const struct det_param params[] = {
     { "max_util", 2, "utilisation (%) counted as idle" },
@@ -36,12 +35,6 @@ static int ip_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err
     return GL_OK;
 }
 
-static int cmp_f(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The idle level of GPU e: its lowest power, or its peers' median lowest
  * when that is lower. */
 static double idle_level(const struct ent *e)
@@ -52,7 +45,12 @@ static double idle_level(const struct ent *e)
         for (const struct ent *p = e->host->ents; p && n < 32; p = p->next)
             if (p != e && p->pmin > 0) lows[n++] = p->pmin;
     if (n == 0) return e->pmin;
-    qsort(lows, n, sizeof lows[0], cmp_f);
+    for (size_t i = 1; i < n; i++) {   /* insertion sort: a host's handful of GPUs, on every sample */
+        float v = lows[i];
+        size_t j = i;
+        for (; j > 0 && lows[j - 1] > v; j--) lows[j] = lows[j - 1];
+        lows[j] = v;
+    }
     double med = n % 2 ? lows[n / 2] : (lows[n / 2 - 1] + lows[n / 2]) / 2;
     return med < e->pmin ? med : e->pmin;
 }

@@ -64,15 +64,16 @@ static int ml_fast(const struct rule_cfg *rc, const struct win *w, int open, dou
         if (look == 1 && n < 2 * span) break;
         double need = (look == 0 ? rc->p[P_MIN_GROWTH] : 0.75 * rc->p[P_MIN_GROWTH]) * (open ? 0.25 : 1);
         unsigned start = n - sp;
+        *growth = win_last(w) - win_at(w, start);
+        *first = start;
+        if (!(*growth >= need)) continue;    /* too little growth: the steps cannot make a hit */
         int ups = 0, bad = 0;
         for (unsigned i = start + 1; i < n; i++) {
             double d = win_at(w, i) - win_at(w, i - 1);
             if (d > 0) ups++;
             if (d < -rc->p[P_MAX_DROP]) bad = 1;
         }
-        *growth = win_last(w) - win_at(w, start);
-        *first = start;
-        hit = !bad && *growth >= need && ups >= rc->p[P_MIN_UP_FRAC] * (sp - 1) * (open ? 0.5 : 1);
+        hit = !bad && ups >= rc->p[P_MIN_UP_FRAC] * (sp - 1) * (open ? 0.5 : 1);
     }
     return hit;
 }

@@ -195,6 +195,17 @@ struct det_out {
     const char *s[2];
 };
 
+/* Sets o up for a verdict: nothing observed, ranges unset. a[] and s[] are
+ * left as they are (a detector sets what its why() reads): clearing all of
+ * det_out per verdict cost more than the judging around it. */
+static inline void det_out_init(struct det_out *o)
+{
+    o->value = 0; o->lo = 1; o->hi = 0; o->mean = 0; o->std = -1; o->score = 0; o->excess = 0;
+    o->npeers = 0; o->peer_median = 0; o->severity = 0; o->metric_slot = -1; o->metric = NULL;
+    o->xid_code = -1; o->xid_name = o->xid_sev = o->xid_key = NULL;
+    o->why = NULL;
+}
+
 /* Longest reason (bytes with the NUL) a why() may write. */
 #define DET_REASON_MAX 240
 /* The reason of a record about GPU x from o (o->why, else fallback) into buf. */

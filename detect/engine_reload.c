@@ -56,8 +56,7 @@ static void *move_states(struct engine *e, const struct profile *op, const struc
             struct episode *ep = (struct episode *)(ob + ors->off[j]);
             if (ep->open) {
                 struct det_out o;
-                memset(&o, 0, sizeof o);
-                o.lo = 1; o.hi = 0; o.std = -1; o.metric_slot = -1; o.xid_code = -1;
+                det_out_init(&o);
                 ep->seq++;
                 ep->open = 0;
                 e->st.open--;

@@ -160,8 +160,7 @@ void eng_judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const
 {
     struct episode *ep = (struct episode *)inst;
     struct det_out o;
-    memset(&o, 0, sizeof o);
-    o.lo = 1; o.hi = 0; o.std = -1; o.metric_slot = -1; o.xid_code = -1;
+    det_out_init(&o);
     cx->open = ep->open;
     int v = rc->ops->update(rc, inst + EP_SIZE, cx, &o);
     e->st.updates++;
