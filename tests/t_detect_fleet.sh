@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# needs: kafka opensearch
+# t_detect_fleet.sh - several `gpulog detect` members for real (issue 14 item
+# 3, issue 19 tests), against the REAL Kafka and OpenSearch of
+# scripts/services.sh (fails when either is unset or unreachable): a
+# generator of 2,000 GPUs on 250 hosts (8 each, keyed by host.name) fills a
+# 12-partition topic in fast event time (samples of 1 Hz with historical
+# timestamps, produced in bulk), read by two groups of 3 members at once:
+# group S with --state-topic, group C without. Part 1 (70 s of samples, the
+# windows warm) is consumed; one member of each group is killed (SIGKILL)
+# and the group hands its partitions to the others; part 2 (90 s) carries the
+# faults: GPU 0 of every host steps up 10 °C (gpu.temp.rise, a robust z over
+# a 60-sample window) k samples after the part began, k one of 12 values
+# from 0 to 70 by host, and GPU 1 of every tenth host runs at 92 °C for 20 s
+# (gpu.temp.high, a threshold), and GPU 2 of every tenth host from 30 s
+# before the SIGKILL to 50 s after (one episode open across it); then a member joins each group and another is
+# stopped cleanly (SIGTERM); part 3 (40 s) lets the episodes end.
+# Checks: every temperature fault of a host whose partition stayed with its
+# member is detected on its first samples in both groups (kept partitions
+# keep their state: no warm-up gap); in group S the moved hosts too; in group
+# C the moved hosts' rules judge again only after the window refilled: the
+# first sample they judge is measured (the warm-up, docs/operations.md);
+# every gpu.temp.high fault is detected in both groups; every anomaly record
+# any member wrote is in OpenSearch exactly once by _id (no extra document,
+# one start per episode). Prints the rebalance durations.
+# Ends with "N passed, N failed".
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+opensearch_kafka_setup
+
+test_tmp t-detect-fleet
+ID=$$$RANDOM
+topic=gpulog-fleet-$ID ST=gpulog-fleet-st-$ID
+on_exit() {
+  [ "$failed" = 0 ] || grep -HE "assigned|revoked|error|restored|cold|lost|evict" "$tmp"/[sc][0-9].err 2>/dev/null |
+    sed "s|^$tmp/||" | head -80
+  for g in s c; do curl -s -o /dev/null -XDELETE "$URL/_data_stream/logs-gpu.anomaly-fleet$g$ID"; done; }
+KX=(-X session.timeout.ms=6000 -X heartbeat.interval.ms=500)
+NPART=12 T1=70 T2=160 T3=200   # part 1 = [0, T1) s, part 2 = [T1, T2), part 3 = [T2, T3)
+
+"$PY" tests/tools/kafka_create_topic.py "$B" "$topic" "$NPART" 2> "$tmp/create.err"
+check "topic with $NPART partitions" $? "$(cat "$tmp/create.err")"
+"$PY" - "$tmp" "$T1" "$T2" "$T3" <<'EOF'
+import sys
+tmp, t1, t2, t3 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+K = [0, 10, 20, 30, 40, 50, 55, 58, 59, 60, 62, 70]   # the step of host h begins K[h % 12] samples into part 2
+tpl = ('fleet-%03d\t{"@timestamp":"2025-11-07T10:%02d:%02d.000Z","event.kind":"metric","event.dataset":"gpu.dmon",'
+       '"event.id":"%08x%08x%016x","agent.name":"gpulog","agent.version":"0.1.0","host.name":"fleet-%03d",'
+       '"gpu.index":%d,"gpu.temperature.gpu":%d,"gpu.power.usage":%d,"gpu.utilization.gpu.pct":90}\n')
+files = [open("%s/part%d" % (tmp, i), "w") for i in (1, 2, 3)]
+for s in range(t3):
+    f = files[0 if s < t1 else 1 if s < t2 else 2]
+    out = []
+    for h in range(250):
+        for g in range(8):
+            t = 48 + (s * 7 + g * 3 + h) % 3
+            if g == 0 and t1 + K[h % 12] <= s < t2: t += 10
+            if g == 1 and h % 10 == 5 and t1 + 30 <= s < t1 + 50: t = 92
+            if g == 2 and h % 10 == 3 and t1 - 30 <= s < t1 + 50: t = 92   # open across the SIGKILL
+            out.append(tpl % (h, s // 60, s % 60, h, g, s, h, g, t, 250 + (s * 3 + g + h) % 5))
+    f.write("".join(out))
+for f in files: f.close()
+EOF
+check "generated $(( T3 * 2000 )) samples of 2,000 GPUs on 250 hosts" $?
+produce() { kcat -b "$B" -P -t "$topic" -K '\t' -l "$tmp/part$1" 2>> "$tmp/kcat.err"; }
+member() {   # $1 group s|c, $2 name: records $tmp/$1$2.ndjson, log $tmp/$1$2.err, pid in mpid
+  local st=(); [ "$1" = s ] && st=(--state-topic "$ST" --snapshot-interval 1)
+  "$GPULOG" detect --brokers "$B" --group "gpulog-fleet-$1-$ID" --topics "$topic" "${KX[@]}" "${st[@]}" \
+    --es "$URL" --es-namespace "fleet$1$ID" --es-batch-age-ms 100 --metrics-addr 127.0.0.1:0 \
+    --output "$tmp/$1$2.ndjson" 2> "$tmp/$1$2.err" &
+  mpid=$!; pids+=("$mpid"); echo "$mpid" > "$tmp/$1$2.pid"
+}
+held() { awk '/: assigned / {n++} /: revoked / {n--} END {print n+0}' "$tmp/$1.err" 2>/dev/null; }
+live=(s1 s2 s3 c1 c2 c3)
+all_held() {   # every partition held once in each group, by live members, each holding some
+  local g m n h
+  for g in s c; do
+    n=0
+    for m in "${live[@]}"; do
+      [ "${m:0:1}" = "$g" ] || continue
+      h=$(held "$m"); [ "$h" -ge 1 ] || return 1; n=$((n + h))
+    done
+    [ "$n" = "$NPART" ] || return 1
+  done
+}
+lag_of() {
+  curl -s -m 2 "http://127.0.0.1:$(port_of "$tmp/$1.err")/metrics" | awk '/^gpulog_consumer_lag_messages / {print $2}'
+}
+caught_up() { local m; for m in "${live[@]}"; do [ "$(lag_of "$m")" = 0 ] || return 1; done; }
+settle() {   # all consumed and committed (the lag gauge is refreshed every 2 s), snapshots written (every 1 s)
+  sleep 2.5; wait_for 900 caught_up && sleep 1.5
+}
+for m in "${live[@]}"; do member "${m:0:1}" "${m:1}"; done
+wait_for 300 all_held; check "two groups of 3 members share the $NPART partitions" $? "$(for m in "${live[@]}"; do echo "$m $(held "$m")"; done)"
+sleep 1   # a late joiner's rebalance ends (no partition may move while part 1 is read: its new owner would start cold)
+produce 1; check "produce part 1 ($T1 s, $(( T1 * 2000 )) samples)" $? "$(cat "$tmp/kcat.err")"
+settle; check "part 1 consumed and committed by both groups" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
+
+# SIGKILL one member of each group; the others take its partitions
+for g in s c; do
+  grep -oE ": assigned [^ ]+" "$tmp/${g}1.err" | sed 's/.*\[\([0-9]*\)\]/\1/' | sort > "$tmp/${g}1.parts"
+  grep -oE ": revoked [^ ]+" "$tmp/${g}1.err" | sed 's/.*\[\([0-9]*\)\]/\1/' | sort > "$tmp/${g}1.gone"
+  comm -23 "$tmp/${g}1.parts" "$tmp/${g}1.gone" > "$tmp/${g}.moved"
+  p=$(cat "$tmp/${g}1.pid"); { kill -9 "$p"; wait "$p"; } 2>/dev/null
+done
+t0=$(date +%s%N); live=(s2 s3 c2 c3)
+wait_for 600 all_held; rc=$?; kill_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "SIGKILL: the survivors hold all partitions again after ${kill_ms} ms (moved: S $(paste -sd, "$tmp/s.moved"), C $(paste -sd, "$tmp/c.moved"))" $rc
+produce 2; check "produce part 2 ($(( (T2 - T1) * 2000 )) samples, the faults)" $? "$(cat "$tmp/kcat.err")"
+settle; check "part 2 consumed and committed" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
+
+# a member joins each group, then another stops cleanly
+member s 4; member c 4; t0=$(date +%s%N); live=(s2 s3 s4 c2 c3 c4)
+wait_for 600 all_held; rc=$?; join_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "a member joins each group: it holds partitions ${join_ms} ms after it started" $rc
+t0=$(date +%s%N)
+for g in s c; do kill -TERM "$(cat "$tmp/${g}2.pid")"; done
+for g in s c; do wait "$(cat "$tmp/${g}2.pid")"; check "member ${g}2 stops on SIGTERM (exit 0)" $? "$(tail -3 "$tmp/${g}2.err")"; done
+live=(s3 s4 c3 c4)
+wait_for 600 all_held; rc=$?; term_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "SIGTERM: the others hold all partitions ${term_ms} ms after the signal" $rc
+produce 3; check "produce part 3" $? "$(cat "$tmp/kcat.err")"
+settle; check "part 3 consumed and committed" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
+echo "     rebalance: SIGKILL ${kill_ms} ms (session.timeout.ms 6000), join ${join_ms} ms, SIGTERM ${term_ms} ms"
+
+for g in s c; do curl -s -o /dev/null -XPOST "$URL/logs-gpu.anomaly-fleet$g$ID/_refresh"; done
+"$PY" - "$URL" "$ID" "$tmp" "$T1" "$NPART" > "$tmp/cmp" 2>&1 <<'EOF'
+import glob, json, sys, urllib.request, zlib
+from datetime import datetime, timezone
+url, rid, tmp, t1, npart = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+K = [0, 10, 20, 30, 40, 50, 55, 58, 59, 60, 62, 70]
+T0 = datetime(2025, 11, 7, 10, 0, 0, tzinfo=timezone.utc).timestamp()
+def sec(ts): return int(datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%f%z").timestamp() - T0)
+def part_of(host):   # librdkafka's default partitioner (consistent_random): CRC32 of the key
+    return zlib.crc32(host.encode()) % npart
+def es_docs(index):
+    docs, after = {}, None
+    while True:
+        q = {"size": 5000, "sort": [{"event.id": "asc"}], "query": {"match_all": {}}}
+        if after: q["search_after"] = after
+        req = urllib.request.Request(url + "/" + index + "/_search", data=json.dumps(q).encode(),
+                                     headers={"Content-Type": "application/json"})
+        hits = json.load(urllib.request.urlopen(req))["hits"]["hits"]
+        if not hits: return docs
+        for h in hits:
+            if h["_id"] in docs: print("DUPLICATE _id", h["_id"])
+            docs[h["_id"]] = h["_source"]
+        after = hits[-1]["sort"]
+ok = True
+def check(what, good):
+    global ok
+    print(("ok   " if good else "FAIL ") + what)
+    ok &= bool(good)
+res = {}
+for g in "sc":
+    moved = {int(l) for l in open("%s/%s.moved" % (tmp, g)) if l.strip()}
+    recs = [json.loads(l) for p in sorted(glob.glob("%s/%s*.ndjson" % (tmp, g))) for l in open(p)]
+    docs = es_docs("logs-gpu.anomaly-fleet%s%s" % (g, rid))
+    ids = {r["event.id"] for r in recs}
+    check("%s: every record written (%d, %d distinct ids) is in OpenSearch exactly once by _id (%d documents), no other"
+          % (g.upper(), len(recs), len(ids), len(docs)), ids == set(docs) and len(docs) > 0)
+    eps = {}
+    for d in docs.values():
+        if d["event.type"] == "start":
+            eps.setdefault((d["host.name"], d.get("gpu.index"), d["rule.id"], d["event.start"]), []).append(d)
+    starts = {}
+    for d in docs.values():
+        if d["event.type"] == "start":
+            starts.setdefault((d["host.name"], d.get("gpu.index"), d["rule.id"]), []).append(d)
+    hist = {}
+    for k in starts: hist[k[2]] = hist.get(k[2], 0) + 1
+    print("     %s: GPUs with a start per rule: %s" % (g.upper(), ", ".join("%s %d" % kv for kv in sorted(hist.items()))))
+    one = all(len(v) == 1 for k, v in starts.items() if k[2] in ("gpu.temp.high", "gpu.temp.rise"))
+    check("%s: one start per faulty GPU and rule in OpenSearch (%d)" % (g.upper(), len(starts)), one)
+    # GPU 2 of every tenth host: hot from 30 s before the SIGKILL to 50 s after
+    span = ["fleet-%03d" % h for h in range(250) if h % 10 == 3]
+    smoved = [x for x in span if part_of(x) in moved]
+    wst = {x: sum(1 for r in recs if r["host.name"] == x and r.get("gpu.index") == 2 and r["rule.id"] == "gpu.temp.high"
+                  and r["event.type"] == "start") for x in span}
+    est = {x: [d for d in docs.values() if d["host.name"] == x and d.get("gpu.index") == 2 and d["rule.id"] == "gpu.temp.high"]
+           for x in span}
+    stored_one = all(sum(d["event.type"] == "start" for d in v) == 1 and len({d["anomaly.episode_id"] for d in v}) == 1
+                     for v in est.values())
+    check("%s: the fault open across the SIGKILL (%d GPUs, %d moved): one start and one episode id in OpenSearch each"
+          % (g.upper(), len(span), len(smoved)), stored_one)
+    print("     %s: starts written for it (all members): kept hosts %s, moved hosts %s" % (g.upper(),
+          sorted({wst[x] for x in span if x not in smoved}), sorted({wst[x] for x in smoved})))
+    if g == "s":
+        ends = all(sum(d["event.type"] == "end" for d in v) == 1 for v in est.values())
+        check("S: its moved GPUs went on warm: one start written in all, not even a second one answered 409; "
+              "one end each in OpenSearch", len(smoved) > 0 and all(v == 1 for v in wst.values()) and ends)
+    high = [h for h in range(250) if h % 10 == 5]
+    got = [h for h in high if ("fleet-%03d" % h, 1, "gpu.temp.high") in starts]
+    check("%s: every gpu.temp.high fault detected (%d of %d)" % (g.upper(), len(got), len(high)), len(got) == len(high))
+    # the step of GPU 0: the first sample judged anomalous (event.start) against the fault's first sample
+    kept_lag, moved_rows = [], []
+    for h in range(250):
+        host = "fleet-%03d" % h
+        st = [sec(r["event.start"]) for r in recs if r["host.name"] == host and r.get("gpu.index") == 0
+              and r["rule.id"] == "gpu.temp.rise" and r["event.type"] == "start"]
+        first = min(st) - t1 if st else None
+        k = K[h % 12]
+        if part_of(host) in moved: moved_rows.append((k, first))
+        else: kept_lag.append(None if first is None else first - k)
+    res[g] = moved_rows
+    check("%s: the %d hosts whose partition stayed detect their step on its first sample (lags %s)"
+          % (g.upper(), len(kept_lag), sorted(set(kept_lag), key=str)), len(kept_lag) > 0 and set(kept_lag) == {0})
+    if g == "s":
+        lags = [None if f is None else f - k for k, f in moved_rows]
+        check("S: the %d moved hosts (state restored) detect their step on its first sample too (lags %s)"
+              % (len(moved_rows), sorted(set(lags), key=str)), len(moved_rows) > 0 and set(lags) == {0})
+# group C, moved hosts: which sample after the move the rules first judge
+rows = res["c"]
+check("C: %d hosts moved cold" % len(rows), len(rows) > 0)
+by_k = {}
+for k, f in rows: by_k.setdefault(k, set()).add("missed" if f is None else f)
+print("     C moved hosts, step at sample k -> first sample judged anomalous: " +
+      ", ".join("%d->%s" % (k, "/".join(str(x) for x in sorted(v, key=str))) for k, v in sorted(by_k.items())))
+late = [f for k, f in rows if f is not None and f > k]
+missed = sum(1 for k, f in rows if f is None)
+warm = min(late) if late else None
+print("     warm-up without --state-topic: a moved host's rules judge from sample %s of its new owner "
+      "(%d steps detected late, %d missed); with --state-topic: from sample 0" % (warm, len(late), missed))
+sys.exit(0)   # the checks are counted above; non-zero only when this script broke
+EOF
+rc=$?
+while IFS= read -r l; do
+  case "$l" in "ok   "*) ok "${l#ok   }" ;; "FAIL "*) bad "${l#FAIL }" ;; *) echo "$l" ;; esac
+done < "$tmp/cmp"
+check "the comparison ran to its end" $rc "$(tail -3 "$tmp/cmp")"
+finish
