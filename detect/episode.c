@@ -159,6 +159,7 @@ void eng_judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const
                unsigned char *inst, int64_t ts, struct det_ctx *cx)
 {
     struct episode *ep = (struct episode *)inst;
+    if (x->inc.open && !x->inc.open_eps) inc_tick(e, x, ts);   /* an incident gone quiet */
     struct det_out o;
     det_out_init(&o);
     cx->open = ep->open;

@@ -3,13 +3,18 @@
  * into an incident with its own id, start, end, peak risk, severity and the
  * list of contributing rules, emitted as records of their own (event.dataset
  * gpu.incident, rule.id gpu.incident, event.type start / end). An incident
- * starts with the first episode that opens while none of the GPU's episodes
- * is open and ends when the last of them ends. Its state lives in the GPU
- * (struct ent_incident, 64 bytes); the engine owns it. */
+ * starts with the first episode that opens while the GPU has no incident
+ * and ends INC_HOLD_MS after the last of its episodes ended with no new one
+ * opening meanwhile (an episode that opens within that time joins it: a
+ * fault's early sign that clears before its later symptoms open, or rules
+ * flapping out of phase in a storm, stay one incident). Its state lives in
+ * the GPU (struct ent_incident, 64 bytes); the engine owns it. */
 #include "incident.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#define INC_HOLD_MS 120000LL   /* quiet time after the last episode before the incident is over */
 
 static uint32_t rule_hash(const char *id)
 {
@@ -123,11 +128,17 @@ void inc_note(struct engine *e, struct ent *x, int type, const struct rule_cfg *
     if (type == REC_START && !in->open) {
         in->open = 1;
         inc_emit(e, x, REC_START, reason, ts);
-    } else if (type == REC_END && in->open) {
-        if (in->open_eps) in->open_eps--;
-        if (!in->open_eps) {
-            inc_emit(e, x, REC_END, NULL, ts);
-            in->open = 0;
-        }
+    } else if (type == REC_END && in->open && in->open_eps) {
+        in->open_eps--;          /* the last one: quiet from in->last on (inc_tick) */
     }
+}
+
+void inc_tick(struct engine *e, struct ent *x, int64_t ts)
+{
+    struct ent_incident *in = &x->inc;
+    int64_t hold = (int64_t)(10 * x->interval_ms);
+    if (hold < INC_HOLD_MS) hold = INC_HOLD_MS;
+    if (!in->open || in->open_eps || ts - in->last < hold) return;
+    inc_emit(e, x, REC_END, NULL, ts);
+    in->open = 0;
 }

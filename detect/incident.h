@@ -8,9 +8,14 @@
 /* An episode of rule rc on GPU x started (start: its event.start; reason:
  * its first record's reason), changed or ended (type REC_*) at ts with
  * risk and severity, after its record went out: opens x's incident with the
- * first episode, emits its start record, and its end record when the last
- * open episode of x ends. Nothing unless the profile groups incidents. */
+ * first episode and emits its start record, or adds the episode to the
+ * incident already open. Nothing unless the profile groups incidents. */
 void inc_note(struct engine *e, struct ent *x, int type, const struct rule_cfg *rc, int64_t start, const char *reason,
               double risk, int sev, int64_t ts);
+
+/* x was judged at ts: ends x's incident (its end record) when its last
+ * episode ended the hold time ago (10 sampling intervals, at least 120 s)
+ * and none opened since. */
+void inc_tick(struct engine *e, struct ent *x, int64_t ts);
 
 #endif

@@ -51,12 +51,17 @@ void report_free(struct report *r)
         for (int s = 0; s < S_N; s++) free(r->ents[i].s[s].v);
     }
     for (size_t i = 0; i < r->nextra; i++) free(r->extra[i]);
-    for (size_t i = 0; i < r->neps; i++) {
-        free(r->eps[i].host);
-        free(r->eps[i].rule);
-        free(r->eps[i].name);
-        free(r->eps[i].reason);
+    for (int k = 0; k < 2; k++) {
+        struct rep_ep *v = k ? r->incs : r->eps;
+        for (size_t i = 0, n = k ? r->nincs : r->neps; i < n; i++) {
+            free(v[i].host);
+            free(v[i].rule);
+            free(v[i].name);
+            free(v[i].reason);
+            free(v[i].rules);
+        }
     }
+    free(r->incs);
     for (size_t i = 0; i < r->nxids; i++) {
         struct rep_xid *x = &r->xids[i];
         free(x->host);
@@ -327,11 +332,11 @@ void report_event(struct report *r, const struct event *ev)
     }
 }
 
-/* The open episode of (host, gpu, rule) in r, or NULL. */
-static struct rep_ep *rep_ep_find(struct report *r, const char *host, int gpu, const char *rule)
+/* The open episode (or incident) of (host, gpu, rule) among the n in v, or NULL. */
+static struct rep_ep *rep_ep_find(struct rep_ep *v, size_t n, const char *host, int gpu, const char *rule)
 {
-    for (size_t i = r->neps; i-- > 0;) {
-        struct rep_ep *p = &r->eps[i];
+    for (size_t i = n; i-- > 0;) {
+        struct rep_ep *p = &v[i];
         if (p->open && p->gpu == gpu && !strcmp(p->rule, rule) && !strcmp(p->host, host)) return p;
     }
     return NULL;
@@ -352,9 +357,12 @@ void report_record(struct report *r, const struct event *rec)
     int sev = event_get_num(rec, "event.severity", &d) ? (int)d : 1;
     int64_t start = rec->ts_ms;
     if ((s = event_get_str(rec, "event.start", &n))) gl_parse_iso_ts(s, n, &start);
-    struct rep_ep *p = rep_ep_find(r, host, gpu, rule);
+    /* incidents apart from the rules' episodes */
+    int inc = rec->dataset && !strcmp(rec->dataset, "gpu.incident");
+    struct rep_ep *p = inc ? rep_ep_find(r->incs, r->nincs, host, gpu, rule) : rep_ep_find(r->eps, r->neps, host, gpu, rule);
     if (!p) {
-        p = rep_push(&r->eps, &r->neps, &r->capeps, REP_MAX_EPS, sizeof *p, &r->dropped_eps);
+        p = inc ? rep_push(&r->incs, &r->nincs, &r->capincs, REP_MAX_INCS, sizeof *p, &r->dropped_incs)
+                : rep_push(&r->eps, &r->neps, &r->capeps, REP_MAX_EPS, sizeof *p, &r->dropped_eps);
         if (!p) return;
         p->host = xstrdup(host);
         p->rule = xstrdup(rule);
@@ -365,11 +373,16 @@ void report_record(struct report *r, const struct event *rec)
         p->open = 1;
         p->risk = -1;
     }
-    if (risk > p->risk || !p->reason) {
-        /* the reason shown is the one of the record with the highest risk */
+    if (risk > p->risk || !p->reason || inc) {
+        /* the reason shown is the one of the record with the highest risk
+         * (an incident's: its latest, the end's summary of its rules) */
         free(p->reason);
         p->reason = rep_strdup_field(rec, "event.reason");
         if (risk > p->risk) p->risk = risk;
+    }
+    if (inc) {
+        free(p->rules);
+        p->rules = rep_strdup_field(rec, "anomaly.rules");
     }
     if (sev > p->sev) p->sev = sev;
     if (rec->ts_ms > p->end) p->end = rec->ts_ms;

@@ -144,10 +144,10 @@ static void rep_ent_name(struct buf *b, const struct rep_ent *e, int many_hosts)
     else buf_puts(b, *e->host ? e->host : "all");
 }
 
-static const struct report *rep_sort_ctx;
+static const struct rep_ep *rep_sort_v;    /* the episodes or incidents being sorted */
 static int rep_cmp_eps(const void *a, const void *b)
 {
-    const struct rep_ep *x = &rep_sort_ctx->eps[*(const size_t *)a], *y = &rep_sort_ctx->eps[*(const size_t *)b];
+    const struct rep_ep *x = &rep_sort_v[*(const size_t *)a], *y = &rep_sort_v[*(const size_t *)b];
     if (x->sev != y->sev) return y->sev - x->sev;
     if (x->risk != y->risk) return y->risk > x->risk ? 1 : -1;
     if (x->start != y->start) return x->start < y->start ? -1 : 1;
@@ -179,7 +179,77 @@ static void rep_h(struct buf *b, const char *s)
     if (s) rep_html_escape(b, s, strlen(s));
 }
 
-/* The header facts and the incident table (HTML). order: sorted episodes. */
+/* One row of the incident or episode table (p->rules set: an incident,
+ * its rules in the "what" cell; else the rule's name and id); ep >= 0:
+ * the row zooms to episode ep of the sorted episodes (data-ep). */
+static void rep_html_row(struct buf *h, const struct rep_ep *p, long ep, int many)
+{
+    static const char *const sev_name[] = { "low", "low", "medium", "high" };
+    int sv = p->sev < 1 ? 1 : p->sev > 3 ? 3 : p->sev;
+    buf_printf(h, "<tr class=\"sev%d\"", sv);
+    if (ep >= 0) buf_printf(h, " data-ep=\"%ld\" tabindex=\"0\" title=\"click to zoom\"", ep);
+    buf_printf(h, "><td><b>%s</b></td><td>%.0f</td><td>", sev_name[sv], p->risk);
+    if (many && p->host[0]) {
+        rep_h(h, p->host);
+        buf_putc(h, ' ');
+    }
+    if (p->gpu >= 0) buf_printf(h, "%d", p->gpu);
+    else buf_puts(h, "&ndash;");
+    buf_puts(h, "</td><td>");
+    if (p->rules) {
+        for (const char *c = p->rules; *c; c++) {
+            if (*c == ',') buf_puts(h, "<br>");
+            else rep_html_escape(h, c, 1);
+        }
+    } else {
+        rep_h(h, p->name ? p->name : p->rule);
+        buf_puts(h, "<br><small>");
+        rep_h(h, p->rule);
+        buf_puts(h, "</small>");
+    }
+    buf_puts(h, "</td><td>");
+    rep_h(h, p->reason);
+    buf_puts(h, "</td><td class=\"nw\">");
+    rep_ts(h, p->start);
+    buf_puts(h, "</td><td class=\"nw\">");
+    rep_dur(h, p->end - p->start);
+    if (p->open) buf_puts(h, " or more, still open at the end");
+    buf_puts(h, "</td></tr>\n");
+}
+
+/* The incident table (HTML), before the episodes: each incident (a GPU's
+ * overlapping episodes, gpu.incident records) most severe first with its
+ * rules and summary; a click zooms to its worst episode (data-ep: its
+ * index in order, the sorted episodes). */
+static void rep_html_incidents(struct buf *h, const struct report *r, const size_t *order, int many)
+{
+    if (!r->nincs) return;
+    size_t *io = xmalloc(r->nincs * sizeof *io);
+    for (size_t i = 0; i < r->nincs; i++) io[i] = i;
+    rep_sort_v = r->incs;
+    qsort(io, r->nincs, sizeof *io, rep_cmp_eps);
+    buf_printf(h, "<section id=\"gpu-incidents\"><h2>Incidents <small>(%zu, most severe first; each is the overlapping "
+                  "anomalies of one GPU)</small></h2>\n<div class=\"inc-wrap\"><table class=\"inc\" id=\"incident-table\">"
+                  "<thead><tr><th>Severity</th><th>Risk</th><th>GPU</th><th>Rules</th><th>Summary</th><th>Start (UTC)</th>"
+                  "<th>Duration</th></tr></thead><tbody>\n", r->nincs);
+    for (size_t k = 0; k < r->nincs && k < REP_TABLE_ROWS; k++) {
+        const struct rep_ep *p = &r->incs[io[k]];
+        long worst = -1;    /* its most severe episode: the same GPU, starting within it */
+        for (size_t j = 0; j < r->neps && worst < 0; j++) {
+            const struct rep_ep *q = &r->eps[order[j]];
+            if (q->gpu == p->gpu && q->start >= p->start && q->start <= p->end && !strcmp(q->host, p->host)) worst = (long)j;
+        }
+        rep_html_row(h, p, worst, many);
+    }
+    buf_puts(h, "</tbody></table></div>\n");
+    if (r->nincs > REP_TABLE_ROWS) buf_printf(h, "<p>%zu more not listed.</p>\n", r->nincs - REP_TABLE_ROWS);
+    if (r->dropped_incs) buf_printf(h, "<p>%llu further incidents not kept.</p>\n", (unsigned long long)r->dropped_incs);
+    buf_puts(h, "</section>\n");
+    free(io);
+}
+
+/* The header facts, the incidents and the episode table (HTML). order:
+ * sorted episodes. */
 static void rep_html_head(struct buf *h, const struct report *r, const struct report_info *info, const size_t *order,
                           const char *hosts, int64_t t0, int64_t t1)
 {
@@ -215,39 +285,19 @@ static void rep_html_head(struct buf *h, const struct report *r, const struct re
                          (unsigned long long)info->rejected);
     buf_printf(h, "</dd><dt>Kernel events</dt><dd>%llu Xid/SXid</dd><dt>Detectors</dt><dd>", (unsigned long long)r->kernel);
     rep_h(h, info && info->profile ? info->profile : "-");
-    buf_puts(h, "</dd></dl></header>\n<section id=\"incidents\"><h2>Incidents");
-    buf_printf(h, " <small>(%zu, most severe first)</small></h2>\n", r->neps);
+    buf_puts(h, "</dd></dl></header>\n");
+    rep_html_incidents(h, r, order, many);
+    /* the episodes by rule (id "incidents" and #incident-N addresses kept
+     * from before incidents were grouped: links to them still work) */
+    buf_puts(h, "<section id=\"incidents\"><h2>Anomalies");
+    buf_printf(h, " <small>(%zu, by rule, most severe first)</small></h2>\n", r->neps);
     if (!r->neps) {
         buf_puts(h, "<p class=\"none\">No anomalies were found.</p></section>\n");
         return;
     }
     buf_puts(h, "<div class=\"inc-wrap\"><table class=\"inc\"><thead><tr><th>Severity</th><th>Risk</th><th>GPU</th><th>What</th>"
                 "<th>Reason</th><th>Start (UTC)</th><th>Duration</th></tr></thead><tbody>\n");
-    static const char *const sev_name[] = { "low", "low", "medium", "high" };
-    for (size_t k = 0; k < r->neps && k < REP_TABLE_ROWS; k++) {
-        const struct rep_ep *p = &r->eps[order[k]];
-        int sv = p->sev < 1 ? 1 : p->sev > 3 ? 3 : p->sev;
-        buf_printf(h, "<tr class=\"sev%d\" data-ep=\"%zu\" tabindex=\"0\" title=\"click to zoom\"><td><b>%s</b></td>"
-                      "<td>%.0f</td><td>", sv, k, sev_name[sv], p->risk);
-        if (many && p->host[0]) {
-            rep_h(h, p->host);
-            buf_putc(h, ' ');
-        }
-        if (p->gpu >= 0) buf_printf(h, "%d", p->gpu);
-        else buf_puts(h, "&ndash;");
-        buf_puts(h, "</td><td>");
-        rep_h(h, p->name ? p->name : p->rule);
-        buf_puts(h, "<br><small>");
-        rep_h(h, p->rule);
-        buf_puts(h, "</small></td><td>");
-        rep_h(h, p->reason);
-        buf_puts(h, "</td><td class=\"nw\">");
-        rep_ts(h, p->start);
-        buf_puts(h, "</td><td class=\"nw\">");
-        rep_dur(h, p->end - p->start);
-        if (p->open) buf_puts(h, " or more, still open at the end");
-        buf_puts(h, "</td></tr>\n");
-    }
+    for (size_t k = 0; k < r->neps && k < REP_TABLE_ROWS; k++) rep_html_row(h, &r->eps[order[k]], (long)k, many);
     buf_puts(h, "</tbody></table></div>\n");
     if (r->neps > REP_TABLE_ROWS) buf_printf(h, "<p>%zu more not listed.</p>\n", r->neps - REP_TABLE_ROWS);
     if (r->dropped_eps) buf_printf(h, "<p>%llu further episodes not kept.</p>\n", (unsigned long long)r->dropped_eps);
@@ -408,7 +458,9 @@ int report_write(struct report *r, const struct report_info *info, FILE *out)
         /* an episode still open lasted at least until the end of the input */
         if (r->eps[i].open && r->tmax > r->eps[i].end) r->eps[i].end = r->tmax;
     }
-    rep_sort_ctx = r;
+    for (size_t i = 0; i < r->nincs; i++)
+        if (r->incs[i].open && r->tmax > r->incs[i].end) r->incs[i].end = r->tmax;
+    rep_sort_v = r->eps;
     qsort(order, r->neps, sizeof *order, rep_cmp_eps);
     int64_t t0 = r->tmin, t1 = r->tmax;
     if (t0 > t1) t0 = t1 = 0;

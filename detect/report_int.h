@@ -10,6 +10,7 @@
 #define REP_MAX_ENTS 64       /* GPUs (host, index) charted; more are counted */
 #define REP_MAX_EXTRA 6       /* generic numeric columns (metrics.*) charted */
 #define REP_MAX_EPS 4000      /* episodes kept */
+#define REP_MAX_INCS 2000     /* incidents (gpu.incident records) kept */
 #define REP_MAX_XIDS 2000     /* kernel events kept */
 #define REP_TABLE_ROWS 200    /* incident rows in the header table */
 #define REP_ZOOMS 16          /* incidents that get a finer zoom window */
@@ -40,8 +41,8 @@ struct rep_ent {
     unsigned char have_last[S_NCOUNTERS];
 };
 
-struct rep_ep {
-    char *host, *rule, *name, *reason;
+struct rep_ep {                /* an episode, or an incident (rules: its anomaly.rules) */
+    char *host, *rule, *name, *reason, *rules;
     int gpu;                  /* -1: not about one GPU */
     int64_t start, end;
     int open, sev;
@@ -64,10 +65,12 @@ struct report {
     size_t nextra;
     struct rep_ep *eps;
     size_t neps, capeps;
+    struct rep_ep *incs;      /* incidents, listed apart and first */
+    size_t nincs, capincs;
     struct rep_xid *xids;
     size_t nxids, capxids;
     int64_t tmin, tmax;
-    uint64_t samples, kernel, other, older, dropped_ents, dropped_eps, dropped_xids, dropped_extra;
+    uint64_t samples, kernel, other, older, dropped_ents, dropped_eps, dropped_incs, dropped_xids, dropped_extra;
 };
 
 #endif

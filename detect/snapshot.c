@@ -285,7 +285,7 @@ static const char *load_incident(struct ent_incident *in, struct rd *r)
     in->open_eps = (uint16_t)r_u16(r);
     unsigned nrules = r_u8(r), open = r_u8(r), id_n = r_u8(r), more = r_u8(r), sev = r_u8(r);
     if (r->bad || nrules > INC_RULES || open > 1 || id_n > 254 || sev > 3 || !isfinite(in->peak_risk) ||
-        in->peak_risk < 0 || in->peak_risk > 100 || (open && !in->open_eps) || (!open && in->open_eps))
+        in->peak_risk < 0 || in->peak_risk > 100 || (!open && in->open_eps))
         return "an incident is damaged";
     in->nrules = (uint8_t)nrules;
     in->open = (uint8_t)open;

@@ -58,4 +58,25 @@ static inline void sample_tagged(struct engine *e, int tag, const char *host, in
     va_end(ap);
 }
 
+/* The string field k of ev into out ("" when absent). */
+static inline void ev_str(const struct event *ev, const char *k, char *out, size_t len)
+{
+    size_t n = 0;
+    const char *s = event_get_str(ev, k, &n);
+    snprintf(out, len, "%.*s", s ? (int)n : 0, s ? s : "");
+}
+
+/* Starts an Xid kernel event of host at ms with code (the caller adds
+ * fields, feeds it and frees it with event_free). */
+static inline void xid_event(struct event *ev, const char *host, int64_t ms, int code)
+{
+    event_init(ev);
+    ev->kind = "event";
+    ev->dataset = "gpu.xid";
+    ev->host = host;
+    ev->offset = -1;
+    ev->ts_ms = ms;
+    event_add_int(ev, "gpu.xid.code", code);
+}
+
 #endif

@@ -102,7 +102,19 @@ check(10000 < size < 3 * 1024 * 1024, "demo page is one file under 3 MB", size)
 page = open(demo, encoding="utf-8").read()
 check(not re.search(r'(src|href)\s*=\s*["\']?(https?:)?//', page) and "@import" not in page and "url(" not in page,
       "no network: nothing fetched from elsewhere")
-check(page.find("gpu.hang") < page.find("gpu.peer.clock") > 0, "incidents listed most severe first")
+# incidents (gpu.incident records: a GPU's overlapping episodes) first and apart,
+# then the episodes by rule, most severe first, with no incident among them
+inc_at, eps_at = page.find('<section id="gpu-incidents">'), page.find('<section id="incidents">')
+eps_sec = page[eps_at:page.find("</section>", eps_at)]
+inc_sec = page[inc_at:eps_at]
+p = subprocess.run([GPULOG, "run", "--tz", "UTC", "--host", "dgx-07", "data/demo/dgx-07.dmon.txt"], capture_output=True,
+                   timeout=120)
+n_inc = p.stdout.count(b'"event.type":"start","rule.id":"gpu.incident"')
+check(0 <= inc_at < eps_at and n_inc > 0 and inc_sec.count('<tr class="sev') == n_inc,
+      "incidents listed first, one row per incident (%d)" % n_inc, (inc_at, eps_at, inc_sec.count('<tr class="sev')))
+check("gpu.incident" not in eps_sec and "GPU incident" not in eps_sec, "no incident among the episodes by rule")
+check(eps_sec.find("gpu.hang") < eps_sec.find("gpu.peer.clock") > 0, "episodes listed most severe first")
+check('data-ep="' in inc_sec and "over after" in inc_sec, "an incident row zooms to its worst episode and says what it was")
 
 # run --report: the same page next to the NDJSON records
 rr = os.path.join(TMP, "run.html")

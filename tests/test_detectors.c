@@ -710,13 +710,7 @@ TEST(xid_burst_is_one_episode)
     sample(e, "h", 0, 0, TEMP, 50.0, NULL);
     for (int i = 0; i < 5; i++) {
         struct event ev;
-        event_init(&ev);
-        ev.kind = "event";
-        ev.dataset = "gpu.xid";
-        ev.host = "h";
-        ev.offset = -1;
-        ev.ts_ms = T0 + 1000 + i * 2000;
-        event_add_int(&ev, "gpu.xid.code", i == 3 ? 79 : 13);
+        xid_event(&ev, "h", T0 + 1000 + i * 2000, i == 3 ? 79 : 13);
         event_add_str(&ev, "gpu.xid.severity", i == 3 ? "critical" : "warning", i == 3 ? 8 : 7);
         event_add_str(&ev, "gpu.xid.name", "x", 1);
         event_add_int(&ev, "gpu.index", 0);

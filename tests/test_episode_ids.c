@@ -18,21 +18,14 @@
 struct rec { char type[8], id[33], ep[33], rule[32]; int64_t ts; };
 struct recs { struct rec r[MAXREC]; int n; };
 
-static void str_of(const struct event *ev, const char *k, char *out, size_t len)
-{
-    size_t n = 0;
-    const char *s = event_get_str(ev, k, &n);
-    snprintf(out, len, "%.*s", s ? (int)n : 0, s ? s : "");
-}
-
 static void rec_emit(void *ctx, const struct event *ev)
 {
     struct recs *c = ctx;
     if (c->n >= MAXREC) return;
     struct rec *r = &c->r[c->n++];
-    str_of(ev, "event.type", r->type, sizeof r->type);
-    str_of(ev, "anomaly.episode_id", r->ep, sizeof r->ep);
-    str_of(ev, "rule.id", r->rule, sizeof r->rule);
+    ev_str(ev, "event.type", r->type, sizeof r->type);
+    ev_str(ev, "anomaly.episode_id", r->ep, sizeof r->ep);
+    ev_str(ev, "rule.id", r->rule, sizeof r->rule);
     snprintf(r->id, sizeof r->id, "%s", ev->id);
     r->ts = ev->ts_ms;
 }

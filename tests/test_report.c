@@ -1,7 +1,8 @@
 /* test_report.c - the report page: the min/max envelope keeps spikes and
  * stays bounded whatever the input's length, the page's size is bounded,
  * everything from the log is escaped (a log with <script> is inert),
- * incidents are listed most severe first, empty input gives a page. */
+ * episodes are listed most severe first after the incidents (listed apart),
+ * empty input gives a page. */
 #include "test.h"
 #include "../detect/report.h"
 
@@ -264,6 +265,52 @@ TEST(incidents_most_severe_first)
     report_free(r);
 }
 
+/* incidents (gpu.incident records) are a table of their own before the
+ * episodes, most severe first, with their rules and their end's summary;
+ * they are not episodes (not in the episode table nor in the chart data) */
+TEST(incidents_listed_apart_and_first)
+{
+    struct report *r = report_new(NULL);
+    for (int t = 0; t < 600; t++) sample(r, "n1", t % 2, 1700000000 + t, 50, 100);
+    record(r, "n1", 1, "start", 1700000100, "rule.hot", 2, 60, "hot");
+    record(r, "n1", 0, "start", 1700000150, "rule.slow", 1, 30, "slow");
+    const char *type[4] = { "start", "start", "end", "end" };
+    const int gpu[4] = { 1, 0, 1, 0 }, sev[4] = { 2, 1, 2, 1 };
+    const char *rules[4] = { "rule.hot", "rule.slow", "rule.hot,rule.clock", "rule.slow" };
+    const char *why[4] = { "incident on GPU 1: hot", "incident on GPU 0: slow", "GPU 1 over after 200 s: 2 rules",
+                           "GPU 0 over after 100 s: 1 rule" };
+    for (int i = 0; i < 4; i++) {
+        struct event ev;
+        ev_begin(&ev, "alert", "gpu.incident", "n1", 1700000100 + 50 * (i % 2) + (i / 2) * 200);
+        event_add_str(&ev, "event.type", type[i], strlen(type[i]));
+        event_add_str(&ev, "rule.id", "gpu.incident", 12);
+        event_add_str(&ev, "rule.name", "GPU incident", 12);
+        event_add_int(&ev, "event.severity", sev[i]);
+        event_add_num(&ev, "event.risk_score", sev[i] * 30);
+        event_add_int(&ev, "gpu.index", gpu[i]);
+        event_add_str(&ev, "anomaly.rules", rules[i], strlen(rules[i]));
+        event_add_str(&ev, "event.reason", why[i], strlen(why[i]));
+        report_record(r, &ev);
+        event_free(&ev);
+    }
+    size_t len;
+    char *p = page_of(r, NULL, &len);
+    const char *inc = strstr(p, "<section id=\"gpu-incidents\">"), *eps = strstr(p, "<section id=\"incidents\">");
+    CHECK(inc && eps && inc < eps);
+    if (inc && eps) {
+        const char *a = strstr(inc, "over after 200 s"), *b = strstr(inc, "over after 100 s");
+        CHECK(a && b && a < b && b < eps);                  /* most severe first, the end's summary */
+        const char *c = strstr(inc, "rule.hot<br>rule.clock");
+        CHECK(c && c < eps);                                /* every rule of the incident */
+        CHECK(!strstr(eps, "GPU incident") && !strstr(eps, "gpu.incident"));
+    }
+    json_t *d = data_of(p);
+    CHECK_EQ_INT(json_array_size(json_object_get(d, "eps")), 2);    /* the episodes only */
+    json_decref(d);
+    free(p);
+    report_free(r);
+}
+
 TEST(xid_markers_find_their_gpu_by_bus)
 {
     struct report *r = report_new(NULL);
@@ -325,6 +372,7 @@ int main(void)
     RUN(page_size_bounded_and_spike_kept);
     RUN(page_escapes_everything_from_the_log);
     RUN(incidents_most_severe_first);
+    RUN(incidents_listed_apart_and_first);
     RUN(xid_markers_find_their_gpu_by_bus);
     RUN(empty_input_gives_a_page);
     return TEST_REPORT();

@@ -128,8 +128,9 @@ static void incident_field(const struct buf *b, const char *type, const char *ke
 }
 
 /* Incidents (profile key "incidents"): the open incident of a GPU is in the
- * snapshot, so the restored engine ends it under its id with no second
- * start and the same records as the engine that made it; a cold engine
+ * snapshot, so the restored engine ends it under its id (300 s after its
+ * last episode) with no second start and the same records as the engine
+ * that made it; a cold engine
  * re-opens it in the same UTC hour under the same incident id. */
 TEST(round_trip_keeps_the_open_incident)
 {
@@ -148,8 +149,8 @@ TEST(round_trip_keeps_the_open_incident)
     CHECK_EQ_INT(snapshot_load(b, TAG, snap.p, snap.len, NULL, err, sizeof err), SNAP_OK);
     CHECK_EQ_INT(snapshot_save(b, TAG, 7, &snap2, err, sizeof err), GL_OK);
     CHECK(snap2.len == snap.len && !memcmp(snap2.p, snap.p, snap.len));
-    feed(a, 600, 1200);
-    feed(b, 600, 1200);
+    feed(a, 600, 1500);
+    feed(b, 600, 1500);
     engine_flush(a);
     engine_flush(b);
     CHECK(ra.len > 0 && ra.len == rb.len && !memcmp(ra.p, rb.p, ra.len));
@@ -164,7 +165,7 @@ TEST(round_trip_keeps_the_open_incident)
     CHECK_EQ_INT(snapshot_load(d, TAG, snap.p, snap.len, NULL, err, sizeof err), SNAP_OTHER_PROFILE);
     /* cold: the incident re-opens in the same hour under the same id */
     struct engine *c = engine_new(p, rec_json, &rc);
-    feed(c, 600, 1200);
+    feed(c, 600, 1500);
     engine_flush(c);
     incident_field(&rc, "start", "anomaly.incident_id", id, sizeof id);
     CHECK_EQ_STR(id, warm_id);
