@@ -165,13 +165,14 @@ static inline char *w_lit(char *p, const char *s, size_t n)
 }
 #define W_LIT(p, s) w_lit((p), (s), sizeof(s) - 1)
 
+/* The digits are written in place from the last one: the length first, so
+ * no copy (a memcpy of a variable 1-20 bytes was a libc call per number). */
 static inline char *w_u64(char *p, uint64_t u)
 {
-    char tmp[20];
-    char *e = tmp + sizeof tmp, *q = e;
+    size_t n = 1;
+    for (uint64_t t = u; t >= 10; t /= 10) n++;
+    char *q = p + n;
     do { *--q = (char)('0' + u % 10); u /= 10; } while (u);
-    size_t n = (size_t)(e - q);
-    memcpy(p, q, n);
     return p + n;
 }
 
