@@ -121,13 +121,15 @@ wait_for 600 all_held; rc=$?; term_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "SIGTERM: the others hold all partitions ${term_ms} ms after the signal" $rc
 produce 3; check "produce part 3" $? "$(cat "$tmp/kcat.err")"
 settle; check "part 3 consumed and committed" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
+nrest=$(cat "$tmp"/s[0-9].err | grep -c "restored from its snapshot")
+[ "$nrest" -ge "$(wc -l < "$tmp/s.moved")" ]; check "S: partitions that moved were restored from their snapshots ($nrest restores)" $?
 echo "     rebalance: SIGKILL ${kill_ms} ms (session.timeout.ms 6000), join ${join_ms} ms, SIGTERM ${term_ms} ms"
 
 for g in s c; do curl -s -o /dev/null -XPOST "$URL/logs-gpu.anomaly-fleet$g$ID/_refresh"; done
-"$PY" - "$URL" "$ID" "$tmp" "$T1" "$NPART" > "$tmp/cmp" 2>&1 <<'EOF'
+"$PY" - "$URL" "$ID" "$tmp" "$T1" "$NPART" "$T2" > "$tmp/cmp" 2>&1 <<'EOF'
 import glob, json, sys, urllib.request, zlib
 from datetime import datetime, timezone
-url, rid, tmp, t1, npart = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+url, rid, tmp, t1, npart, t2 = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 K = [0, 10, 20, 30, 40, 50, 55, 58, 59, 60, 62, 70]
 T0 = datetime(2025, 11, 7, 10, 0, 0, tzinfo=timezone.utc).timestamp()
 def sec(ts): return int(datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%f%z").timestamp() - T0)
@@ -205,7 +207,17 @@ for g in "sc":
     res[g] = moved_rows
     check("%s: the %d hosts whose partition stayed detect their step on its first sample (lags %s)"
           % (g.upper(), len(kept_lag), sorted(set(kept_lag), key=str)), len(kept_lag) > 0 and set(kept_lag) == {0})
-    if g == "s":
+    if g == "s":   # the steps' episodes were open across the join and the SIGTERM
+        w0 = {}
+        for r in recs:
+            if r.get("gpu.index") == 0 and r["rule.id"] == "gpu.temp.rise" and r["event.type"] != "change":
+                w0.setdefault((r["host.name"], r["event.type"]), []).append(r)
+        e0 = sum(1 for d in docs.values() if d.get("gpu.index") == 0 and d["rule.id"] == "gpu.temp.rise"
+                 and d["event.type"] == "end")
+        nopen = sum(1 for k, v in w0.items() if k[1] == "end" and sec(v[0]["@timestamp"]) >= t2)
+        check("S: the steps' episodes (%d still open while a member joined and another stopped): one start and one "
+              "end written each in all outputs (%d GPUs), %d ends stored" % (nopen, sum(1 for k in w0 if k[1] == "start"), e0),
+              all(len(v) == 1 for v in w0.values()) and len(w0) == 500 and e0 == 250 and nopen > 0)
         lags = [None if f is None else f - k for k, f in moved_rows]
         check("S: the %d moved hosts (state restored) detect their step on its first sample too (lags %s)"
               % (len(moved_rows), sorted(set(lags), key=str)), len(moved_rows) > 0 and set(lags) == {0})
