@@ -199,6 +199,35 @@ def main():
     nfields = len({f for o in allobjs for f, _ in fields_of(o)})
     check(nfields >= 20, "the dashboards use %d distinct fields" % nfields)
 
+    # incidents (gpu.incident) first: on the fleet and anomaly dashboards the
+    # top row holds an incident panel and an incident search comes before
+    # any episode panel; every other panel of the anomaly data view counts
+    # episodes only (an incident is not a second alarm)
+    byid = {o["id"]: o for o in allobjs}
+
+    def query_of(o):
+        ss = o["attributes"].get("kibanaSavedObjectMeta", {}).get("searchSourceJSON")
+        return json.loads(ss).get("query", {}).get("query", "") if ss else ""
+
+    def panels(d):
+        refs = {r["name"]: r["id"] for r in d["references"]}
+        ps = sorted(json.loads(d["attributes"]["panelsJSON"]), key=lambda p: (p["gridData"]["y"], p["gridData"]["x"]))
+        return [(p["gridData"]["y"], byid[refs[p["panelRefName"]]]) for p in ps]
+
+    first_ok, mixed = [], []
+    for did in ("gpulog-dashboard-fleet", "gpulog-dashboard-anomalies"):
+        ps = panels(dashes[did])
+        inc = [i for i, (_, o) in enumerate(ps) if '"gpu.incident"' in query_of(o)]
+        eps = [i for i, (_, o) in enumerate(ps) if '"gpu.anomaly"' in query_of(o)]
+        first_ok.append(bool(inc) and ps[inc[0]][0] == 0 and eps and
+                        min(i for i in inc if ps[i][1]["type"] == "search") < min(eps))
+    for o in allobjs:
+        refs = [r["id"] for r in o["references"]]
+        if o["type"] in ("visualization", "search") and "gpulog-dv-anomaly" in refs and "event.dataset" not in query_of(o):
+            mixed.append(o["id"])
+    check(all(first_ok), "fleet and anomaly dashboards show GPU incidents first %s" % first_ok)
+    check(not mixed, "every anomaly panel picks episodes or incidents by event.dataset %s" % mixed)
+
     # the checker can fail: a dangling reference and an unknown field
     broken = copy.deepcopy(files)
     fl = broken["fleet.ndjson"]

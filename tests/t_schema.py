@@ -118,6 +118,22 @@ for name, change in MUTATIONS:
         doc = dict(GOOD)
         doc.update(change)
     check(first_error(doc) is not None, "self-check: rejects " + name, "schema accepted it")
+# incidents (gpu.incident): what `gpulog run` writes on the demo validates,
+# and one without its id, rules or with an episode's rule.id does not
+r = subprocess.run([GPULOG, "run", "--tz", "UTC", "--host", "dgx-07", os.path.join(ROOT, "data/demo/dgx-07.dmon.txt")],
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+incs = [json.loads(l) for l in r.stdout.decode().splitlines() if '"event.dataset":"gpu.incident"' in l]
+errs = [first_error(d) for d in incs if first_error(d)]
+check(r.returncode == 0 and len(incs) >= 2 and not errs, "the demo's %d incident records validate" % len(incs), errs[:2])
+for name, change in (("incident without its id", "anomaly.incident_id"), ("incident without rules", "anomaly.rules"),
+                     ("incident with an episode's rule.id", {"rule.id": "gpu.temp.high"}),
+                     ("incident change record", {"event.type": "change"})):
+    doc = dict(incs[0]) if incs else {}
+    if isinstance(change, str):
+        doc.pop(change, None)
+    else:
+        doc.update(change)
+    check(bool(incs) and first_error(doc) is not None, "self-check: rejects " + name, "schema accepted it")
 for req in SCHEMA["required"]:
     doc = dict(GOOD)
     del doc[req]

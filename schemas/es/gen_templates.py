@@ -86,6 +86,10 @@ ANOMALY_KNOWN = {
     "anomaly.metric": dict(KEYWORD), "anomaly.detector": dict(KEYWORD),
     "anomaly.value": {"type": "double"}, "anomaly.expected_low": {"type": "double"},
     "anomaly.expected_high": {"type": "double"}, "anomaly.score": {"type": "double"},
+    # incidents (event.dataset gpu.incident) and the ids of episodes and incidents
+    "anomaly.incident_id": dict(KEYWORD), "anomaly.episode_id": dict(KEYWORD), "anomaly.rules": dict(KEYWORD),
+    "anomaly.rule_count": {"type": "long"}, "anomaly.duration_s": {"type": "double"},
+    "anomaly.peak_risk_score": {"type": "double"},
 }
 
 

@@ -2,9 +2,11 @@
 """Writes the Kibana saved objects gpulog ships (schemas/kibana/*.ndjson):
 
   data-views.ndjson   data views metrics-gpu.dmon-*, logs-gpu.xid-*, logs-gpu.anomaly-*
-  fleet.ndjson        "gpulog: fleet overview" (hosts, hottest GPUs, Xid events, alerts)
+  fleet.ndjson        "gpulog: fleet overview" (GPU incidents first, hosts, hottest GPUs,
+                      Xid events, alerts)
   gpu.ndjson          "gpulog: per GPU" (host / GPU controls, one chart per metric)
-  anomalies.ndjson    "gpulog: anomalies" (alerts over time, by rule, by series, list)
+  anomalies.ndjson    "gpulog: anomalies" (GPU incidents first, then episodes over time, by
+                      rule, by series, list)
 
 Objects are aggregation-based visualizations, saved searches and dashboards
 in the Kibana 7.10 saved-object format (migrationVersion set), which every
@@ -26,6 +28,10 @@ DV = {"metrics": ("gpulog-dv-metrics", "metrics-gpu.dmon-*", "gpulog metrics"),
       "xid": ("gpulog-dv-xid", "logs-gpu.xid-*", "gpulog Xid events"),
       "anomaly": ("gpulog-dv-anomaly", "logs-gpu.anomaly-*", "gpulog anomalies")}
 SRC_REF = "kibanaSavedObjectMeta.searchSourceJSON.index"
+# the anomaly data stream holds the rules' episodes (gpu.anomaly) and the
+# incidents that group them (gpu.incident): query prefixes for each
+EPISODES = 'event.dataset : "gpu.anomaly"'
+INCIDENTS = 'event.dataset : "gpu.incident"'
 
 
 def obj(type_, id_, attrs, refs):
@@ -167,7 +173,13 @@ def files():
     xids = metric("gpulog-fleet-xid-critical", "Critical Xid/SXid events", "xid", "count",
                   query='gpu.xid.severity : "critical" or gpu.sxid.severity : "critical"')
     alerts = metric("gpulog-fleet-alerts", "Anomaly episodes opened", "anomaly", "count",
-                    query='event.type : "start"')
+                    query=EPISODES + ' and event.type : "start"')
+    # incidents (gpu.incident: a GPU's overlapping episodes as one) come first
+    incidents = metric("gpulog-fleet-incidents", "GPU incidents opened", "anomaly", "count",
+                       query=INCIDENTS + ' and event.type : "start"')
+    inc_list = search("gpulog-search-incidents", "gpulog: GPU incidents", "anomaly",
+                      ["host.name", "gpu.index", "event.type", "event.severity", "event.risk_score", "anomaly.rules",
+                       "anomaly.rule_count", "anomaly.duration_s", "event.reason"], query=INCIDENTS)
     hot = table("gpulog-fleet-hottest", "Hottest GPUs", "metrics",
                 [("max", "gpu.temperature.gpu"), ("max", "gpu.power.usage"),
                  ("avg", "gpu.utilization.gpu.pct"), ("max", "gpu.memory.framebuffer.used_size")],
@@ -177,16 +189,18 @@ def files():
                       [("count", None), ("max", "event.severity")],
                       [("host.name", 50), ("gpu.xid.code", 20), ("gpu.xid.name", 1)])
     alert_hosts = table("gpulog-fleet-alert-hosts", "Anomalies by host", "anomaly",
-                        [("count", None), ("max", "event.risk_score")], [("host.name", 50), ("rule.name", 10)])
+                        [("count", None), ("max", "event.risk_score")], [("host.name", 50), ("rule.name", 10)],
+                        query=EPISODES)
     xid_list = search("gpulog-search-xid", "gpulog: Xid events", "xid",
                       ["host.name", "gpu.pci.bus_id", "gpu.xid.code", "gpu.xid.name", "gpu.xid.severity",
                        "gpu.xid.action", "gpu.sxid.code", "gpu.sxid.name", "gpu.sxid.severity", "message"])
     fleet = dashboard("gpulog-dashboard-fleet", "gpulog: fleet overview",
                       "Every host and GPU: reporting hosts, hottest GPUs, Xid events and anomaly alerts.",
-                      [(hosts, 16, 8), (xids, 16, 8), (alerts, 16, 8), (hot, 24, 15), (xid_time, 24, 15),
-                       (xid_hosts, 24, 15), (alert_hosts, 24, 15), (xid_list, 48, 15)])
-    out["fleet.ndjson"] = [dv["metrics"], dv["xid"], dv["anomaly"], hosts, xids, alerts, hot, xid_time,
-                           xid_hosts, alert_hosts, xid_list, fleet]
+                      [(incidents, 12, 12), (inc_list, 36, 12), (hosts, 16, 8), (xids, 16, 8), (alerts, 16, 8),
+                       (hot, 24, 15), (xid_time, 24, 15), (xid_hosts, 24, 15), (alert_hosts, 24, 15),
+                       (xid_list, 48, 15)])
+    out["fleet.ndjson"] = [dv["metrics"], dv["xid"], dv["anomaly"], incidents, hosts, xids, alerts, inc_list, hot,
+                           xid_time, xid_hosts, alert_hosts, xid_list, fleet]
 
     ctl = controls("gpulog-gpu-controls", "Host and GPU", "metrics",
                    [("host.name", "Host"), ("gpu.index", "GPU"), ("gpu.uuid", "GPU UUID")])
@@ -204,30 +218,37 @@ def files():
     ]
     gpu_alerts = table("gpulog-gpu-alerts", "Anomalies of the selected GPUs", "anomaly",
                        [("count", None), ("max", "event.risk_score")],
-                       [("gpu.index", 16), ("anomaly.metric", 10), ("rule.name", 10)])
+                       [("gpu.index", 16), ("anomaly.metric", 10), ("rule.name", 10)], query=EPISODES)
     gpu = dashboard("gpulog-dashboard-gpu", "gpulog: per GPU",
                     "Pick a host and GPU with the controls; one line per GPU for each metric.",
                     [(ctl, 48, 6)] + [(c, 24, 12) for c in charts] + [(gpu_alerts, 48, 12)])
     out["gpu.ndjson"] = [dv["metrics"], dv["anomaly"], ctl] + charts + [gpu_alerts, gpu]
 
     a_time = over_time("gpulog-anom-time", "Anomalies over time by rule", "anomaly", "rule.id",
-                       query='event.type : "start"')
+                       query=EPISODES + ' and event.type : "start"')
     a_sev = over_time("gpulog-anom-metric", "Anomalies by metric", "anomaly", "anomaly.metric",
-                      query='event.type : "start"')
+                      query=EPISODES + ' and event.type : "start"')
     a_series = table("gpulog-anom-series", "Anomalous series", "anomaly",
                      [("count", None), ("max", "event.risk_score"), ("max", "anomaly.value")],
                      [("host.name", 50), ("gpu.index", 16), ("anomaly.metric", 20), ("rule.name", 10)],
-                     query='event.type : "start" or event.type : "change"')
-    a_open = metric("gpulog-anom-open", "Episodes opened", "anomaly", "count", query='event.type : "start"')
-    a_risk = metric("gpulog-anom-risk", "Highest risk score", "anomaly", "max", "event.risk_score")
+                     query=EPISODES + ' and (event.type : "start" or event.type : "change")')
+    a_open = metric("gpulog-anom-open", "Episodes opened", "anomaly", "count", query=EPISODES + ' and event.type : "start"')
+    i_table = table("gpulog-anom-incidents", "GPU incidents: rules, peak risk, length", "anomaly",
+                    [("max", "event.risk_score"), ("max", "anomaly.rule_count"), ("max", "anomaly.duration_s")],
+                    [("host.name", 50), ("gpu.index", 16), ("anomaly.rules", 10)], query=INCIDENTS + ' and event.type : "end"')
+    a_risk = metric("gpulog-anom-risk", "Highest incident risk score", "anomaly", "max", "event.risk_score",
+                    query=INCIDENTS)
     a_list = search("gpulog-search-anomalies", "gpulog: anomalies", "anomaly",
                     ["host.name", "gpu.index", "rule.name", "event.type", "anomaly.metric", "anomaly.value",
-                     "anomaly.expected_low", "anomaly.expected_high", "event.risk_score", "event.reason"])
+                     "anomaly.expected_low", "anomaly.expected_high", "event.risk_score", "event.reason"],
+                    query=EPISODES)
     anom = dashboard("gpulog-dashboard-anomalies", "gpulog: anomalies",
-                     "Detector output: episodes by rule and metric, the series they concern, the reasons.",
-                     [(a_open, 24, 8), (a_risk, 24, 8), (a_time, 24, 15), (a_sev, 24, 15),
-                      (a_series, 48, 15), (a_list, 48, 18)])
-    out["anomalies.ndjson"] = [dv["anomaly"], a_time, a_sev, a_series, a_open, a_risk, a_list, anom]
+                     "GPU incidents first (a GPU's overlapping episodes as one), then the detector's episodes by "
+                     "rule and metric, the series they concern, the reasons.",
+                     [(incidents, 24, 8), (a_risk, 24, 8), (inc_list, 48, 14), (i_table, 48, 12), (a_open, 48, 8),
+                      (a_time, 24, 15), (a_sev, 24, 15), (a_series, 48, 15), (a_list, 48, 18)])
+    out["anomalies.ndjson"] = [dv["anomaly"], incidents, inc_list, i_table, a_time, a_sev, a_series, a_open, a_risk,
+                               a_list, anom]
     return out
 
 
