@@ -53,11 +53,25 @@ static int fb_moving(const struct ent *p, int slot, double band)
     return w && win_count(w) >= 2 && win_max(w) - win_min(w) > band;
 }
 
+/* Sorts v[0..n) ascending: in place for a host's few GPUs (qsort's merge
+ * sort with a callback per compare cost more than the rule; both keep equal
+ * values in order, so the result is the same), qsort for large hosts. */
+static void sort_peers(double *v, size_t n)
+{
+    if (n > 32) { qsort(v, n, sizeof v[0], cmp_d); return; }
+    for (size_t i = 1; i < n; i++) {
+        double x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
 /* Sorts v[0..n) and says whether at least share `agree` of it lies within
  * rel x |median| (at least abs_min) of the median; the median in *med. */
 static int peer_agree(double *v, size_t n, double rel, double abs_min, double agree, double *med)
 {
-    qsort(v, n, sizeof v[0], cmp_d);
+    sort_peers(v, n);
     double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     double band = rel * fabs(m);
     if (band < abs_min) band = abs_min;
