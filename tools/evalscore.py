@@ -40,6 +40,9 @@ def ts(s):
     return datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
 
 
+INCIDENTS = {}   # labels file -> [(time, gpu)] of gpu.incident starts
+
+
 def load(pair):
     lab_path, rec_path = pair.split(":", 1)
     lab = json.load(open(lab_path))
@@ -50,6 +53,9 @@ def load(pair):
             continue
         r = json.loads(line)
         # incidents group the episodes scored here: not alarms of their own
+        # (counted apart: INCIDENTS, for the incidents-per-fault line)
+        if r.get("event.type") == "start" and r.get("event.dataset") == "gpu.incident":
+            INCIDENTS.setdefault(lab_path, []).append((ts(r["@timestamp"]), r.get("gpu.index")))
         if r.get("event.type") != "start" or r.get("event.dataset") == "gpu.incident":
             continue
         rid = r["rule.id"]
@@ -129,6 +135,24 @@ def main():
         for e in eps:
             print("  false alarm (clean): %s %s gpu %s at %s" % (lab["host"], e["rule"], e["gpu"],
                   datetime.datetime.fromtimestamp(e["t"], datetime.timezone.utc).strftime("%H:%M:%S")))
+    # incidents: how many a detected fault gave (on its GPU, from its start
+    # to its end + grace); one is the aim (issue 11: one incident per fault)
+    per_fault = []
+    for (lab, eps), pair in zip(loaded, faults):
+        incs = INCIDENTS.get(pair.split(":", 1)[0], [])
+        for l in lab["labels"]:
+            a, b = ts(l["start"]), ts(l["end"]) + grace
+            if any(e["host"] == lab["host"] and e["gpu"] in (None, l["gpu"]) and a <= e["t"] <= b for e in eps):
+                per_fault.append((sum(1 for t, g in incs if g in (None, l["gpu"]) and a <= t <= b), l["kind"]))
+    n_inc = sum(len(v) for v in INCIDENTS.values())
+    if n_inc:
+        more = {}
+        for n, k in per_fault:
+            if n > 1:
+                more[k] = more.get(k, 0) + 1
+        print("incidents: %d in all; detected faults with exactly one incident %d/%d, with more %d%s" %
+              (n_inc, sum(1 for n, _ in per_fault if n == 1), len(per_fault), sum(more.values()),
+               " (%s)" % ", ".join("%s %d" % kv for kv in sorted(more.items())) if more else ""))
     print("%-12s %6s %9s %7s %6s %6s %14s" % ("kind", "labels", "detected", "prec", "recall", "F1", "median delay"))
     f1s = []
     all_delays = []
