@@ -2,11 +2,10 @@
  * consumer group that runs the detectors over the events of its partitions
  * and writes anomaly records to a file, stdout or an anomalies topic.
  *
- * This file parses the flags and builds the parts: the Kafka consumer
- * source (ingest/kafka_src.c: offsets, commits of the settled prefix, the
- * rebalance callback), the engine and the outputs; cmd/detect_loop.c joins
- * them (message -> engine -> outputs, settle -> commit, backpressure,
- * shutdown).
+ * This file parses the flags; cmd/detect_loop.c builds the parts on the
+ * one loop (ingest/pipeline.h): the Kafka consumer source (kind "kafka":
+ * ingest/src_kafka.c over ingest/kafka_src.c, offsets, commits of the
+ * settled prefix, the rebalance), the engine as the stage, the outputs.
  */
 #include "cli.h"
 #include "detect_loop.h"
@@ -176,8 +175,8 @@ static int detect_flags(struct detect_opts *o, struct gpulog_config *cfg, int ar
     return EXIT_OK;
 }
 
-/* Builds the parts: profile, metrics endpoint, outputs, engine, consumer.
- * EXIT_OK, or the exit code (said). */
+/* Builds the parts: profile, metrics endpoint, then the pipeline with its
+ * outputs, engine and consumer source. EXIT_OK, or the exit code (said). */
 static int detect_setup(struct dctx *d, const struct detect_opts *o, const struct gpulog_config *cfg)
 {
     char err[GL_ERRLEN * 4];
@@ -189,43 +188,21 @@ static int detect_setup(struct dctx *d, const struct detect_opts *o, const struc
         fprintf(stderr, "gpulog detect: metrics: %s\n", err);
         return EXIT_IOERR;
     }
-    d->once = o->once;
-    struct detect_out_opts oo = { o->brokers, o->output, o->anomalies_topic, o->props, o->nprops, &o->es.conf };
-    if (detect_outputs(d, &oo, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
-    d->eng = engine_new(d->prof, detect_emit, d);
-    struct ksrc_opts ko = { .brokers = o->brokers, .group = o->group, .props = o->props, .nprops = o->nprops,
-                            .once = o->once, .name = "detect", .state_topic = o->state_topic,
-                            .snapshot_ms = o->snapshot_ms };
-    struct ksrc_hooks kh = { .ctx = d, .drain = detect_drain, .revoked = detect_revoked,
-                             .save = detect_snap_save, .restore = detect_snap_restore };
     int usage = 0;
-    d->src = ksrc_new(&ko, &kh, &usage, err, sizeof err);
-    if (!d->src) {
-        fprintf(stderr, "gpulog detect: %s\n", err);
-        return usage ? EXIT_USAGE : EXIT_IOERR;
-    }
-    return EXIT_OK;
-}
-
-/* Subscribes, consumes until a signal, an error or (--once) the end,
- * settles and commits, leaves the group and says what it did. */
-static int detect_run(struct dctx *d, const struct detect_opts *o, const struct gpulog_config *cfg)
-{
-    char err[GL_ERRLEN];
-    int rc = EXIT_IOERR;
-    if (ksrc_subscribe(d->src, o->topics, err, sizeof err) != GL_OK) {
-        fprintf(stderr, "gpulog detect: %s\n", err);
-    } else {
-        stage_catch_signals();
+    struct detect_parts parts = {
+        .topics = o->topics, .output = o->output, .anomalies_topic = o->anomalies_topic, .es = &o->es.conf,
+        .shutdown_ms = cfg->shutdown_timeout_ms, .usage = &usage,
+        .kafka = { .brokers = o->brokers, .group = o->group, .props = o->props, .nprops = o->nprops, .once = o->once,
+                   .name = "detect", .state_topic = o->state_topic, .snapshot_ms = o->snapshot_ms },
+    };
+    if (detect_build(d, &parts, err, sizeof err) == GL_OK) {
         log_info("msg=started brokers=\"%s\" group=\"%s\" topics=\"%s\" detectors=\"%s\" profile=%s metrics_port=%d",
                  o->brokers, o->group, o->topics, d->detectors ? d->detectors : "", d->profile_name, metrics_port());
-        detect_loop(d, &stage_stop, &stage_hup);
-        /* --once without a signal waits as before; a signal bounds the wait */
-        rc = detect_finish(d, stage_stop != 0, stage_stop ? cfg->shutdown_timeout_ms : 60000);
+        return EXIT_OK;
     }
-    ksrc_close(d->src);
-    detect_summary(d, stage_stop != 0);
-    return rc;
+    if (!d->eng) return cli_usage_error("detect", "%s", err);   /* an output's settings */
+    fprintf(stderr, "gpulog detect: %s\n", err);
+    return usage ? EXIT_USAGE : EXIT_IOERR;
 }
 
 int cmd_detect(int argc, char **argv)
@@ -237,11 +214,9 @@ int cmd_detect(int argc, char **argv)
     es_cli_init(&o.es);
     struct dctx d;
     memset(&d, 0, sizeof d);
-    buf_init(&d.json);
-    buf_init(&d.key);
     int rc = detect_flags(&o, &cfg, argc, argv);
     if (rc == EXIT_OK) rc = detect_setup(&d, &o, &cfg);
-    if (rc == EXIT_OK) rc = detect_run(&d, &o, &cfg);
+    if (rc == EXIT_OK) rc = detect_run(&d);
     metrics_stop();
     detect_free(&d);
     es_cli_free(&o.es);

@@ -1,80 +1,62 @@
 /*
- * detect_loop.h - the stream of `gpulog detect`: Kafka consumer source
- * (ingest/kafka_src.h) -> engine -> outputs, with settle -> commit.
+ * detect_loop.h - the stream of `gpulog detect` on the one loop
+ * (ingest/pipeline.h): the Kafka consumer source (kind "kafka",
+ * ingest/src_kafka.c: its partitions are the loop's lanes) -> the engine as
+ * the stage -> the outputs, settle -> commit.
  *
- * cmd/detect.c parses the flags and builds the parts (source, engine,
- * outputs); this file joins them: each message is decoded and fed to the
- * engine (detect_message), records and forwarded events go to the outputs
- * with a token of the source (detect_emit, detect_forward), their settles
- * release the tokens (detect_settle), and the source commits the settled
- * prefix. Backpressure: while an output holds documents for over 1 s the
- * partitions are paused and the group still polled.
+ * cmd/detect.c parses the flags; this file builds the parts and joins
+ * them: each consumed event goes to the engine under its partition's tag
+ * (detect_stage; SRC_KAFKA_TAG of the lane) and, with Elasticsearch, as it
+ * came to the outputs that take its stream (Elasticsearch only: Xid/SXid
+ * events, metric events with --index-metrics); the engine's records go to
+ * every output (detect_emit). The loop owns the hold queue, backpressure
+ * (the source pauses its partitions after 1 s and keeps serving the
+ * group), the commits of the settled prefix (once a second) and shutdown.
  */
 #ifndef GPULOG_DETECT_LOOP_H
 #define GPULOG_DETECT_LOOP_H
 
 #include "stage.h"
 #include "../sinks/sink.h"
+#include "../ingest/kafka_src.h"
 
-#include <signal.h>
-
-struct ksrc;
 struct engine;
 struct profile;
+struct pipeline;
+struct source;
 
 struct dctx {
-    struct ksrc *src;
+    struct pipeline *pl;
+    struct source *src;                      /* the consumer source (owned by pl) */
     struct engine *eng;
     struct profile *prof;
     const char *detectors, *profile_name;   /* what SIGHUP reloads */
-    struct outputs out;
-    struct sink *es;                         /* also in out: gets the consumed events */
-    int es_metrics;
-    int once, fatal;
-    struct buf json, key;
+    struct ksrc_source_opts kafka;           /* what the source is opened with (source_env.kafka) */
+    int once, es, ready;
     uint64_t fields_dropped;                 /* event_json_dropped() last seen */
-    uint64_t consumed, bad, records, settled, deadletter;
-    /* backpressure: documents an output could not take yet; while any are
-     * held the assigned partitions are paused and the consumer is still
-     * polled, so the group does not evict us (max.poll.interval.ms) */
-    struct sink_hold held;
-    int paused;
-    int64_t paused_since, pause_logged;      /* pause_logged: rate limit of the log lines */
-    uint64_t pauses;
+    uint64_t records;
 };
 
-/* What detect's outputs are made of (borrowed). */
-struct detect_out_opts {
-    const char *brokers, *output, *anomalies_topic;
-    const char *const *props;               /* -X for the anomalies topic's producer */
-    size_t nprops;
+/* What detect is made of (borrowed). */
+struct detect_parts {
+    const char *topics;
+    struct ksrc_opts kafka;                  /* the consumer (brokers, group, -X, --once, state topic) */
+    const char *output, *anomalies_topic;
     const struct es_conf *es;                /* es->url NULL: no Elasticsearch */
+    int64_t shutdown_ms;
+    int *usage;                              /* set when the consumer's settings are refused */
 };
-/* Builds the outputs into d->out: an anomalies topic, a file or stdout
- * (NDJSON; stdout when nothing else is asked for), Elasticsearch (also
- * d->es, which gets the consumed events). GL_OK or GL_ERROR with err. */
-int detect_outputs(struct dctx *d, const struct detect_out_opts *o, char *err, size_t errlen);
-/* The outputs' settle callback (ctx = the dctx). */
-void detect_settle(void *ctx, void *token, enum sink_outcome outcome);
-/* The engine's emit callback: a record to every output (ctx = the dctx). */
-void detect_emit(void *ctx, const struct event *rec);
-/* The source's rebalance hooks (ctx = the dctx). */
-long detect_drain(void *ctx, int timeout_ms);
-void detect_revoked(void *ctx, int tag);
-/* The source's snapshot hooks (--state-topic): the detector state of the
- * partition with this tag to out, and back (a refused snapshot is said and
- * the partition starts cold). */
-int detect_snap_save(void *ctx, int tag, int64_t offset, struct buf *out);
-int detect_snap_restore(void *ctx, int tag, const void *snap, size_t len, int64_t *offset);
-
-/* Consumes until *stop, a fatal error or (--once) the end; reloads on *hup. */
-void detect_loop(struct dctx *d, volatile sig_atomic_t *stop, volatile sig_atomic_t *hup);
-/* After the loop: flushes the engine (--once), settles the outputs within
- * limit_ms, commits. Returns EXIT_OK or EXIT_IOERR. */
-int detect_finish(struct dctx *d, int stopped, int64_t limit_ms);
-/* The last lines on stderr: counts, then each partition's committed offset. */
-void detect_summary(const struct dctx *d, int stopped);
-/* Frees what d owns (source, outputs, held documents, engine, profile). */
+/* Builds the pipeline, its outputs (an anomalies topic, a file or stdout:
+ * NDJSON, stdout when nothing else is asked for; Elasticsearch: the
+ * records and the consumed events), the engine (d->prof loaded) and the
+ * consumer source. GL_OK or GL_ERROR with err. */
+int detect_build(struct dctx *d, const struct detect_parts *o, char *err, size_t errlen);
+/* Consumes until a signal, a fatal error or (--once) the end; flushes the
+ * engine (--once), settles the outputs within the shutdown deadline,
+ * commits and leaves the group, then says what it did. EXIT_OK or
+ * EXIT_IOERR. */
+int detect_run(struct dctx *d);
+/* Frees what d owns (pipeline with its source and outputs, engine, profile). */
 void detect_free(struct dctx *d);
 
 #endif

@@ -48,17 +48,6 @@ void outputs_free(struct outputs *o)
     o->n = 0;
 }
 
-volatile sig_atomic_t stage_stop, stage_hup;
-
-/* The handler of stage_catch_signals: only sets a flag. */
-static void stage_on_signal(int sig)
-{
-    if (sig == SIGHUP) stage_hup = 1;
-    else stage_stop = 1;
-}
-
-void stage_catch_signals(void) { cli_catch_signals(stage_on_signal); }
-
 int stage_reload(struct engine *eng, struct profile **prof, const char *path, const char *builtin)
 {
     char err[GL_ERRLEN];

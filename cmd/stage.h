@@ -1,14 +1,13 @@
 /*
  * stage.h - what `run` and `detect` share after the parser: the set of
- * outputs an engine's records go to, the SIGHUP reload of the detector
- * configuration, and the Elasticsearch settings taken from the config file.
+ * outputs an engine's records go to (run's; detect's are the pipeline's
+ * sinks), the SIGHUP reload of the detector configuration, and the
+ * Elasticsearch settings taken from the config file.
  */
 #ifndef GPULOG_STAGE_H
 #define GPULOG_STAGE_H
 
 #include "../core/common.h"
-
-#include <signal.h>
 
 struct sink;
 struct engine;
@@ -32,12 +31,6 @@ long outputs_drain(const struct outputs *o, int64_t deadline_ms);
  * good; returns how many did. */
 int outputs_failed(const struct outputs *o, const char *cmd);
 void outputs_free(struct outputs *o);
-
-/* The signals of the long-running stream commands (run, detect):
- * stage_catch_signals installs the handler; SIGTERM/SIGINT set stage_stop,
- * SIGHUP sets stage_hup (the loop clears it when it reloads). */
-extern volatile sig_atomic_t stage_stop, stage_hup;
-void stage_catch_signals(void);
 
 /* SIGHUP: loads the detector configuration again (path, else the built-in
  * profile) and hands it to eng, which keeps the state of unchanged rules;

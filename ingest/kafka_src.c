@@ -126,8 +126,9 @@ static struct kpart *kpart_new(struct ksrc *ks, const rd_kafka_topic_partition_t
  * Messages without outputs are never pushed, so an output that is slow
  * (Elasticsearch down) costs 16 bytes per message that has one, not per
  * message consumed. */
-static int64_t commit_pos(const struct kpart *p)
+static int64_t commit_pos(const struct ksrc *ks, const struct kpart *p)
 {
+    if (ks->h.position) return ks->h.position(ks->h.ctx, p->tag);   /* the owner tracks the messages */
     const struct track *t = &p->track;
     if (track_pending(t)) return t->e[t->head].end - 1;
     return p->consumed >= 0 ? p->consumed + 1 : -1;
@@ -138,7 +139,7 @@ static void commit_parts(struct ksrc *ks, int sync)
 {
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
     for (struct kpart *p = ks->parts; p; p = p->next) {
-        int64_t pos = commit_pos(p);
+        int64_t pos = commit_pos(ks, p);
         if (pos >= 0 && pos > p->committed) {
             rd_kafka_topic_partition_list_add(l, p->topic, p->part)->offset = pos;
             p->committed = pos;
@@ -163,9 +164,9 @@ static void snap_key(const struct kpart *p, char *out, size_t n)
 /* 1 when every message of p consumed so far is settled and committed: a
  * snapshot then covers exactly the committed prefix (one that covered
  * more would make the next owner skip records never stored). */
-static int snap_ready(const struct kpart *p)
+static int snap_ready(const struct ksrc *ks, const struct kpart *p)
 {
-    return p->consumed >= 0 && !track_pending(&p->track) && p->committed == p->consumed + 1;
+    return p->consumed >= 0 && commit_pos(ks, p) == p->consumed + 1 && p->committed == p->consumed + 1;
 }
 
 /* Writes p's snapshot (the owner's save hook) to the state topic. */
@@ -191,7 +192,7 @@ static void snap_tick(struct ksrc *ks)
 {
     int64_t now = gl_now_ms();
     for (struct kpart *p = ks->parts; p; p = p->next)
-        if (now - p->snap_at >= ks->snap_ms && p->committed != p->snap_off && snap_ready(p)) snap_write(ks, p);
+        if (now - p->snap_at >= ks->snap_ms && p->committed != p->snap_off && snap_ready(ks, p)) snap_write(ks, p);
     kstate_poll(ks->st);
 }
 
@@ -315,7 +316,7 @@ static void ksrc_on_revoke(struct ksrc *ks, const rd_kafka_topic_partition_list_
         struct kpart *p = *pp;
         if (!in_list(parts, p)) { pp = &p->next; continue; }
         *pp = p->next;
-        if (ks->st && snap_ready(p)) snap_write(ks, p);   /* the next owner goes on from here */
+        if (ks->st && snap_ready(ks, p)) snap_write(ks, p);   /* the next owner goes on from here */
         if (ks->h.revoked) ks->h.revoked(ks->h.ctx, p->tag);
         fprintf(stderr, "gpulog %s: revoked %s[%d] (committed %lld)\n", ks->name, p->topic, (int)p->part,
                 (long long)p->committed);
@@ -585,6 +586,17 @@ int ksrc_next(struct ksrc *ks, struct krec *r, int timeout_ms)
 }
 
 size_t ksrc_buffered(const struct ksrc *ks) { return ks->nb - ks->bi; }
+
+void ksrc_poll_group(struct ksrc *ks)
+{
+    if (ks->fatal) return;
+    if (ks->bi == ks->nb) { fetch(ks, 0); return; }   /* paused: one message at most, kept for ksrc_next */
+    memmove(ks->batch, ks->batch + ks->bi, (ks->nb - ks->bi) * sizeof *ks->batch);   /* the rest of a batch */
+    ks->nb -= ks->bi;
+    ks->bi = 0;
+    rd_kafka_message_t *m = ks->nb < KSRC_BATCH ? rd_kafka_consumer_poll(ks->rk, 0) : NULL;
+    if (m) ks->batch[ks->nb++] = m;                   /* behind it, in order */
+}
 
 void ksrc_done(struct ksrc *ks)
 {

@@ -49,6 +49,10 @@ struct ksrc_hooks {
      * covers; else the owner said why and the partition has no state) */
     int (*save)(void *ctx, int tag, int64_t offset, struct buf *out);
     int (*restore)(void *ctx, int tag, const void *snap, size_t len, int64_t *offset);
+    /* optional: the owner tracks the messages (the loop's lanes,
+     * src_kafka.c) and says where the partition with this tag may commit
+     * (-1: nothing yet); ksrc_hold/ksrc_settle are then not used */
+    int64_t (*position)(void *ctx, int tag);
 };
 
 struct ksrc_opts {
@@ -94,6 +98,11 @@ void ksrc_free(struct ksrc *ks);
 int ksrc_next(struct ksrc *ks, struct krec *r, int timeout_ms);
 /* Messages fetched and not yet handed out (the rest of the batch). */
 size_t ksrc_buffered(const struct ksrc *ks);
+/* Serves the group (rebalances, the poll interval) without handing
+ * anything out, while the owner cannot take messages: call it paused
+ * (ksrc_pause), when a poll brings one message at most, kept behind the
+ * rest of the batch for ksrc_next (with 1024 kept, it does not poll). */
+void ksrc_poll_group(struct ksrc *ks);
 /* One more output outstanding for the current message: the token to settle
  * it with. NULL when no message is current (outputs made outside one, such
  * as at a flush, are not tracked). */
@@ -123,5 +132,25 @@ int ksrc_once_done(const struct ksrc *ks);
 int ksrc_failed(const struct ksrc *ks);
 /* Prints "gpulog detect: TOPIC[P] committed N" per assigned partition. */
 void ksrc_report(const struct ksrc *ks, FILE *f);
+
+/* The consumer as a source of the one loop (ingest/src_kafka.c, kind
+ * "kafka" in the registry, records are events: SRC_FORMAT_EVENTS), opened
+ * with the topics as arg and these settings in source_env.kafka: the
+ * consumer's options and the owner's snapshot hooks (ctx, save, restore;
+ * NULL = none), which see a partition as SRC_KAFKA_TAG(its lane); usage
+ * (when not NULL) is set when opening fails on the configuration. Its
+ * lanes are the partitions: a revoked one reaches opts.revoked of the
+ * pipeline, which drops SRC_KAFKA_TAG(lane)'s state. */
+struct ksrc_source_opts {
+    struct ksrc_opts o;
+    struct ksrc_hooks snap;
+    int *usage;
+};
+#define SRC_KAFKA_TAG(lane) ((int)(lane) + 1)
+struct source;
+extern const struct source_ops src_kafka;
+/* The consumer of a "kafka" source (readiness, the committed offsets at
+ * the end, leaving the group before the loop is freed), else NULL. */
+struct ksrc *src_kafka_consumer(struct source *s);
 
 #endif

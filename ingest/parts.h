@@ -103,7 +103,7 @@ struct track {
 };
 void track_init(struct track *t, int64_t start);
 void track_free(struct track *t);
-/* Starts over at offset start (only when nothing is pending). */
+/* Starts over at offset start; settles of entries pushed before are ignored. */
 void track_reset(struct track *t, int64_t start);
 /* Pushes a line ending at end with one hold; returns its sequence number. */
 uint64_t track_push(struct track *t, int64_t end);

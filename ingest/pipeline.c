@@ -38,6 +38,8 @@ struct pipeline {
     int blocked;                  /* a sink said GL_AGAIN: stop reading */
     struct buf json, key;
     struct source *cur;           /* the source whose record is being parsed */
+    const struct src_rec *rec;    /* that record, while it is processed (else NULL) */
+    struct event ev;              /* records that are events, decoded (reused) */
     int priming;                  /* feeding saved headers: events are dropped */
     int running;                  /* between start and finish: /readyz may say ready */
     int spool_full;
@@ -91,26 +93,43 @@ static void *hold_token(struct pipeline *pl)
                                ((uint64_t)s->cur_lane << TOKEN_SEQ_BITS) | (s->cur_seq & TOKEN_SEQ_MASK));
 }
 
-/* Writes ev to every sink that takes stream (not encoded when none does). */
-static void deliver(struct pipeline *pl, const struct event *ev, enum sink_stream stream, int held)
+/* Writes d to every sink that takes stream, behind anything held (keeps
+ * the order); held: each write holds the record being processed. */
+static void write_doc(struct pipeline *pl, struct sink_doc *d, enum sink_stream stream, int held)
 {
-    if (!(pl->any_streams & SINK_STREAM(stream))) return;
-    struct sink_doc d;
-    sink_doc_of(&d, ev, stream, pl->o.host, NULL, &pl->json, &pl->key);
     for (size_t i = 0; i < pl->nsinks; i++) {
         if (!sink_takes(pl->sinks[i], stream)) continue;
-        d.token = held ? hold_token(pl) : NULL;
-        int r = sink_hold_write(&pl->stash, pl->sinks[i], &d);   /* behind anything held: keeps the order */
+        d->token = held ? hold_token(pl) : NULL;
+        int r = sink_hold_write(&pl->stash, pl->sinks[i], d);
         if (r == GL_OK) pl->st.written++;
         else if (r == GL_AGAIN) pl->blocked = 1;
         else sink_failed(pl, pl->sinks[i]);
     }
 }
 
+/* Writes ev to every sink that takes stream (not encoded when none does). */
+static void deliver(struct pipeline *pl, const struct event *ev, enum sink_stream stream, int held)
+{
+    if (!(pl->any_streams & SINK_STREAM(stream))) return;
+    struct sink_doc d;
+    sink_doc_of(&d, ev, stream, pl->o.host, NULL, &pl->json, &pl->key);
+    write_doc(pl, &d, stream, held);
+}
+
 void pipeline_emit(struct pipeline *pl, const struct event *ev, enum sink_stream stream)
 {
     deliver(pl, ev, stream, 1);
 }
+
+void pipeline_forward(struct pipeline *pl, const struct event *ev, enum sink_stream stream)
+{
+    const struct src_rec *r = pl->rec;
+    if (!r || !(pl->any_streams & SINK_STREAM(stream))) return;
+    struct sink_doc d = { .stream = stream, .id = ev->id, .json = r->p, .len = r->len };
+    write_doc(pl, &d, stream, 1);
+}
+
+int64_t pipeline_lane(const struct pipeline *pl) { return pl->rec ? (int64_t)pl->rec->lane : -1; }
 
 static void on_event(void *ctx, const struct event *ev)
 {
@@ -205,10 +224,11 @@ struct pipeline *pipeline_new(const struct pipeline_opts *o)
     pl->env = (struct source_env){
         .state_dir = o->state_dir, .max_line = pl->o.max_line, .once = o->once, .stale_ms = o->stale_ms,
         .tail = &pl->o.tail, .ctx = pl, .health = env_health, .rejected = env_rejected,
-        .drain = env_drain, .revoked = env_revoked,
+        .drain = env_drain, .revoked = env_revoked, .kafka = o->kafka,
     };
     buf_init(&pl->json);
     buf_init(&pl->key);
+    event_init(&pl->ev);
     return pl;
 }
 
@@ -221,6 +241,7 @@ void pipeline_free(struct pipeline *pl)
     free(pl->src);
     buf_free(&pl->json);
     buf_free(&pl->key);
+    event_free(&pl->ev);
     free(pl);
 }
 
@@ -321,16 +342,15 @@ static void note_header(struct source *s, const struct src_rec *r)
 /* A record that is an event already (SRC_FORMAT_EVENTS): decoded, not parsed. */
 static void decode_event(struct pipeline *pl, struct source *s, const struct src_rec *r)
 {
-    struct event ev;
     char err[GL_ERRLEN];
-    event_init(&ev);
-    if (event_from_json(&ev, r->p, r->len, err, sizeof err) == GL_OK) {
-        on_event(pl, &ev);
+    if (event_from_json(&pl->ev, r->p, r->len, err, sizeof err) == GL_OK) {
+        pl->rec = r;
+        on_event(pl, &pl->ev);
+        pl->rec = NULL;
         if (s->ops->parsed) s->ops->parsed(s, r->ms);
     } else {
-        rejected(pl, s, r->off, RJ_OTHER, err);
+        rejected(pl, s, r->off, RJ_NOT_JSON, err);
     }
-    event_free(&ev);
 }
 
 /* Parses one record of s held by lane entry seq. */
@@ -627,8 +647,8 @@ long pipeline_finish(struct pipeline *pl)
     }
     pl->cur = NULL;
     if (pl->o.flush) pl->o.flush(pl->o.ctx);
-    int unlimited = pl->o.once && !stop_flag;
-    int64_t deadline = gl_now_ms() + pl->o.shutdown_ms;
+    int unlimited = pl->o.once && !stop_flag && !pl->o.once_ms;
+    int64_t deadline = gl_now_ms() + (pl->o.once && !stop_flag && pl->o.once_ms ? pl->o.once_ms : pl->o.shutdown_ms);
     long left = 0;
     int64_t last_tick = gl_now_ms();
     for (;;) {

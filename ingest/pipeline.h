@@ -36,6 +36,7 @@ struct pipeline_opts {
     int64_t fixed_now;              /* GPULOG_READ_TIME: read time of inputs without times; 0 = clock */
     int64_t spool_max;              /* spooled bytes above which input is not pumped; 0 = no limit */
     int64_t shutdown_ms;            /* delivery deadline after a signal (and at the end without --once) */
+    int64_t once_ms;                /* --once without a signal: delivery deadline at the end; 0 = none */
     int64_t stats_ms;               /* a stats log line this often; 0 = never */
     int64_t stale_ms;               /* exec: staleness override */
     struct tail_opts tail;          /* file: rotation chain bounds */
@@ -54,6 +55,7 @@ struct pipeline_opts {
     void (*flush)(void *ctx);
     /* a lane of s was taken away (source_env.revoked): forget its state */
     void (*revoked)(void *ctx, struct source *s, uint32_t lane);
+    const struct ksrc_source_opts *kafka;   /* source_env.kafka: the Kafka consumer's settings */
     void *ctx;
 };
 
@@ -112,6 +114,14 @@ long pipeline_finish(struct pipeline *pl);
 /* From the stage: writes ev to every sink that takes stream, held by the
  * record being processed (its position waits for the settle). */
 void pipeline_emit(struct pipeline *pl, const struct event *ev, enum sink_stream stream);
+/* From the stage, for a record that is an event already (a source of
+ * SRC_FORMAT_EVENTS): writes the record as it came (its bytes, the id of
+ * ev) to the sinks that take stream, held by it; e.g. detect's consumed
+ * events to Elasticsearch. Outside such a record nothing is written. */
+void pipeline_forward(struct pipeline *pl, const struct event *ev, enum sink_stream stream);
+/* From the stage: the lane of the record being processed (a Kafka
+ * partition's slot), -1 outside one. */
+int64_t pipeline_lane(const struct pipeline *pl);
 /* A health event (event.dataset gpulog.collector) about s to the events
  * stream, not tied to a record; also logged. */
 void pipeline_health(struct pipeline *pl, struct source *s, const char *action, const char *file, int64_t off,

@@ -4,10 +4,10 @@
 
 #include <string.h>
 
-extern const struct source_ops src_file, src_exec, src_stdin, src_kmsg, src_fd;
+extern const struct source_ops src_file, src_exec, src_stdin, src_kmsg, src_fd, src_kafka;
 
 static const struct source_ops *const kinds[] = {
-    &src_file, &src_exec, &src_stdin, &src_kmsg, &src_fd,
+    &src_file, &src_exec, &src_stdin, &src_kmsg, &src_fd, &src_kafka,
 };
 
 const struct source_ops *source_find(const char *name)

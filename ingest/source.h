@@ -50,6 +50,7 @@ enum src_status {
 };
 
 struct source;
+struct ksrc_source_opts;
 
 /* What every source is opened with (borrowed for the source's life). */
 struct source_env {
@@ -72,6 +73,7 @@ struct source_env {
      * with SRC_MOVED. */
     long (*drain)(void *ctx, int timeout_ms);
     void (*revoked)(void *ctx, struct source *s, uint32_t lane);
+    const struct ksrc_source_opts *kafka;   /* the Kafka consumer's settings (kafka_src.h); NULL = none */
 };
 
 /* The format of sources whose records are schema-v1 events as JSON (the

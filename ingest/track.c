@@ -21,6 +21,7 @@ void track_free(struct track *t)
 
 void track_reset(struct track *t, int64_t start)
 {
+    t->head_seq += t->n;   /* entries still out (a lane taken away) never match a new one */
     t->head = t->n = 0;
     t->committed = start;
 }

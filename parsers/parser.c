@@ -233,6 +233,7 @@ const char *reject_reason_name(enum reject_reason r)
         [RJ_OTHER] = "other", [RJ_FIELD_COUNT] = "field_count", [RJ_NOT_A_NUMBER] = "not_a_number",
         [RJ_NO_HEADER] = "no_header", [RJ_BAD_TIME] = "bad_time", [RJ_BAD_UNIT] = "bad_unit",
         [RJ_TOOL_ERROR] = "tool_error", [RJ_TOO_LONG] = "too_long",
+        [RJ_NOT_JSON] = "not_json",
     };
     return (unsigned)r < RJ__COUNT && names[r] ? names[r] : "other";
 }

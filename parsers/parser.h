@@ -102,6 +102,7 @@ uint64_t parser_ts_refused(void);
 /* Why a line was rejected: the label of gpulog_lines_rejected_total. */
 enum reject_reason {
     RJ_OTHER, RJ_FIELD_COUNT, RJ_NOT_A_NUMBER, RJ_NO_HEADER, RJ_BAD_TIME, RJ_BAD_UNIT, RJ_TOOL_ERROR, RJ_TOO_LONG,
+    RJ_NOT_JSON,              /* a record of events (detect's consumer) that does not decode */
     RJ__COUNT
 };
 /* "field_count", "not_a_number", ... (static strings). */
