@@ -11,9 +11,10 @@
 # open episodes stay), the revoke does not wait for A's outputs (at most
 # 1 s), so the rebalance ends (B assigned) within session.timeout.ms (with
 # the former eager protocol and 30 s revoke drain: after the outage), and
-# nobody leaves the group: no member is evicted, no further rebalance
-# (assign/revoke) happens for the rest of the outage, no "leaving group",
-# "Unknown member" or rebalance error. Once the cluster is back every event
+# nobody leaves the group: the broker lists the same two member ids after
+# the outage as after the rebalance (tests/tools/kafka_admin.py), no further
+# rebalance (assign/revoke) happens for the rest of the outage, no "leaving
+# group", "Unknown member" or rebalance error. Once the cluster is back every event
 # is stored exactly once and the group's committed offsets reach the end (a
 # --once member reads nothing).
 # Ends with "N passed, N failed".
@@ -79,8 +80,14 @@ count() {
 }
 moves() { cat "$tmp/a.err" "$tmp/b.err" | grep -cE ": (assigned|revoked) "; }
 nmoves=$(moves)
+members() { "$PY" tests/tools/kafka_admin.py "$B" --members "$group" 2>&1 | paste -sd' '; }   # state, member ids
+before=$(members)
+[ "$(wc -w <<< "$before")" = 3 ] && [ "${before%% *}" = Stable ]
+check "the group is Stable with 2 members after the rebalance" $? "$before"
 while [ $(( $(date +%s) - t_down )) -lt "$OUTAGE" ]; do sleep 1; done
 check_eq "no further rebalance during the rest of the outage (assign/revoke lines)" "$(moves)" "$nmoves"
+check_eq "no member left the group during the outage: the broker lists the same member ids (a rejoin gets a new one)" \
+  "$(members)" "$before"
 all_stored() { [ "$(count)" = 3200 ]; }
 wait_for 600 all_stored; check "after the outage every event is stored exactly once ($(count) of 3200)" $?
 kill -TERM "${pids[@]:1}" 2>/dev/null; for p in "${pids[@]:1}"; do wait "$p" 2>/dev/null; done

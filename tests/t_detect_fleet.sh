@@ -36,12 +36,12 @@ on_exit() {
     sed "s|^$tmp/||" | head -80
   for g in s c; do curl -s -o /dev/null -XDELETE "$URL/_data_stream/logs-gpu.anomaly-fleet$g$ID"; done
   for m in "${pids[@]}"; do kill -KILL "$m" 2>/dev/null; done   # the members first: they would create them again
-  "$PY" tests/tools/kafka_create_topic.py "$B" --delete "$topic" "$ST" 2>/dev/null   # ~140 MB of samples
+  "$PY" tests/tools/kafka_admin.py "$B" --delete "$topic" "$ST" 2>/dev/null   # ~140 MB of samples
 }
 KX=(-X session.timeout.ms=6000 -X heartbeat.interval.ms=500)
 NPART=12 T1=70 T2=160 T3=200   # part 1 = [0, T1) s, part 2 = [T1, T2), part 3 = [T2, T3)
 
-"$PY" tests/tools/kafka_create_topic.py "$B" "$topic" "$NPART" 2> "$tmp/create.err"
+"$PY" tests/tools/kafka_admin.py "$B" "$topic" "$NPART" 2> "$tmp/create.err"
 check "topic with $NPART partitions" $? "$(cat "$tmp/create.err")"
 "$PY" - "$tmp" "$T1" "$T2" "$T3" <<'EOF'
 import sys

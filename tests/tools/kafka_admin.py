@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""kafka_create_topic.py - creates a Kafka topic with a given number of
-partitions, or deletes topics (python3 stdlib only: kcat cannot create
-topics and the broker auto-creates them with its num.partitions, 3 for the
-tests' broker; a test that writes much deletes its topics at exit).
+"""kafka_admin.py - the few Kafka admin requests the tests need that kcat
+cannot make (python3 stdlib only, one broker):
 
-    kafka_create_topic.py HOST:PORT TOPIC PARTITIONS [key=value ...]
-    kafka_create_topic.py HOST:PORT --delete TOPIC...
+    kafka_admin.py HOST:PORT TOPIC PARTITIONS [key=value ...]
+    kafka_admin.py HOST:PORT --delete TOPIC...
+    kafka_admin.py HOST:PORT --members GROUP
 
-Sends one CreateTopics request (API 19, version 2, replication factor 1,
-the key=value pairs as topic configs) or one DeleteTopics request (API 20,
-version 1) and exits 0 when the broker did it, 1 with the broker's error
-otherwise (2 for usage)."""
+The first creates a topic with that many partitions (the broker
+auto-creates them with its num.partitions, 3 for the tests' broker):
+CreateTopics v2, replication factor 1, the key=value pairs as topic
+configs. --delete deletes topics (a test that writes much deletes its own
+at exit): DeleteTopics v1. --members prints the group's state and then its
+members' ids, one a line, sorted (DescribeGroups v1; a member that left and
+joined again has a new id). Exit 0 when the broker did it, 1 with the
+broker's error otherwise, 2 for usage."""
 import socket
 import struct
 import sys
@@ -48,14 +51,51 @@ def delete(hostport, topics):
         err = struct.unpack(">h", r[p + 2 + n:p + 4 + n])[0]
         p += n
         if err:
-            sys.stderr.write("kafka_create_topic: delete %s: error %d\n" % (name, err))
+            sys.stderr.write("kafka_admin: delete %s: error %d\n" % (name, err))
             rc = 1
     return rc
+
+
+def rstr(r, p):
+    """The string at r[p:] and the position after it."""
+    n = struct.unpack(">h", r[p:p + 2])[0]
+    return (r[p + 2:p + 2 + n].decode() if n > 0 else ""), p + 2 + max(n, 0)
+
+
+def members(hostport, group):
+    """DescribeGroups v1: throttle, [error, group, state, protocol type, protocol, [member id, client id,
+    client host, metadata bytes, assignment bytes]]."""
+    r = call(hostport, 15, 1, struct.pack(">i", 1) + kstr(group))
+    p = 4 + 4
+    err = struct.unpack(">h", r[p:p + 2])[0]
+    _, p = rstr(r, p + 2)
+    state, p = rstr(r, p)
+    _, p = rstr(r, p)
+    _, p = rstr(r, p)
+    if err:
+        sys.stderr.write("kafka_admin: describe %s: error %d\n" % (group, err))
+        return 1
+    ids = []
+    count = struct.unpack(">i", r[p:p + 4])[0]
+    p += 4
+    for _ in range(count):
+        mid, p = rstr(r, p)
+        ids.append(mid)
+        for _ in range(2):
+            _, p = rstr(r, p)
+        for _ in range(2):
+            p += 4 + max(struct.unpack(">i", r[p:p + 4])[0], 0)
+    print(state)
+    for m in sorted(ids):
+        print(m)
+    return 0
 
 
 def main(argv):
     if len(argv) >= 4 and argv[2] == "--delete":
         return delete(argv[1], argv[3:])
+    if len(argv) == 4 and argv[2] == "--members":
+        return members(argv[1], argv[3])
     if len(argv) < 4:
         sys.stderr.write(__doc__)
         return 2
@@ -75,7 +115,7 @@ def main(argv):
     mlen = struct.unpack(">h", buf[p:p + 2])[0]
     msg = buf[p + 2:p + 2 + mlen].decode() if mlen > 0 else ""
     if err:
-        sys.stderr.write("kafka_create_topic: %s: error %d %s\n" % (name, err, msg))
+        sys.stderr.write("kafka_admin: %s: error %d %s\n" % (name, err, msg))
         return 1
     return 0
 
