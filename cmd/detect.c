@@ -22,60 +22,66 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The keys of the configuration table detect offers as flags (their
+ * flag, text and default come from the key's row, core/config.c). */
+static const char *const detect_keys[] = {
+    "kafka.brokers", "kafka.group", "detect.config", "detect.profile", "kafka.topics.anomalies",
+    "kafka.properties", "kafka.topics.state", "metrics_addr", "shutdown_timeout", NULL,
+};
+
+enum { O_CONFIG = 0x100, O_ONCE, O_SNAP_S };
+
+/* detect's own flags: getopt's entries and their --help text. */
+static const struct cli_flag detect_own[] = {
+    { "config", O_CONFIG, required_argument, 1, "    --config FILE",
+      "gpulog configuration (YAML, docs/configuration.md;\ndefault $GPULOG_CONFIG); flags override it" },
+    { "topics", 't', required_argument, 1, "-t, --topics LIST",
+      "topics to consume (default: kafka.topics.metrics and\nkafka.topics.events, gpu.metrics,gpu.events)" },
+    { "output", 'o', required_argument, 1, "-o, --output FILE", "NDJSON records to FILE ('-' = stdout, the default)" },
+    { "once", O_ONCE, no_argument, 1, "    --once",
+      "consume up to the end offsets found at start, settle,\ncommit and exit 0 (backfills, tests)" },
+    { "snapshot-interval", O_SNAP_S, required_argument, 1, "    --snapshot-interval S",
+      "with --state-topic: a partition's snapshot is written\nevery S seconds (default 60) once all it consumed is\n"
+      "committed, and at a revoke; restored when the partition\nis assigned, so it goes on warm (docs/operations.md)" },
+};
+
 static void detect_help(void)
 {
-    printf(
-        "usage: gpulog detect [--config FILE] [--brokers LIST] [--group G] [--topics gpu.metrics,gpu.events]\n"
-        "                     [--detectors FILE] [--profile gpu|generic]\n"
-        "                     [--output FILE | --anomalies-topic T] [-X key=value]... [--once]\n"
-        "                     [--metrics-addr HOST:PORT] [--shutdown-timeout S]\n"
-        "                     [--state-topic T [--snapshot-interval S]]\n"
-        "\n"
-        "Consumes schema-v1 events from Kafka as a member of consumer group G, runs\n"
-        "the anomaly detectors and writes anomaly records (NDJSON to FILE or stdout,\n"
-        "or to topic T). Offsets are committed only after the records produced from\n"
-        "the messages up to them were written and acknowledged.\n"
-        "\n"
-        "options:\n"
-        "      --config FILE         gpulog configuration (YAML, docs/configuration.md;\n"
-        "                            default $GPULOG_CONFIG); flags override it\n"
-        "  -b, --brokers LIST        bootstrap servers (kafka.brokers, else $KAFKA_BROKERS)\n"
-        "  -g, --group G             consumer group id (kafka.group, default gpulog-detect)\n"
-        "  -t, --topics LIST         topics to consume (default: kafka.topics.metrics and\n"
-        "                            kafka.topics.events, gpu.metrics,gpu.events)\n"
-        "  -d, --detectors FILE      detector configuration, JSON or YAML (detect.config);\n"
-        "                            -p NAME: built-in gpu|generic (detect.profile)\n"
-        "  -o, --output FILE         NDJSON records to FILE ('-' = stdout, the default)\n"
-        "  -a, --anomalies-topic T   produce records to topic T (e.g. gpu.anomalies)\n"
-        "  -X key=value              librdkafka property for the consumer and producer\n"
-        "                            (kafka.properties)\n"
-        "      --once                consume up to the end offsets found at start, settle,\n"
-        "                            commit and exit 0 (backfills, tests)\n"
-        "      --metrics-addr HOST:PORT  serve /metrics, /healthz and /readyz\n"
-        "      --shutdown-timeout S  after SIGTERM/SIGINT, time to settle outputs and\n"
-        "                            commit (default 10 s, key shutdown_timeout)\n"
-        "      --state-topic T       detector state snapshots per partition in topic T\n"
-        "                            (kafka.topics.state; compacted, one partition),\n"
-        "                            written at a revoke and every --snapshot-interval S\n"
-        "                            (default 60) once all a partition consumed is\n"
-        "                            committed; restored when the partition is assigned,\n"
-        "                            so it goes on warm (docs/operations.md)\n"
-        "With --es, anomaly records go to logs-gpu.anomaly-NS, the consumed Xid/SXid\n"
-        "events to logs-gpu.xid-NS and, with --index-metrics, metric events to\n"
-        "metrics-gpu.dmon-NS; offsets wait for those documents too.\n"
-        ES_CLI_HELP
-        "\n"
-        "State is per GPU and belongs to the partition its events arrive on: on a\n"
-        "rebalance (cooperative: only partitions that move) the state of revoked\n"
-        "partitions is dropped and new partitions warm up (windows refill, peers and\n"
-        "missing-data compare GPUs of one partition), unless --state-topic restores it.\n"
-        "Signals: SIGTERM/SIGINT stop consuming, settle the outputs, commit and exit\n"
-        "within shutdown_timeout; SIGHUP reloads the detector configuration (rules\n"
-        "that did not change keep their state and open anomalies; changed or removed\n"
-        "rules end their open anomalies with an \"end\" record and start over).\n"
-        "Exit status: 0 on a clean stop (SIGINT/SIGTERM with every record settled, or\n"
-        "--once done), 1 on a Kafka or output error or records unsettled at the\n"
-        "deadline, 2 on a usage error.\n");
+    printf("usage: gpulog detect [--config FILE] [--brokers LIST] [--group G] [--topics gpu.metrics,gpu.events]\n"
+           "                     [--detectors FILE] [--profile gpu|generic]\n"
+           "                     [--output FILE | --anomalies-topic T] [-X key=value]... [--once]\n"
+           "                     [--metrics-addr HOST:PORT] [--shutdown-timeout S]\n"
+           "                     [--state-topic T [--snapshot-interval S]]\n"
+           "\n"
+           "Consumes schema-v1 events from Kafka as a member of consumer group G, runs\n"
+           "the anomaly detectors and writes anomaly records (NDJSON to FILE or stdout,\n"
+           "or to topic T). Offsets are committed only after the records produced from\n"
+           "the messages up to them were written and acknowledged.\n"
+           "\n"
+           "options (the configuration key in brackets; -X also applies to the anomalies\n"
+           "topic's producer; the brokers default to $KAFKA_BROKERS):\n");
+    cli_flag_help(detect_own, GL_ARRAY_LEN(detect_own), 1);
+    struct buf keys;
+    buf_init(&keys);
+    config_flag_help(detect_keys, &keys);
+    fputs(keys.p ? keys.p : "", stdout);
+    buf_free(&keys);
+    printf("With --es, anomaly records go to logs-gpu.anomaly-NS, the consumed Xid/SXid\n"
+           "events to logs-gpu.xid-NS and, with --index-metrics, metric events to\n"
+           "metrics-gpu.dmon-NS; offsets wait for those documents too.\n"
+           ES_CLI_HELP
+           "\n"
+           "State is per GPU and belongs to the partition its events arrive on: on a\n"
+           "rebalance (cooperative: only partitions that move) the state of revoked\n"
+           "partitions is dropped and new partitions warm up (windows refill, peers and\n"
+           "missing-data compare GPUs of one partition), unless --state-topic restores it.\n"
+           "Signals: SIGTERM/SIGINT stop consuming, settle the outputs, commit and exit\n"
+           "within shutdown_timeout; SIGHUP reloads the detector configuration (rules\n"
+           "that did not change keep their state and open anomalies; changed or removed\n"
+           "rules end their open anomalies with an \"end\" record and start over).\n"
+           "Exit status: 0 on a clean stop (SIGINT/SIGTERM with every record settled, or\n"
+           "--once done), 1 on a Kafka or output error or records unsettled at the\n"
+           "deadline, 2 on a usage error.\n");
 }
 
 struct detect_opts {
@@ -89,69 +95,59 @@ struct detect_opts {
     char *tl_default;                    /* the default topic list, owned */
 };
 
-/* One option of getopt_long: into o, or a config key set in cfg. Returns
- * EXIT_OK or EXIT_USAGE (said). */
+/* One option of getopt_long: a key of the configuration table (set in
+ * cfg), detect's own (into o) or an --es option. Returns EXIT_OK or
+ * EXIT_USAGE (said). */
 static int detect_opt(struct detect_opts *o, struct gpulog_config *cfg, int c, const char *arg, const char *name)
 {
-    enum { O_CONFIG = 0x100, O_METRICS, O_SHUTDOWN, O_STATE_TOPIC, O_SNAP_S };
     char err[GL_ERRLEN * 4];
-    const char *key = NULL;
+    if (c == ':') return cli_usage_error("detect", "option %s needs a value", name);
+    if (c == 'X' && !strchr(arg, '=')) return cli_usage_error("detect", "-X wants key=value, got '%s'", arg);
+    int r = config_flag_apply(cfg, detect_keys, c, arg, err, sizeof err);
+    if (r < 0) return cli_usage_error("detect", "%s", err);
+    if (r > 0) {
+        if (c == 'a') o->anomalies_topic = arg;   /* records go to a topic only when asked for here */
+        return EXIT_OK;
+    }
     switch (c) {
-    case O_CONFIG: break;   /* read by config_init_command */
-    case 'b': key = "kafka.brokers"; break;
-    case 'g': key = "kafka.group"; break;
-    case 't': o->topics = arg; break;
-    case 'd': key = "detect.config"; break;
-    case 'p': key = "detect.profile"; break;
-    case 'o': o->output = arg; break;
-    case 'a': key = "kafka.topics.anomalies"; o->anomalies_topic = arg; break;
-    case '1': o->once = 1; break;
-    case O_METRICS: key = "metrics_addr"; break;
-    case O_SHUTDOWN: key = "shutdown_timeout"; break;
-    case O_STATE_TOPIC: key = "kafka.topics.state"; break;
+    case O_CONFIG: return EXIT_OK;   /* read by config_init_command */
+    case 't': o->topics = arg; return EXIT_OK;
+    case 'o': o->output = arg; return EXIT_OK;
+    case O_ONCE: o->once = 1; return EXIT_OK;
     case O_SNAP_S: {
         char *end;
         double v = strtod(arg, &end);
         if (*end || !(v >= 0.1 && v <= 86400))
             return cli_usage_error("detect", "--snapshot-interval wants 0.1..86400 s, got '%s'", arg);
         o->snapshot_ms = (int)(v * 1000);
-        break;
-    }
-    case 'X':
-        if (!strchr(arg, '=')) return cli_usage_error("detect", "-X wants key=value, got '%s'", arg);
-        key = "kafka.properties";
-        break;
-    case ':': return cli_usage_error("detect", "option %s needs a value", name);
-    default: {
-        int er = es_cli_opt(&o->es, c, arg, err, sizeof err);
-        if (er > 0) break;
-        if (er < 0) return cli_usage_error("detect", "%s", err);
-        return cli_usage_error("detect", "unknown option %s", name);
+        return EXIT_OK;
     }
     }
-    if (key && config_set(cfg, key, arg, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
-    return EXIT_OK;
+    int er = es_cli_opt(&o->es, c, arg, err, sizeof err);
+    if (er > 0) return EXIT_OK;
+    if (er < 0) return cli_usage_error("detect", "%s", err);
+    return cli_usage_error("detect", "unknown option %s", name);
 }
 
 /* Parses argv over the configuration; fills o. EXIT_OK or EXIT_USAGE. */
 static int detect_flags(struct detect_opts *o, struct gpulog_config *cfg, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "config", required_argument, NULL, 0x100 }, { "brokers", required_argument, NULL, 'b' },
-        { "group", required_argument, NULL, 'g' }, { "topics", required_argument, NULL, 't' },
-        { "detectors", required_argument, NULL, 'd' }, { "profile", required_argument, NULL, 'p' },
-        { "output", required_argument, NULL, 'o' }, { "anomalies-topic", required_argument, NULL, 'a' },
-        { "once", no_argument, NULL, '1' }, { "metrics-addr", required_argument, NULL, 0x101 },
-        { "shutdown-timeout", required_argument, NULL, 0x102 }, { "state-topic", required_argument, NULL, 0x103 },
-        { "snapshot-interval", required_argument, NULL, 0x104 }, { "help", no_argument, NULL, 'h' },
-        ES_CLI_LONGOPTS, { NULL, 0, NULL, 0 },
-    };
+    static const struct option es_opts[] = { ES_CLI_LONGOPTS };
+    struct option opts[48];
+    char shortopts[48] = ":h";
+    size_t max = GL_ARRAY_LEN(opts) - GL_ARRAY_LEN(es_opts) - 2;
+    size_t no = cli_options(detect_own, GL_ARRAY_LEN(detect_own), opts, max, shortopts, sizeof shortopts);
+    no += config_flag_options(detect_keys, opts + no, max - no, shortopts, sizeof shortopts);
+    memcpy(opts + no, es_opts, sizeof es_opts);
+    no += GL_ARRAY_LEN(es_opts);
+    opts[no] = (struct option){ "help", no_argument, NULL, 'h' };
+    opts[no + 1] = (struct option){ NULL, 0, NULL, 0 };
     char err[GL_ERRLEN * 4];
     if (es_cli_from_config(&o->es, cfg, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
     optind = 1;
     opterr = 0;
     int c, rc;
-    while ((c = getopt_long(argc, argv, ":b:g:t:d:p:o:a:X:h", opts, NULL)) != -1)
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1)
         if ((rc = detect_opt(o, cfg, c, optarg, argv[optind - 1])) != EXIT_OK) return rc;
     if (es_cli_finish(&o->es, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
     stage_es_secrets(&o->es, cfg);
