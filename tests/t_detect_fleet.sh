@@ -224,6 +224,14 @@ for g in "sc":
         lags = [None if f is None else f - k for k, f in moved_rows]
         check("S: the %d moved hosts (state restored) detect their step on its first sample too (lags %s)"
               % (len(moved_rows), sorted(set(lags), key=str)), len(moved_rows) > 0 and set(lags) == {0})
+# the snapshots restored in group S: bytes per GPU (these GPUs report 3 metrics)
+import re
+per = []
+for path in glob.glob("%s/s[0-9].err" % tmp):
+    for m in re.finditer(r"/(\d+): detector state restored from its snapshot \(offset \d+, (\d+) bytes", open(path).read()):
+        ngpu = 8 * sum(1 for h in range(250) if part_of("fleet-%03d" % h) == int(m.group(1)))
+        if ngpu: per.append(int(m.group(2)) / ngpu)
+if per: print("     S: restored snapshots: %d, %.0f-%.0f bytes per GPU" % (len(per), min(per), max(per)))
 # group C, moved hosts: which sample after the move the rules first judge
 rows = res["c"]
 check("C: %d hosts moved cold" % len(rows), len(rows) > 0)
