@@ -97,7 +97,12 @@ static void inc_emit(struct engine *e, struct ent *x, int type, const char *firs
 void inc_note(struct engine *e, struct ent *x, int type, const struct rule_cfg *rc, int64_t start, const char *reason,
               double risk, int sev, int64_t ts)
 {
-    if (!e->prof->incidents) return;
+    if (!e->prof->incidents) {
+        /* a reload turned incidents off: forget x's, or its stale count
+         * would hold the next incident open after they are turned on */
+        if (x->inc.open) memset(&x->inc, 0, sizeof x->inc);
+        return;
+    }
     struct ent_incident *in = &x->inc;
     if (type == REC_START) {
         if (!in->open) {

@@ -215,11 +215,39 @@ TEST(storm_is_one_incident)
     profile_free(p);
 }
 
+/* A reload that turns incidents off while one is open, then on again: the
+ * next fault is an incident of its own that ends (the forgotten one does
+ * not hold it open). */
+TEST(reload_off_and_on_again)
+{
+    struct recs c;
+    memset(&c, 0, sizeof c);
+    struct profile *on = prof_of("{\"extends\":\"gpu\",\"incidents\":true}");
+    struct profile *off = prof_of("{\"extends\":\"gpu\",\"incidents\":false}");
+    struct profile *on2 = prof_of("{\"extends\":\"gpu\",\"incidents\":true}");
+    if (!on || !off || !on2) { CHECK(0); return; }
+    struct engine *e = engine_new(on, rec_emit, &c);
+    uint64_t r = 53;
+    for (int64_t s = 0; s < 3600; s++) {
+        if (s == 500) engine_reload(e, off, NULL);      /* the first fault's incident is open */
+        if (s == 1500) engine_reload(e, on2, NULL);
+        busy(e, s, &r, twice, 0);
+    }
+    engine_flush(e);
+    CHECK_EQ_INT(count(&c, "gpu.incident", "start", 0), 2);   /* the first (cut off), the second */
+    CHECK_EQ_INT(count(&c, "gpu.incident", "end", 0), 1);     /* the second ended */
+    engine_free(e);
+    profile_free(on);
+    profile_free(off);
+    profile_free(on2);
+}
+
 int main(void)
 {
     gl_log_level = GL_LOG_ERROR;
     RUN(broken_fan_is_one_incident_with_every_rule);
     RUN(two_faults_far_apart_are_two_incidents);
     RUN(storm_is_one_incident);
+    RUN(reload_off_and_on_again);
     return TEST_REPORT();
 }
