@@ -138,3 +138,24 @@ void cli_flag_help(const struct cli_flag *f, size_t n, int section)
     if (b.p) fputs(b.p, stdout);
     buf_free(&b);
 }
+
+void cli_option_table(const struct cli_flag *own, size_t nown, const char *const *keys, const struct option *extra,
+                      size_t nextra, struct option *opts, size_t max, char *shortopts, size_t shortlen)
+{
+    if (max < nextra + 2) abort();
+    size_t room = max - nextra - 2;
+    size_t n = cli_options(own, nown, opts, room, shortopts, shortlen);
+    n += config_flag_options(keys, opts + n, room - n, shortopts, shortlen);
+    for (size_t i = 0; i < nextra; i++) opts[n++] = extra[i];
+    opts[n] = (struct option){ "help", no_argument, NULL, 'h' };
+    opts[n + 1] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+void cli_key_help(const char *const *keys)
+{
+    struct buf b;
+    buf_init(&b);
+    config_flag_help(keys, &b);
+    if (b.p) fputs(b.p, stdout);
+    buf_free(&b);
+}

@@ -71,6 +71,14 @@ struct cli_flag {
 size_t cli_options(const struct cli_flag *f, size_t n, struct option *opts, size_t max, char *shortopts, size_t shortlen);
 /* Prints the --help lines of the flags of one section, in table order. */
 void cli_flag_help(const struct cli_flag *f, size_t n, int section);
+/* A command's getopt_long table in opts (room for max entries): its own
+ * flags, the flags of the configuration keys (config_flag_options), the
+ * extra entries (e.g. ES_CLI_LONGOPTS), --help and the terminator; their
+ * letters appended to shortopts (which starts as ":h"). */
+void cli_option_table(const struct cli_flag *own, size_t nown, const char *const *keys, const struct option *extra,
+                      size_t nextra, struct option *opts, size_t max, char *shortopts, size_t shortlen);
+/* Prints the --help lines of the flags of the configuration keys (config_flag_help). */
+void cli_key_help(const char *const *keys);
 
 /* Buffered output to an fd; out_flush returns GL_ERROR on a write error. */
 struct out {

@@ -103,10 +103,8 @@ int collect_read_flags(struct collector *c, struct gpulog_config *cfg, int argc,
 {
     struct option opts[48];
     char shortopts[64] = ":h";
-    size_t n = cli_options(collect_flags, collect_nflags, opts, GL_ARRAY_LEN(opts) - 2, shortopts, sizeof shortopts);
-    n += config_flag_options(collect_keys, opts + n, GL_ARRAY_LEN(opts) - 2 - n, shortopts, sizeof shortopts);
-    opts[n] = (struct option){ "help", no_argument, NULL, 'h' };
-    opts[n + 1] = (struct option){ NULL, 0, NULL, 0 };
+    cli_option_table(collect_flags, collect_nflags, collect_keys, NULL, 0, opts, GL_ARRAY_LEN(opts), shortopts,
+                     sizeof shortopts);
     int ch, rc = EXIT_OK;
     optind = 1;
     opterr = 0;
@@ -138,11 +136,7 @@ void collect_help(void)
     cli_flag_help(collect_flags, collect_nflags, SOURCES);
     printf("\noptions (the configuration key in brackets):\n");
     cli_flag_help(collect_flags, collect_nflags, OPTIONS);
-    struct buf keys;
-    buf_init(&keys);
-    config_flag_help(collect_keys, &keys);
-    fputs(keys.p ? keys.p : "", stdout);
-    buf_free(&keys);
+    cli_key_help(collect_keys);
     cli_flag_help(collect_flags, collect_nflags, OUTPUT);
     printf("\nDelivery: a source's checkpoint moves only past lines whose events the broker\n"
            "acknowledged; lines of commands, stdin and /dev/kmsg are spooled to disk first.\n"

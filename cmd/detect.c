@@ -61,11 +61,7 @@ static void detect_help(void)
            "options (the configuration key in brackets; -X also applies to the anomalies\n"
            "topic's producer; the brokers default to $KAFKA_BROKERS):\n");
     cli_flag_help(detect_own, GL_ARRAY_LEN(detect_own), 1);
-    struct buf keys;
-    buf_init(&keys);
-    config_flag_help(detect_keys, &keys);
-    fputs(keys.p ? keys.p : "", stdout);
-    buf_free(&keys);
+    cli_key_help(detect_keys);
     printf("With --es, anomaly records go to logs-gpu.anomaly-NS, the consumed Xid/SXid\n"
            "events to logs-gpu.xid-NS and, with --index-metrics, metric events to\n"
            "metrics-gpu.dmon-NS; offsets wait for those documents too.\n"
@@ -135,13 +131,8 @@ static int detect_flags(struct detect_opts *o, struct gpulog_config *cfg, int ar
     static const struct option es_opts[] = { ES_CLI_LONGOPTS };
     struct option opts[48];
     char shortopts[48] = ":h";
-    size_t max = GL_ARRAY_LEN(opts) - GL_ARRAY_LEN(es_opts) - 2;
-    size_t no = cli_options(detect_own, GL_ARRAY_LEN(detect_own), opts, max, shortopts, sizeof shortopts);
-    no += config_flag_options(detect_keys, opts + no, max - no, shortopts, sizeof shortopts);
-    memcpy(opts + no, es_opts, sizeof es_opts);
-    no += GL_ARRAY_LEN(es_opts);
-    opts[no] = (struct option){ "help", no_argument, NULL, 'h' };
-    opts[no + 1] = (struct option){ NULL, 0, NULL, 0 };
+    cli_option_table(detect_own, GL_ARRAY_LEN(detect_own), detect_keys, es_opts, GL_ARRAY_LEN(es_opts), opts, GL_ARRAY_LEN(opts),
+                     shortopts, sizeof shortopts);
     char err[GL_ERRLEN * 4];
     if (es_cli_from_config(&o->es, cfg, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
     optind = 1;

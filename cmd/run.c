@@ -25,50 +25,53 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The keys of the configuration table run offers as flags (their flag,
+ * text and default come from the key's row, core/config.c). */
+static const char *const run_keys[] = {
+    "detect.config", "detect.profile", "tz", "year", "host", "metrics_addr", "shutdown_timeout", NULL,
+};
+
+enum { O_CONFIG = 0x100, O_COLUMNS, O_EXEC, O_LIVE, O_NO_LIVE, O_REPORT };
+
+/* run's own flags: getopt's entries and their --help text. */
+static const struct cli_flag run_own[] = {
+    { "config", O_CONFIG, required_argument, 1, "    --config FILE",
+      "gpulog configuration (YAML, see docs/configuration.md;\ndefault $GPULOG_CONFIG); flags override it" },
+    { "format", 'f', required_argument, 1, "-f, --format F", "input format, as for gpulog parse (default auto)" },
+    { "columns", O_COLUMNS, required_argument, 1, "    --columns LIST", "column names for header-less CSV" },
+    { "output", 'o', required_argument, 1, "-o, --output FILE", "write the NDJSON records to FILE (also with the live view)" },
+    { "exec", O_EXEC, required_argument, 1, "    --exec CMD", "run CMD (no shell) and read its standard output" },
+    { "live", O_LIVE, no_argument, 1, "    --live", "force the live view; --no-live forces NDJSON on stdout" },
+    { "no-live", O_NO_LIVE, no_argument, 1, NULL, NULL },
+    { "report", O_REPORT, required_argument, 1, "    --report FILE",
+      "also write the HTML report of the input to FILE (gpulog report)" },
+    { "quiet", 'q', no_argument, 1, "-q, --quiet", "do not print rejected input lines" },
+};
+
 static void run_help(void)
 {
-    printf(
-        "usage: gpulog run [--config FILE] [--format F] [--detectors FILE] [--profile auto|gpu|generic]\n"
-        "                  [--tz ZONE] [--year YYYY] [--host NAME] [--columns LIST] [--output FILE] [--live|--no-live]\n"
-        "                  [--metrics-addr HOST:PORT] [--shutdown-timeout S] [FILE|-|--exec CMD]\n"
-        "\n"
-        "Parses FILE (or stdin, or the output of CMD, or the one file/exec source of\n"
-        "the config file when none is given), runs the anomaly detectors over\n"
-        "the events and writes anomaly records (event.dataset gpu.anomaly) as NDJSON.\n"
-        "When stdout is a terminal it shows a live view instead: anomalies as they\n"
-        "open and resolve, a status line per GPU and a summary at the end.\n"
-        "\n"
-        "options:\n"
-        "      --config FILE   gpulog configuration (YAML, see docs/configuration.md;\n"
-        "                      default $GPULOG_CONFIG); flags override it\n"
-        "  -f, --format F      input format, as for gpulog parse (default auto)\n"
-        "  -d, --detectors FILE  detector configuration (JSON or YAML; docs/detectors.md)\n"
-        "                      (key detect.config); reloaded on SIGHUP\n"
-        "  -p, --profile NAME  built-in profile when no --detectors: auto (default: generic\n"
-        "                      when the input carries no GPU fields, else gpu), gpu or generic\n"
-        "      --tz ZONE       zone of tool timestamps (default: local zone)\n"
-        "      --year YYYY     year of syslog times, which have none (default: FILE's\n"
-        "                      modification year, or the read time's; the year before\n"
-        "                      if that puts a line more than a day ahead) (key year)\n"
-        "  -H, --host NAME     host.name of the events (default: this machine)\n"
-        "      --columns LIST  column names for header-less CSV\n"
-        "  -o, --output FILE   write the NDJSON records to FILE (also with the live view)\n"
-        "      --exec CMD      run CMD (no shell) and read its standard output\n"
-        "      --live          force the live view; --no-live forces NDJSON on stdout\n"
-        "      --report FILE   also write the HTML report of the input to FILE (gpulog report)\n"
-        "  -q, --quiet         do not print rejected input lines\n"
-        "      --metrics-addr HOST:PORT  serve /metrics, /healthz and /readyz\n"
-        "      --shutdown-timeout S  after SIGTERM/SIGINT, time to write what was\n"
-        "                      detected (default 10 s, key shutdown_timeout)\n"
-        ES_CLI_HELP
-        "\n"
-        "Signals: SIGTERM/SIGINT stop reading, write the records of what was read\n"
-        "and exit; SIGHUP reloads the detector configuration (rules that did not\n"
-        "change keep their state and open anomalies; changed or removed rules end\n"
-        "their open anomalies with an \"end\" record and start over).\n"
-        "Exit status: 0 when the input was read to its end or a signal stopped it\n"
-        "and every record was written, 1 on an I/O error or when the shutdown\n"
-        "deadline passed with records unwritten, 2 on a usage error.\n");
+    printf("usage: gpulog run [--config FILE] [--format F] [--detectors FILE] [--profile auto|gpu|generic]\n"
+           "                  [--tz ZONE] [--year YYYY] [--host NAME] [--columns LIST] [--output FILE] [--live|--no-live]\n"
+           "                  [--metrics-addr HOST:PORT] [--shutdown-timeout S] [FILE|-|--exec CMD]\n"
+           "\n"
+           "Parses FILE (or stdin, or the output of CMD, or the one file/exec source of\n"
+           "the config file when none is given), runs the anomaly detectors over\n"
+           "the events and writes anomaly records (event.dataset gpu.anomaly) as NDJSON.\n"
+           "When stdout is a terminal it shows a live view instead: anomalies as they\n"
+           "open and resolve, a status line per GPU and a summary at the end.\n"
+           "\n"
+           "options (the configuration key in brackets):\n");
+    cli_flag_help(run_own, GL_ARRAY_LEN(run_own), 1);
+    cli_key_help(run_keys);
+    printf(ES_CLI_HELP
+           "\n"
+           "Signals: SIGTERM/SIGINT stop reading, write the records of what was read\n"
+           "and exit; SIGHUP reloads the detector configuration (rules that did not\n"
+           "change keep their state and open anomalies; changed or removed rules end\n"
+           "their open anomalies with an \"end\" record and start over).\n"
+           "Exit status: 0 when the input was read to its end or a signal stopped it\n"
+           "and every record was written, 1 on an I/O error or when the shutdown\n"
+           "deadline passed with records unwritten, 2 on a usage error.\n");
 }
 
 /* What the flags ask for (strings borrowed from argv and the config). */
@@ -79,40 +82,32 @@ struct run_req {
     struct es_cli es;                   /* --es URL and its options */
 };
 
-/* One option of getopt_long: into q, or a config key set in cfg. Returns
- * EXIT_OK or EXIT_USAGE (said). */
+/* One option of getopt_long: a key of the configuration table (set in
+ * cfg), run's own (into q) or an --es option. Returns EXIT_OK or
+ * EXIT_USAGE (said). */
 static int run_opt(const struct run_mode *m, struct run_req *q, struct gpulog_config *cfg, int c, const char *arg,
                    const char *name)
 {
     char err[GL_ERRLEN * 4];
-    const char *key = NULL;
+    if (c == ':') return cli_usage_error(m->name, "option %s needs a value", name);
+    int r = config_flag_apply(cfg, run_keys, c, arg, err, sizeof err);
+    if (r < 0) return cli_usage_error(m->name, "%s", err);
+    if (r > 0) return EXIT_OK;
     switch (c) {
-    case 0x100: break;   /* --config: read by config_init_command */
-    case 'f': q->format = arg; break;
-    case 'd': key = "detect.config"; break;
-    case 'p': key = "detect.profile"; break;
-    case 'z': key = "tz"; break;
-    case 0x104: key = "year"; break;
-    case 'H': key = "host"; break;
-    case 0x101: key = "metrics_addr"; break;
-    case 0x102: key = "shutdown_timeout"; break;
-    case 'C': q->columns = arg; break;
-    case 'o': *(m->report_only ? &q->report : &q->output) = arg; break;
-    case 0x103: q->report = arg; break;
-    case 'x': q->exec_cmd = arg; break;
-    case 'L': q->live_mode = 1; break;
-    case 'N': q->live_mode = 0; break;
-    case 'q': q->quiet = 1; break;
-    case ':': return cli_usage_error(m->name, "option %s needs a value", name);
-    default: {
-        int er = es_cli_opt(&q->es, c, arg, err, sizeof err);
-        if (er > 0) break;
-        if (er < 0) return cli_usage_error(m->name, "%s", err);
-        return cli_usage_error(m->name, "unknown option %s", name);
+    case O_CONFIG: return EXIT_OK;   /* read by config_init_command */
+    case 'f': q->format = arg; return EXIT_OK;
+    case O_COLUMNS: q->columns = arg; return EXIT_OK;
+    case 'o': *(m->report_only ? &q->report : &q->output) = arg; return EXIT_OK;
+    case O_REPORT: q->report = arg; return EXIT_OK;
+    case O_EXEC: q->exec_cmd = arg; return EXIT_OK;
+    case O_LIVE: q->live_mode = 1; return EXIT_OK;
+    case O_NO_LIVE: q->live_mode = 0; return EXIT_OK;
+    case 'q': q->quiet = 1; return EXIT_OK;
     }
-    }
-    if (key && config_set(cfg, key, arg, err, sizeof err) != GL_OK) return cli_usage_error(m->name, "%s", err);
-    return EXIT_OK;
+    int er = es_cli_opt(&q->es, c, arg, err, sizeof err);
+    if (er > 0) return EXIT_OK;
+    if (er < 0) return cli_usage_error(m->name, "%s", err);
+    return cli_usage_error(m->name, "unknown option %s", name);
 }
 
 /* No input on the command line: the config file's one source, if it is one
@@ -135,23 +130,17 @@ static int run_config_input(const struct run_mode *m, struct run_req *q, const s
 /* Parses argv over the configuration into q. EXIT_OK or EXIT_USAGE. */
 static int run_flags(const struct run_mode *m, struct run_req *q, struct gpulog_config *cfg, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "config", required_argument, NULL, 0x100 }, { "format", required_argument, NULL, 'f' },
-        { "detectors", required_argument, NULL, 'd' }, { "profile", required_argument, NULL, 'p' },
-        { "tz", required_argument, NULL, 'z' }, { "year", required_argument, NULL, 0x104 },
-        { "host", required_argument, NULL, 'H' }, { "columns", required_argument, NULL, 'C' },
-        { "output", required_argument, NULL, 'o' }, { "exec", required_argument, NULL, 'x' },
-        { "live", no_argument, NULL, 'L' }, { "no-live", no_argument, NULL, 'N' },
-        { "report", required_argument, NULL, 0x103 }, { "quiet", no_argument, NULL, 'q' },
-        { "metrics-addr", required_argument, NULL, 0x101 }, { "shutdown-timeout", required_argument, NULL, 0x102 },
-        { "help", no_argument, NULL, 'h' }, ES_CLI_LONGOPTS, { NULL, 0, NULL, 0 },
-    };
+    static const struct option es_opts[] = { ES_CLI_LONGOPTS };
+    struct option opts[48];
+    char shortopts[48] = ":h";
+    cli_option_table(run_own, GL_ARRAY_LEN(run_own), run_keys, es_opts, GL_ARRAY_LEN(es_opts), opts, GL_ARRAY_LEN(opts),
+                     shortopts, sizeof shortopts);
     char err[GL_ERRLEN * 4];
     if (es_cli_from_config(&q->es, cfg, err, sizeof err) != GL_OK) return cli_usage_error(m->name, "%s", err);
     optind = 1;
     opterr = 0;
     int c, rc;
-    while ((c = getopt_long(argc, argv, ":f:d:p:H:o:qh", opts, NULL)) != -1)
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1)
         if ((rc = run_opt(m, q, cfg, c, optarg, argv[optind - 1])) != EXIT_OK) return rc;
     if (es_cli_finish(&q->es, err, sizeof err) != GL_OK) return cli_usage_error(m->name, "%s", err);
     stage_es_secrets(&q->es, cfg);
