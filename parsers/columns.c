@@ -4,13 +4,31 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* Shows at most 40 bytes of a bad token in a rejection. */
 #define SHOW(l) (int)((l) > 40 ? 40 : (l))
 
-#ifdef __SSE2__
-#include <emmintrin.h>
+int col_split_blanks_bytes(const char *s, size_t n, const char **tok, size_t *tl, int max)
+{
+    int k = 0;
+    size_t i = 0;
+    for (;;) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+        if (i >= n) break;
+        size_t a = i;
+        while (i < n && s[i] != ' ' && s[i] != '\t') i++;
+        if (k == max) return max + 1;
+        tok[k] = s + a;
+        tl[k] = i - a;
+        k++;
+    }
+    return k;
+}
 
+#ifdef __SSE2__
 /* Bit i set when byte i of the 64 at p is a blank (space, tab). */
 static inline uint64_t blank_mask64(const char *p)
 {
@@ -68,19 +86,7 @@ int col_split_blanks(const char *s, size_t n, const char **tok, size_t *tl, int 
 #else
 int col_split_blanks(const char *s, size_t n, const char **tok, size_t *tl, int max)
 {
-    int k = 0;
-    size_t i = 0;
-    for (;;) {
-        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
-        if (i >= n) break;
-        size_t a = i;
-        while (i < n && s[i] != ' ' && s[i] != '\t') i++;
-        if (k == max) return max + 1;
-        tok[k] = s + a;
-        tl[k] = i - a;
-        k++;
-    }
-    return k;
+    return col_split_blanks_bytes(s, n, tok, tl, max);
 }
 #endif
 

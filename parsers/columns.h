@@ -19,6 +19,9 @@
 /* Splits s (n bytes) on runs of blanks (space, tab) into at most max
  * tokens (borrowed). Returns the count, or max + 1 if there are more. */
 int col_split_blanks(const char *s, size_t n, const char **tok, size_t *tl, int max);
+/* The same, a byte at a time: what col_split_blanks does without SSE2, and
+ * the reference the tests hold it to. */
+int col_split_blanks_bytes(const char *s, size_t n, const char **tok, size_t *tl, int max);
 
 /* 1 if token t (n bytes) is exactly lit. */
 static inline int col_tok_is(const char *t, size_t n, const char *lit)
