@@ -31,7 +31,12 @@ for x in "$G" "$B/gen_dmon" "$B/decode_bench"; do
   [ -x "$x" ] || { echo "detect_bench: $x not built"; echo "0 passed, 1 failed"; exit 1; }
 done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/detect-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+# the topic (400,000 events) is deleted at exit
+cleanup() {
+  [ -z "${topic:-}" ] || python3 tests/tools/kafka_admin.py "${KAFKA_BROKERS%%,*}" --delete "$topic" > /dev/null 2>&1
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 "$B/gen_dmon" "$tmp/dmon.txt" "$N" 8 || { echo "detect_bench: gen_dmon failed"; echo "0 passed, 1 failed"; exit 1; }
 ev=$tmp/events.ndjson
 "$G" parse --host bench --tz UTC "$tmp/dmon.txt" > "$ev" 2> "$tmp/parse.err" \
