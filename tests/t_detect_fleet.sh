@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# needs: kafka opensearch
+# needs: kafka opensearch elasticsearch
 # t_detect_fleet.sh - several `gpulog detect` members for real (issue 14 item
 # 3, issue 19 tests), against the REAL Kafka and OpenSearch of
-# scripts/services.sh (fails when either is unset or unreachable): a
+# scripts/services.sh, and its Elasticsearch (fails when one is unset or
+# unreachable): a
 # generator of 2,000 GPUs on 250 hosts (8 each, keyed by host.name) fills a
 # 12-partition topic in fast event time (samples of 1 Hz with historical
 # timestamps, produced in bulk), read by two groups of 3 members at once:
-# group S with --state-topic, group C without. Part 1 (70 s of samples, the
+# group S with --state-topic (writing to Elasticsearch), group C without
+# (to OpenSearch). Part 1 (70 s of samples, the
 # windows warm) is consumed; one member of each group is killed (SIGKILL)
 # and the group hands its partitions to the others; part 2 (90 s) carries the
 # faults: GPU 0 of every host steps up 10 °C (gpu.temp.rise, a robust z over
@@ -21,12 +23,15 @@
 # C the moved hosts' rules judge again only after the window refilled: the
 # first sample they judge is measured (the warm-up, docs/operations.md);
 # every gpu.temp.high fault is detected in both groups; every anomaly record
-# any member wrote is in OpenSearch exactly once by _id (no extra document,
+# any member wrote is in Elasticsearch or OpenSearch exactly once by _id (no extra document,
 # one start per episode). Prints the rebalance durations.
 # Ends with "N passed, N failed".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 opensearch_kafka_setup
+EURL=${ELASTICSEARCH_URL:-}   # group S writes to Elasticsearch, group C to OpenSearch
+curl -fsS -m 5 "$EURL/_nodes/_local" >/dev/null 2>&1; check "Elasticsearch answers at '$EURL'" $? || finish
+es_of() { if [ "$1" = s ]; then echo "$EURL"; else echo "$URL"; fi; }
 
 test_tmp t-detect-fleet
 ID=$$$RANDOM
@@ -34,7 +39,7 @@ topic=gpulog-fleet-$ID ST=gpulog-fleet-st-$ID
 on_exit() {
   [ "$failed" = 0 ] || grep -HE "assigned|revoked|error|restored|cold|lost|evict" "$tmp"/[sc][0-9].err 2>/dev/null |
     sed "s|^$tmp/||" | head -80
-  for g in s c; do curl -s -o /dev/null -XDELETE "$URL/_data_stream/logs-gpu.anomaly-fleet$g$ID"; done
+  for g in s c; do curl -s -o /dev/null -XDELETE "$(es_of $g)/_data_stream/logs-gpu.anomaly-fleet$g$ID"; done
   for m in "${pids[@]}"; do kill -KILL "$m" 2>/dev/null; done   # the members first: they would create them again
   "$PY" tests/tools/kafka_admin.py "$B" --delete "$topic" "$ST" 2>/dev/null   # ~140 MB of samples
 }
@@ -69,7 +74,7 @@ produce() { kcat -b "$B" -P -t "$topic" -K '\t' -l "$tmp/part$1" 2>> "$tmp/kcat.
 member() {   # $1 group s|c, $2 name: records $tmp/$1$2.ndjson, log $tmp/$1$2.err, pid in mpid
   local st=(); [ "$1" = s ] && st=(--state-topic "$ST" --snapshot-interval 1)
   "$GPULOG" detect --brokers "$B" --group "gpulog-fleet-$1-$ID" --topics "$topic" "${KX[@]}" "${st[@]}" \
-    --es "$URL" --es-namespace "fleet$1$ID" --es-batch-age-ms 100 --metrics-addr 127.0.0.1:0 \
+    --es "$(es_of "$1")" --es-namespace "fleet$1$ID" --es-batch-age-ms 100 --metrics-addr 127.0.0.1:0 \
     --output "$tmp/$1$2.ndjson" 2> "$tmp/$1$2.err" &
   mpid=$!; pids+=("$mpid"); echo "$mpid" > "$tmp/$1$2.pid"
 }
@@ -129,8 +134,8 @@ nrest=$(cat "$tmp"/s[0-9].err | grep -c "restored from its snapshot")
 [ "$nrest" -ge "$(wc -l < "$tmp/s.moved")" ]; check "S: partitions that moved were restored from their snapshots ($nrest restores)" $?
 echo "     rebalance: SIGKILL ${kill_ms} ms (session.timeout.ms 6000), join ${join_ms} ms, SIGTERM ${term_ms} ms"
 
-for g in s c; do curl -s -o /dev/null -XPOST "$URL/logs-gpu.anomaly-fleet$g$ID/_refresh"; done
-"$PY" - "$URL" "$ID" "$tmp" "$T1" "$NPART" "$T2" > "$tmp/cmp" 2>&1 <<'EOF'
+for g in s c; do curl -s -o /dev/null -XPOST "$(es_of $g)/logs-gpu.anomaly-fleet$g$ID/_refresh"; done
+"$PY" - "$EURL,$URL" "$ID" "$tmp" "$T1" "$NPART" "$T2" > "$tmp/cmp" 2>&1 <<'EOF'
 import glob, json, sys, urllib.request, zlib
 from datetime import datetime, timezone
 url, rid, tmp, t1, npart, t2 = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
@@ -139,7 +144,7 @@ T0 = datetime(2025, 11, 7, 10, 0, 0, tzinfo=timezone.utc).timestamp()
 def sec(ts): return int(datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%f%z").timestamp() - T0)
 def part_of(host):   # librdkafka's default partitioner (consistent_random): CRC32 of the key
     return zlib.crc32(host.encode()) % npart
-def es_docs(index):
+def es_docs(url, index):
     docs, after = {}, None
     while True:
         q = {"size": 5000, "sort": [{"event.id": "asc"}], "query": {"match_all": {}}}
@@ -153,6 +158,7 @@ def es_docs(index):
             docs[h["_id"]] = h["_source"]
         after = hits[-1]["sort"]
 ok = True
+engine = {"s": "Elasticsearch", "c": "OpenSearch"}
 def check(what, good):
     global ok
     print(("ok   " if good else "FAIL ") + what)
@@ -161,10 +167,10 @@ res = {}
 for g in "sc":
     moved = {int(l) for l in open("%s/%s.moved" % (tmp, g)) if l.strip()}
     recs = [json.loads(l) for p in sorted(glob.glob("%s/%s*.ndjson" % (tmp, g))) for l in open(p)]
-    docs = es_docs("logs-gpu.anomaly-fleet%s%s" % (g, rid))
+    docs = es_docs(url.split(",")[0 if g == "s" else 1], "logs-gpu.anomaly-fleet%s%s" % (g, rid))
     ids = {r["event.id"] for r in recs}
-    check("%s: every record written (%d, %d distinct ids) is in OpenSearch exactly once by _id (%d documents), no other"
-          % (g.upper(), len(recs), len(ids), len(docs)), ids == set(docs) and len(docs) > 0)
+    check("%s: every record written (%d, %d distinct ids) is in %s exactly once by _id (%d documents), no other"
+          % (g.upper(), len(recs), len(ids), engine[g], len(docs)), ids == set(docs) and len(docs) > 0)
     eps = {}
     for d in docs.values():
         if d["event.type"] == "start":
@@ -177,7 +183,7 @@ for g in "sc":
     for k in starts: hist[k[2]] = hist.get(k[2], 0) + 1
     print("     %s: GPUs with a start per rule: %s" % (g.upper(), ", ".join("%s %d" % kv for kv in sorted(hist.items()))))
     one = all(len(v) == 1 for k, v in starts.items() if k[2] in ("gpu.temp.high", "gpu.temp.rise"))
-    check("%s: one start per faulty GPU and rule in OpenSearch (%d)" % (g.upper(), len(starts)), one)
+    check("%s: one start per faulty GPU and rule in %s (%d)" % (g.upper(), engine[g], len(starts)), one)
     # GPU 2 of every tenth host: hot from 30 s before the SIGKILL to 50 s after
     span = ["fleet-%03d" % h for h in range(250) if h % 10 == 3]
     smoved = [x for x in span if part_of(x) in moved]
@@ -187,14 +193,14 @@ for g in "sc":
            for x in span}
     stored_one = all(sum(d["event.type"] == "start" for d in v) == 1 and len({d["anomaly.episode_id"] for d in v}) == 1
                      for v in est.values())
-    check("%s: the fault open across the SIGKILL (%d GPUs, %d moved): one start and one episode id in OpenSearch each"
-          % (g.upper(), len(span), len(smoved)), stored_one)
+    check("%s: the fault open across the SIGKILL (%d GPUs, %d moved): one start and one episode id in %s each"
+          % (g.upper(), len(span), len(smoved), engine[g]), stored_one)
     print("     %s: starts written for it (all members): kept hosts %s, moved hosts %s" % (g.upper(),
           sorted({wst[x] for x in span if x not in smoved}), sorted({wst[x] for x in smoved})))
     if g == "s":
         ends = all(sum(d["event.type"] == "end" for d in v) == 1 for v in est.values())
         check("S: its moved GPUs went on warm: one start written in all, not even a second one answered 409; "
-              "one end each in OpenSearch", len(smoved) > 0 and all(v == 1 for v in wst.values()) and ends)
+              "one end each in Elasticsearch", len(smoved) > 0 and all(v == 1 for v in wst.values()) and ends)
     high = [h for h in range(250) if h % 10 == 5]
     got = [h for h in high if ("fleet-%03d" % h, 1, "gpu.temp.high") in starts]
     check("%s: every gpu.temp.high fault detected (%d of %d)" % (g.upper(), len(got), len(high)), len(got) == len(high))
