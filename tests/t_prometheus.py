@@ -182,7 +182,7 @@ def checks(port, parsed, t_start):
 
     # alerts: wait until the expected set is active, then check nothing else is
     expect = {("GpuTemperatureHigh", "1"), ("GpuFramebufferFull", "2"), ("GpuStoppedReporting", "3"),
-              ("GpuCriticalXid", None), ("GpulogAnomalyOpen", "1"), ("GpulogAnomalyOpen", "3")}
+              ("GpuCriticalXid", None), ("GpuIncidentOpen", "1"), ("GpuIncidentOpen", "3")}
 
     def active():
         got = set()
@@ -196,12 +196,14 @@ def checks(port, parsed, t_start):
         got = active()
         names = {(n, g) for n, g, _ in got}
         return expect <= names, sorted(got)
-    wait("alerts active: temperature GPU 1, framebuffer GPU 2, stopped GPU 3, critical Xid, anomalies GPUs 1 and 3",
+    wait("alerts active: temperature GPU 1, framebuffer GPU 2, stopped GPU 3, critical Xid, incidents GPUs 1 and 3",
          alerts_fire, timeout=30)
     got = active()
     check({(n, g) for n, g, _ in got} <= expect,
           "no alert for another GPU or for gpulog itself (down, dropping data)", sorted(got))
     check(not any(g == "0" for _, g, _ in got), "no alert for the healthy GPU 0", sorted(got))
+    check(not any(n == "GpulogAnomalyOpen" for n, _, _ in got),
+          "the anomalies of GPUs 1 and 3 alert once, as their incident (no GpulogAnomalyOpen)", sorted(got))
     xid = api("query", query='DCGM_FI_DEV_XID_ERRORS{Hostname="%s"}' % HOST)["result"]
     check(len(xid) == 1 and xid[0]["metric"].get("gpu") == "1" and xid[0]["value"][1] == "79",
           "DCGM_FI_DEV_XID_ERRORS is 79 on GPU 1 (matched by bus id)", xid)
