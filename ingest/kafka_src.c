@@ -1,15 +1,12 @@
 /* kafka_src.c - the Kafka consumer source (see kafka_src.h): a member of a
  * consumer group that hands out its partitions' messages one at a time and
- * commits, per partition, the contiguous prefix of messages whose outputs
- * were all settled.
+ * commits, per partition, the position its owner gives (the position hook:
+ * the loop's lane tracker, ingest/src_kafka.c, past the contiguous prefix of
+ * messages whose outputs were all settled).
  *
  * Layout (for whoever changes the rebalance protocol):
  *   - struct kpart: one assigned partition (its tag, last consumed offset,
- *     committed position, --once end offset, and a struct track, the
- *     tracker of ingest/track.c: one entry per message that has outputs,
- *     pushed at its first ksrc_hold, held by the reader until ksrc_done and
- *     by every output until it settles; the committed position is the first
- *     such message still out, else the one after the last consumed);
+ *     committed position, --once end offset, snapshot marks);
  *   - the rebalance: ksrc_rebalance_cb (librdkafka's callback) dispatches to
  *     ksrc_on_assign (new kparts, their committed offsets and --once end
  *     offsets, rd_kafka_assign, the pause state), ksrc_on_revoke (the
@@ -21,7 +18,7 @@
  *     partition revoked at every rebalance);
  *   - reading: fetch (a batch, or one message while paused), take (partition
  *     ends and errors), ksrc_next / ksrc_done, fetch_poke;
- *   - settling and committing: ksrc_hold, ksrc_settle, commit_parts.
+ *   - committing: commit_parts (the owner's position hook), ksrc_commit.
  */
 #include "kafka_src.h"
 #include "kstate.h"
@@ -49,13 +46,9 @@ struct kpart {
     int64_t committed;         /* last committed position, -1 none */
     int64_t end;               /* --once: high watermark at assignment, else -1 */
     int eof;
-    struct track track;        /* messages (end = offset + 1) with outputs outstanding */
     int64_t snap_at, snap_off; /* the last snapshot written or restored: when, its offset */
     struct kpart *next;
 };
-
-/* A token: one output of one message of one partition. */
-struct ktok { struct kpart *p; uint64_t seq; };
 
 struct ksrc {
     rd_kafka_t *rk;
@@ -67,10 +60,7 @@ struct ksrc {
     int once, assigned_once, unassigned, paused, fatal, closed;
     int next_tag;
     struct kpart *parts;
-    struct kpart *zombies;     /* revoked with outputs still out: tokens point there */
     struct kpart *cur;         /* the partition of the message handed out, until ksrc_done */
-    uint64_t cur_seq;          /* its tracker entry, once it has one (cur_tracked) */
-    int cur_tracked;
     int64_t cur_off;
     rd_kafka_message_t *last;  /* the message handed out (its payload is borrowed) */
     rd_kafka_message_t *batch[KSRC_BATCH];
@@ -92,7 +82,6 @@ static struct kpart *kpart_find(const struct ksrc *ks, const char *topic, int32_
 /* Frees p (the caller unlinked it; no token may point to it any more). */
 static void kpart_free(struct kpart *p)
 {
-    track_free(&p->track);
     free(p->topic);
     free(p);
 }
@@ -108,7 +97,6 @@ static struct kpart *kpart_new(struct ksrc *ks, const rd_kafka_topic_partition_t
     p->consumed = -1;
     p->committed = committed >= 0 ? committed : -1;
     p->end = -1;
-    track_init(&p->track, -1);
     int64_t lo = 0, hi = 0;
     if (ks->once && rd_kafka_query_watermark_offsets(ks->rk, tp->topic, tp->partition, &lo, &hi, 10000) == 0) {
         p->end = hi;
@@ -120,18 +108,12 @@ static struct kpart *kpart_new(struct ksrc *ks, const rd_kafka_topic_partition_t
     return p;
 }
 
-/* Where p's committed offset may go: its first message with outputs still
- * out (the tracker's head entry, always pending: settled entries at the
- * head are removed at once), else past the last message consumed; -1 none.
- * Messages without outputs are never pushed, so an output that is slow
- * (Elasticsearch down) costs 16 bytes per message that has one, not per
- * message consumed. */
+/* Where p's committed offset may go (the owner's position hook: its first
+ * message with an output still out, else past the last one processed);
+ * -1 none. */
 static int64_t commit_pos(const struct ksrc *ks, const struct kpart *p)
 {
-    if (ks->h.position) return ks->h.position(ks->h.ctx, p->tag);   /* the owner tracks the messages */
-    const struct track *t = &p->track;
-    if (track_pending(t)) return t->e[t->head].end - 1;
-    return p->consumed >= 0 ? p->consumed + 1 : -1;
+    return ks->h.position ? ks->h.position(ks->h.ctx, p->tag) : -1;
 }
 
 /* Commits the settled positions of the partitions that moved. */
@@ -303,8 +285,7 @@ static int in_list(const rd_kafka_topic_partition_list_t *l, const struct kpart 
  * waits longer: a rebalance during an Elasticsearch outage must not hold
  * up the group (or outlive max.poll.interval.ms); what was not settled is
  * not committed, so the next owner reads it again and its records get the
- * same ids (409). A partition with outputs still out is kept aside until
- * ksrc_free. */
+ * same ids (409); the loop ignores the late settles of a lane taken away. */
 static void ksrc_on_revoke(struct ksrc *ks, const rd_kafka_topic_partition_list_t *parts)
 {
     if (ks->h.drain && ks->h.drain(ks->h.ctx, KSRC_REVOKE_DRAIN_MS) > 0)
@@ -321,8 +302,7 @@ static void ksrc_on_revoke(struct ksrc *ks, const rd_kafka_topic_partition_list_
         fprintf(stderr, "gpulog %s: revoked %s[%d] (committed %lld)\n", ks->name, p->topic, (int)p->part,
                 (long long)p->committed);
         if (ks->cur == p) ks->cur = NULL;
-        if (track_pending(&p->track)) { p->next = ks->zombies; ks->zombies = p; }
-        else kpart_free(p);
+        kpart_free(p);
     }
     if (cooperative(ks)) incremental_error(ks, "unassign", rd_kafka_incremental_unassign(ks->rk, parts));
     else rd_kafka_assign(ks->rk, NULL);
@@ -474,7 +454,6 @@ void ksrc_free(struct ksrc *ks)
     if (!ks) return;
     ksrc_close(ks);
     for (struct kpart *l = ks->parts; l;) { struct kpart *n = l->next; kpart_free(l); l = n; }
-    for (struct kpart *l = ks->zombies; l;) { struct kpart *n = l->next; kpart_free(l); l = n; }
     free(ks);
 }
 
@@ -577,7 +556,6 @@ int ksrc_next(struct ksrc *ks, struct krec *r, int timeout_ms)
         ks->last = m;
         ks->cur = p;
         ks->cur_off = m->offset;
-        ks->cur_tracked = 0;
         *r = (struct krec){ .payload = m->payload, .len = m->len, .topic = p->topic,
                             .partition = p->part, .offset = m->offset, .tag = p->tag };
         return GL_OK;
@@ -585,7 +563,6 @@ int ksrc_next(struct ksrc *ks, struct krec *r, int timeout_ms)
     return GL_AGAIN;
 }
 
-size_t ksrc_buffered(const struct ksrc *ks) { return ks->nb - ks->bi; }
 
 void ksrc_poll_group(struct ksrc *ks)
 {
@@ -603,37 +580,11 @@ void ksrc_done(struct ksrc *ks)
     struct kpart *p = ks->cur;
     if (!p) return;
     ks->cur = NULL;
-    if (ks->cur_tracked) track_settle(&p->track, ks->cur_seq);
     p->consumed = ks->cur_off;
     if (p->end >= 0 && ks->cur_off + 1 >= p->end) p->eof = 1;
 }
 
-/* ------------------------------------------------- settling, committing */
-
-void *ksrc_hold(struct ksrc *ks)
-{
-    if (!ks->cur) return NULL;
-    if (!ks->cur_tracked) {   /* its first output: an entry, held by the reader until ksrc_done */
-        ks->cur_seq = track_push(&ks->cur->track, ks->cur_off + 1);
-        ks->cur_tracked = 1;
-    }
-    track_hold(&ks->cur->track, ks->cur_seq);
-    struct ktok *t = xmalloc(sizeof *t);
-    t->p = ks->cur;
-    t->seq = ks->cur_seq;
-    return t;
-}
-
-void ksrc_settle(struct ksrc *ks, void *token)
-{
-    (void)ks;
-    struct ktok *t = token;
-    if (!t) return;
-    track_settle(&t->p->track, t->seq);
-    free(t);
-}
-
-void ksrc_token_free(void *token) { free(token); }
+/* ------------------------------------------------------------ committing */
 
 void ksrc_commit(struct ksrc *ks, int sync)
 {

@@ -2,17 +2,15 @@
  * kafka_src.h - the Kafka consumer source: one member of a consumer group,
  * reading schema-v1 events (`gpulog detect`).
  *
- * The same shape as every source (next record with a timeout, its
- * position, settle -> checkpoint, close):
+ * The consumer behind the "kafka" source of the one loop (ingest/src_kafka.c,
+ * at the end of this header), which tracks the messages in its lanes:
  *   ksrc_next    the next message of an assigned partition (a batch is
  *                fetched at a time; partition ends and errors are handled
- *                inside), with the reader's hold on it;
- *   ksrc_hold    one more outstanding output for the current message (a
- *                token for the sink), ksrc_settle when it is settled;
+ *                inside);
  *   ksrc_done    the reader is finished with the current message;
- *   ksrc_commit  commits, per partition, the contiguous prefix of messages
- *                with nothing outstanding (ingest/track.c, as collect's
- *                checkpoints): the position;
+ *   ksrc_commit  commits, per partition, the position the owner's position
+ *                hook gives (its lane tracker: the contiguous prefix of
+ *                messages with nothing outstanding, ingest/track.c);
  *   ksrc_close   leaves the group (revoking, so the hooks run), ksrc_free.
  * Offsets: enable.auto.commit=false; nothing moves on a mere enqueue.
  *
@@ -24,8 +22,7 @@
  * tag); partitions assigned later start with fresh tags.
  *
  * Ownership: ksrc_new returns an object freed with ksrc_free; a record's
- * payload is borrowed until the next ksrc_next; tokens from ksrc_hold are
- * owned by the caller until ksrc_settle (or ksrc_token_free at the end).
+ * payload is borrowed until the next ksrc_next.
  */
 #ifndef GPULOG_KAFKA_SRC_H
 #define GPULOG_KAFKA_SRC_H
@@ -49,9 +46,9 @@ struct ksrc_hooks {
      * covers; else the owner said why and the partition has no state) */
     int (*save)(void *ctx, int tag, int64_t offset, struct buf *out);
     int (*restore)(void *ctx, int tag, const void *snap, size_t len, int64_t *offset);
-    /* optional: the owner tracks the messages (the loop's lanes,
-     * src_kafka.c) and says where the partition with this tag may commit
-     * (-1: nothing yet); ksrc_hold/ksrc_settle are then not used */
+    /* where the partition with this tag may commit (the owner tracks the
+     * messages: the loop's lanes, src_kafka.c); -1: nothing yet. Without
+     * it nothing is committed */
     int64_t (*position)(void *ctx, int tag);
 };
 
@@ -88,34 +85,22 @@ int ksrc_subscribe(struct ksrc *ks, const char *topics, char *err, size_t errlen
 /* Leaves the group (the revocation runs the hooks) and closes the client;
  * the partitions' figures stay for ksrc_report. */
 void ksrc_close(struct ksrc *ks);
-/* Closes if not closed yet and frees everything but the tokens still out.
- * NULL is ignored. */
+/* Closes if not closed yet and frees everything. NULL is ignored. */
 void ksrc_free(struct ksrc *ks);
 
-/* The next message: GL_OK with *r filled and the reader's hold on it,
- * GL_AGAIN when none came within timeout_ms (the group is served meanwhile).
+/* The next message: GL_OK with *r filled, GL_AGAIN when none came within timeout_ms (the group is served meanwhile).
  * Paused (ksrc_pause), one message is fetched at a time. */
 int ksrc_next(struct ksrc *ks, struct krec *r, int timeout_ms);
-/* Messages fetched and not yet handed out (the rest of the batch). */
-size_t ksrc_buffered(const struct ksrc *ks);
 /* Serves the group (rebalances, the poll interval) without handing
  * anything out, while the owner cannot take messages: call it paused
  * (ksrc_pause), when a poll brings one message at most, kept behind the
  * rest of the batch for ksrc_next (with 1024 kept, it does not poll). */
 void ksrc_poll_group(struct ksrc *ks);
-/* One more output outstanding for the current message: the token to settle
- * it with. NULL when no message is current (outputs made outside one, such
- * as at a flush, are not tracked). */
-void *ksrc_hold(struct ksrc *ks);
-/* The output of token was settled (stored or dead-lettered); frees token. */
-void ksrc_settle(struct ksrc *ks, void *token);
-/* Frees a token that will never be settled (its offset is not committed). */
-void ksrc_token_free(void *token);
-/* The reader is done with the current message (its own hold is released;
- * ksrc_next also does it for the previous message). */
+/* The reader is done with the current message (ksrc_next also does it for
+ * the previous message): --once's end may be reached. */
 void ksrc_done(struct ksrc *ks);
 
-/* Commits every partition's settled prefix that moved; sync waits. */
+/* Commits every partition's position (the position hook) that moved; sync waits. */
 void ksrc_commit(struct ksrc *ks, int sync);
 /* Pauses (pause = 1) or resumes every assigned partition; partitions
  * assigned later follow. Returns 1 when the state changed. */
