@@ -325,6 +325,48 @@ TEST(flapping_fault_is_not_a_storm)
     profile_free(p);
 }
 
+/* (h) a +10 C step at steady load on a cold window (the series begins at
+ * full load): caught a few samples after the step once 30 samples of the
+ * old level exist, even when the step comes before the window holds
+ * min_n samples; no alarm on a GPU warming up from the series' start or
+ * after a job start, nor on a steady one */
+TEST(cold_window_temperature_step)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    uint64_t r = 17;
+    const int64_t step[6] = { 30, 38, 45, 52, 59, 90 };
+    double warm[2] = { 35, 35 };
+    for (int64_t s = 0; s < 400; s++)
+        for (int g = 0; g < 9; g++) {
+            struct gs x = { 96 + 3 * rnd(&r), 480 + 20 * rnd(&r), 1980, 0, 50000, 0 };
+            double temp = 66 + g % 3 + (rnd(&r) - 0.5);
+            if (g < 6 && s >= step[g]) temp += 10;
+            if (g == 6 || (g == 7 && s >= 120)) {   /* warming with a 25 s time constant */
+                warm[g - 6] += (72 - warm[g - 6]) / 25;
+                temp = warm[g - 6] + (rnd(&r) - 0.5);
+            }
+            if (g == 7 && s < 120) x = IDLE;
+            x.temp = (double)(int)(temp + 0.5);
+            gsample(e, g, s, &x);
+        }
+    engine_flush(e);
+    for (int g = 0; g < 6; g++) {
+        int64_t first;
+        int n = tcount(&t, "gpu.temp.rise", g, 0, &first);
+        if (getenv("TEST_VERBOSE")) printf("  gpu %d step at %lld: %d starts, first at %lld\n", g, (long long)step[g], n, (long long)first);
+        CHECK_EQ_INT(n, 1);
+        CHECK(first >= step[g] && first <= step[g] + 5);
+    }
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.rise", 6, 0, NULL), 0);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.rise", 7, 0, NULL), 0);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.rise", 8, 0, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+}
+
 /* the interval ring on hand-computed values: means and floors, kept and
  * dropped intervals, the shape of the change, the snapshot check */
 TEST(creep_ring_hand_computed)
@@ -491,6 +533,7 @@ int main(void)
     RUN(peers_on_different_jobs);
     RUN(slow_thermal_runaway);
     RUN(flapping_fault_is_not_a_storm);
+    RUN(cold_window_temperature_step);
     RUN(creep_ring_hand_computed);
     RUN(creep_ends_only_back_near_start);
     RUN(leak_ends_only_when_freed);
