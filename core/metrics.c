@@ -61,7 +61,7 @@ static const struct family families[M__COUNT] = {
     [M_CLOCK_STEPS] = { "gpulog_clock_steps_total", MT_COUNTER, NULL,
         "GPUs whose event time stepped (5 consistent samples outside the expected range): their series re-anchored at the new time and their windows started over." },
     [M_STATE_SNAPSHOTS] = { "gpulog_state_snapshots_total", MT_COUNTER, "result",
-        "Detector state snapshots of partitions (detect --state-topic), by result: written, restored (the partition went on warm), refused (damaged, another profile or build: it started cold), unused (ahead of or too far behind the committed offset: cold)." },
+        "Detector state snapshots of partitions (detect --state-topic), by result: written, restored (the partition went on warm), refused (damaged, another profile or build: it started cold), unused (ahead of or too far behind the committed offset: cold), incomplete (a chunk of a large snapshot missing or damaged in the state topic: cold)." },
     [M_STATE_SNAPSHOT_BYTES] = { "gpulog_state_snapshot_bytes_total", MT_COUNTER, NULL,
         "Bytes of detector state snapshots written to the state topic (the Kafka traffic they add)." },
 };

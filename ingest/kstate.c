@@ -1,12 +1,19 @@
 /* kstate.c - see kstate.h. */
 #include "kstate.h"
+#include "kchunk.h"
 #include "../core/kafka_conf.h"
 #include "../core/kafka_log.h"
+#include "../core/metrics.h"
 
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The chunk keys of one key this member no longer needs: deleted after its
+ * next value is written (kchunk.h). */
+struct kstale { char *key; struct kchunk_keys keys; };
 
 struct kstate {
     rd_kafka_t *prod, *cons;
@@ -14,7 +21,23 @@ struct kstate {
     char *topic;
     const char *name;
     uint64_t bytes;
+    size_t chunk_max;          /* chunk value bytes at most (KCHUNK_MAX or the producer's limit) */
+    uint64_t gen_seq;
+    struct kstale *stale;
+    size_t nstale;
 };
+
+/* The stale chunk keys of key (created empty). */
+static struct kchunk_keys *stale_of(struct kstate *s, const char *key)
+{
+    for (size_t i = 0; i < s->nstale; i++)
+        if (!strcmp(s->stale[i].key, key)) return &s->stale[i].keys;
+    s->stale = xrealloc(s->stale, (s->nstale + 1) * sizeof *s->stale);
+    struct kstale *t = &s->stale[s->nstale++];
+    t->key = xstrdup(key);
+    memset(&t->keys, 0, sizeof t->keys);
+    return &t->keys;
+}
 
 /* The delivery report of a value: only failures are said. */
 static void kstate_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
@@ -64,7 +87,7 @@ struct kstate *kstate_new(const char *brokers, const char *topic, const char *co
                           const char *name, char *err, size_t errlen)
 {
     static const char *const pfixed[] = { "acks", "all", "enable.idempotence", "true", "compression.type", "lz4",
-                                          "message.max.bytes", "16777216", "linger.ms", "50", NULL };
+                                          "message.max.bytes", "1000000", "linger.ms", "50", NULL };
     static const char *const cfixed[] = { "group.id", "gpulog-state-reader", "enable.auto.commit", "false",
                                           "enable.partition.eof", "true", "fetch.max.bytes", "16777216", NULL };
     struct kstate *s = xcalloc(1, sizeof *s);
@@ -74,15 +97,42 @@ struct kstate *kstate_new(const char *brokers, const char *topic, const char *co
     s->cons = s->prod ? client(RD_KAFKA_CONSUMER, brokers, cfixed, props, nprops, err, errlen) : NULL;
     if (!s->cons) { kstate_free(s); return NULL; }
     s->rkt = rd_kafka_topic_new(s->prod, topic, NULL);
+    /* a chunk, its key and the batch framing within the producer's limit
+     * (ours, or the user's -X message.max.bytes) */
+    long mmb = 1000000;
+    for (size_t i = 0; i < nprops; i++)
+        if (!strncmp(props[i], "message.max.bytes=", 18)) mmb = atol(props[i] + 18);
+    s->chunk_max = mmb > 4096 && (size_t)mmb - 2048 < KCHUNK_MAX ? (size_t)mmb - 2048 : KCHUNK_MAX;
     return s;
+}
+
+/* kchunk's emit: one message to partition 0 (len 0: a tombstone). */
+static int kstate_emit(void *ctx, const char *key, const void *val, size_t len)
+{
+    struct kstate *s = ctx;
+    int e = rd_kafka_produce(s->rkt, 0, RD_KAFKA_MSG_F_COPY, len ? (void *)(uintptr_t)val : NULL, len, key,
+                             strlen(key), NULL);
+    if (e)
+        fprintf(stderr, "gpulog %s: state topic %s: %s not written: %s\n", s->name, s->topic, key,
+                rd_kafka_err2str(rd_kafka_last_error()));
+    else s->bytes += len + strlen(key);
+    return e;
 }
 
 void kstate_put(struct kstate *s, const char *key, const void *value, size_t len)
 {
-    if (rd_kafka_produce(s->rkt, 0, RD_KAFKA_MSG_F_COPY, (void *)(uintptr_t)value, len, key, strlen(key), NULL))
-        fprintf(stderr, "gpulog %s: state topic %s: %s not written: %s\n", s->name, s->topic, key,
-                rd_kafka_err2str(rd_kafka_last_error()));
-    else s->bytes += len + strlen(key);
+    /* unique to this write: milliseconds, process, sequence */
+    uint64_t gen = (uint64_t)gl_now_ms() << 22 ^ (uint64_t)(getpid() & 0x3ff) << 12 ^ (s->gen_seq++ & 0xfff);
+    struct kchunk_keys mine = { 0 }, *stale = stale_of(s, key);
+    if (kchunk_write(key, value, len, s->chunk_max, gen, kstate_emit, s, &mine) >= 0) {
+        /* the new value is in: the chunks of the one before are not needed */
+        for (size_t i = 0; i < stale->n; i++) kstate_emit(s, stale->k[i], NULL, 0);
+        kchunk_keys_free(stale);
+        *stale = mine;
+    } else {   /* no manifest: its chunks go with the next value */
+        for (size_t i = 0; i < mine.n; i++) kchunk_keys_add(stale, mine.k[i]);
+        kchunk_keys_free(&mine);
+    }
     rd_kafka_poll(s->prod, 0);
 }
 
@@ -109,6 +159,7 @@ int kstate_get(struct kstate *s, const char *const *keys, size_t n, struct buf *
     rd_kafka_topic_partition_list_destroy(l);
     int64_t deadline = gl_now_ms() + timeout_ms, next = lo;
     int rc = GL_OK;
+    struct kchunk_rd *rd = kchunk_rd_new(keys, n);
     while (next < hi) {
         int64_t left = deadline - gl_now_ms();
         if (left <= 0) {
@@ -122,15 +173,21 @@ int kstate_get(struct kstate *s, const char *const *keys, size_t n, struct buf *
         if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) next = hi;
         else if (!m->err) {
             next = m->offset + 1;
-            for (size_t i = 0; i < n; i++)
-                if (m->key && m->key_len == strlen(keys[i]) && !memcmp(m->key, keys[i], m->key_len)) {
-                    vals[i].len = 0;
-                    if (m->len) buf_append(&vals[i], m->payload, m->len);   /* empty: a tombstone */
-                }
+            if (m->key) kchunk_rd_feed(rd, m->key, m->key_len, m->payload, m->len);
         }
         rd_kafka_message_destroy(m);
     }
     rd_kafka_assign(s->cons, NULL);
+    for (size_t i = 0; i < n; i++) {
+        char why[256];
+        /* the chunks found now go after this member's next value of the key */
+        if (kchunk_rd_value(rd, i, &vals[i], stale_of(s, keys[i]), why, sizeof why) < 0 && rc == GL_OK) {
+            fprintf(stderr, "gpulog %s: state topic %s: the snapshot of %s is incomplete (%s): the partition "
+                            "starts cold\n", s->name, s->topic, keys[i], why);
+            metrics_inc_label(M_STATE_SNAPSHOTS, "incomplete");
+        }
+    }
+    kchunk_rd_free(rd);
     return rc;
 }
 
@@ -142,6 +199,8 @@ void kstate_free(struct kstate *s)
     if (s->rkt) rd_kafka_topic_destroy(s->rkt);
     if (s->prod) rd_kafka_destroy(s->prod);
     if (s->cons) { rd_kafka_consumer_close(s->cons); rd_kafka_destroy(s->cons); }
+    for (size_t i = 0; i < s->nstale; i++) { free(s->stale[i].key); kchunk_keys_free(&s->stale[i].keys); }
+    free(s->stale);
     free(s->topic);
     free(s);
 }

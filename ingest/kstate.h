@@ -5,6 +5,14 @@
  * under the key "TOPIC/PARTITION" and reads the latest back when the
  * partition is assigned to it.
  *
+ * A value larger than a message the broker takes by default (1 MiB; the
+ * chunk bound is 512 KiB, less when -X message.max.bytes is lower) goes in
+ * chunks under "KEY/GEN/I" with a manifest under KEY (ingest/kchunk.h): the
+ * topic needs no raised max.message.bytes. A read takes a value whole or not
+ * at all (a chunk missing or damaged: logged, counted as "incomplete", the
+ * caller starts cold); the chunks of the value a write replaces are
+ * tombstoned after it.
+ *
  * The topic has one partition (every value goes to partition 0) and should
  * be compacted (cleanup.policy=compact: only the latest value of each key
  * is kept); a reader reads it from the beginning to its end. A topic the
