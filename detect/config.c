@@ -24,7 +24,7 @@ static const char gpu_profile[] =
 "  \"params\":{\"high\":87,\"clear_high\":82}},"
 "{\"id\":\"gpu.temp.rise\",\"name\":\"GPU temperature rising at steady load\",\"detector\":\"robust_z\","
 "  \"metric\":\"gpu.temperature.gpu\",\"severity\":1,\"for\":3,\"clear\":20,\"cooldown_s\":30,"
-"  \"params\":{\"z\":4,\"min_dev\":4,\"min_scale\":1,\"direction\":1,\"steady_range\":15,\"steady_power\":0.3,\"min_n\":30}},"
+"  \"params\":{\"z\":4,\"min_dev\":4,\"min_scale\":1,\"direction\":1,\"steady_range\":15,\"steady_power\":0.3,\"min_n\":30,\"lag\":10}},"
 "{\"id\":\"gpu.temp.creep\",\"name\":\"GPU temperature creeping up at steady load\",\"detector\":\"creep\","
 "  \"metric\":\"gpu.temperature.gpu\",\"severity\":1,\"for\":1,\"clear\":60,\"cooldown_s\":120},"
 "{\"id\":\"gpu.thermal\",\"name\":\"Thermal throttling\",\"detector\":\"thermal_throttle\","
