@@ -166,13 +166,28 @@ static inline char *w_lit(char *p, const char *s, size_t n)
 #define W_LIT(p, s) w_lit((p), (s), sizeof(s) - 1)
 
 /* The digits are written in place from the last one: the length first, so
- * no copy (a memcpy of a variable 1-20 bytes was a libc call per number). */
+ * no copy (a memcpy of a variable 1-20 bytes was a libc call per number);
+ * two digits per division, from a table (dmon rows: ~20 small integers per
+ * event, 3.5 % of collect's CPU with one digit per division). */
 static inline char *w_u64(char *p, uint64_t u)
 {
+    static const char d2[201] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+    if (u < 10) { *p = (char)('0' + u); return p + 1; }
     size_t n = 1;
-    for (uint64_t t = u; t >= 10; t /= 10) n++;
+    uint64_t t = u;
+    for (; t >= 100; t /= 100) n += 2;
+    if (t >= 10) n++;
     char *q = p + n;
-    do { *--q = (char)('0' + u % 10); u /= 10; } while (u);
+    while (u >= 100) {
+        q -= 2;
+        memcpy(q, d2 + 2 * (u % 100), 2);
+        u /= 100;
+    }
+    if (u >= 10) { q -= 2; memcpy(q, d2 + 2 * u, 2); }
+    else *--q = (char)('0' + u);
     return p + n;
 }
 
