@@ -12,7 +12,7 @@
 # windows warm) is consumed; one member of each group is killed (SIGKILL)
 # and the group hands its partitions to the others; part 2 (90 s) carries the
 # faults: GPU 0 of every host steps up 10 °C (gpu.temp.rise, a robust z over
-# a 60-sample window) k samples after the part began, k one of 12 values
+# a 64-sample window, judged from 30 samples on) k samples after the part began, k one of 12 values
 # from 0 to 70 by host, and GPU 1 of every tenth host runs at 92 °C for 20 s
 # (gpu.temp.high, a threshold), and GPU 2 of every tenth host from 30 s
 # before the SIGKILL to 50 s after (one episode open across it); then a member joins each group and another is
