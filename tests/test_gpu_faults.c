@@ -514,8 +514,11 @@ TEST(new_parameters_checked)
         "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.creep\",\"params\":{\"min_n\":40}}]}",
         "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.mem.leak\",\"params\":{\"slow_n\":1}}]}",
         "{\"extends\":\"gpu\",\"incidents\":\"yes\"}",
+        "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.rise\",\"params\":{\"lag\":30}}]}",
+        "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.rise\",\"params\":{\"lag\":2.5}}]}",
     };
-    const char *what[] = { "rule gpu.power.cap: alpha", "rule gpu.temp.creep: min_n", "rule gpu.mem.leak: slow_n", "incidents" };
+    const char *what[] = { "rule gpu.power.cap: alpha", "rule gpu.temp.creep: min_n", "rule gpu.mem.leak: slow_n", "incidents",
+                           "rule gpu.temp.rise: lag", "rule gpu.temp.rise: lag" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char err[256] = "";
         struct profile *p = profile_from_json(bad[i], strlen(bad[i]), err, sizeof err);
