@@ -21,8 +21,9 @@ LIBS="$(pkg-config --libs $PKGS 2>/dev/null) -lm -lpthread"
 mkdir -p "$OUT/obj" "$OUT/artifacts" "$OUT/scratch"
 
 # the library: core (without main), parsers (without subcommands), the
-# detectors (fuzz_detectors, fuzz_snapshot), the file sink
-srcs=$(ls core/*.c parsers/*.c detect/*.c sinks/sink.c ingest/checkpoint.c)
+# detectors (fuzz_detectors, fuzz_snapshot), the file sink, the state-topic
+# chunk reader (fuzz_kchunk)
+srcs=$(ls core/*.c parsers/*.c detect/*.c sinks/sink.c ingest/checkpoint.c ingest/kchunk.c)
 newest_h=$(ls -t core/*.h parsers/*.h detect/*.h sinks/*.h ingest/*.h | head -n 1)
 build_one() {   # compiles $1 into $OUT/obj unless up to date
   local o="$OUT/obj/$(echo "$1" | tr / _).o"
