@@ -397,46 +397,33 @@ void engine_feed(struct engine *e, const struct event *ev)
     engine_feed_tag(e, ev, 0);
 }
 
-void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
+/* Checks the time ts of a metric sample of x (host h) against x's last one:
+ * a duplicate is dropped, a step beyond the tolerance goes to clock_step
+ * (dropped or re-anchored), else lateness, gaps and the interval are
+ * counted and learned. Returns 1 when the sample goes on, 0 when dropped. */
+static int sample_time_ok(struct engine *e, struct host *h, struct ent *x, int64_t ts)
 {
-    e->st.events++;
-    e->clock++;
-    if (ev->dataset && (!strcmp(ev->dataset, "gpu.xid") || !strcmp(ev->dataset, "gpu.sxid"))) {
-        feed_kernel(e, ev, tag);
-        return;
+    if (!x->nsamples) return 1;
+    if (ts == x->last_ts) { e->st.duplicates++; metrics_inc_label(M_SAMPLES_DROPPED, "duplicate"); return 0; }
+    int behind = ts < x->last_ts - e->prof->ooo_tol_ms;
+    if (behind || (double)(ts - x->last_ts) > ahead_limit_ms(e, x))
+        return clock_step(e, h, x, ts, behind);   /* else re-anchored at ts */
+    x->step_n = 0;
+    if (ts < x->last_ts) {
+        e->st.late_within_tolerance++;
+    } else {
+        int64_t dt = ts - x->last_ts;
+        /* the first step only teaches the interval */
+        if (x->interval_ms > 0 && (double)dt > gap_limit_ms(e, x)) e->st.gaps++;
+        interval_update(x, dt);
     }
-    if (!ev->kind || strcmp(ev->kind, "metric")) { e->st.ignored++; return; }
-    struct host *h = eng_host_get(e, ev->host, tag);
-    int gpu = -1;
-    const struct ev_field *gf = event_get(ev, "gpu.index");
-    if (gf && gf->type == EV_INT) gpu = (int)gf->v.i;
-    struct ent *x = eng_ent_get(e, h, gpu);
-    int64_t ts = ev->ts_ms;
-    if (x->nsamples) {
-        if (ts == x->last_ts) { e->st.duplicates++; metrics_inc_label(M_SAMPLES_DROPPED, "duplicate"); return; }
-        int behind = ts < x->last_ts - e->prof->ooo_tol_ms;
-        if (behind || (double)(ts - x->last_ts) > ahead_limit_ms(e, x)) {
-            if (!clock_step(e, h, x, ts, behind)) return;   /* else re-anchored at ts */
-        } else {
-            x->step_n = 0;
-            if (ts < x->last_ts) {
-                e->st.late_within_tolerance++;
-            } else {
-                int64_t dt = ts - x->last_ts;
-                /* the first step only teaches the interval */
-                if (x->interval_ms > 0 && (double)dt > gap_limit_ms(e, x)) e->st.gaps++;
-                interval_update(x, dt);
-            }
-        }
-    }
-    if (ts > e->newest_ts) e->newest_ts = ts;
-    if (!h->have_block || ts > h->block_ts) {
-        if (h->have_block) host_block_done(e, h, h->block_ts);
-        h->block_ts = ts;
-        h->have_block = 1;
-    }
-    e->st.samples++;
-    /* the values of this sample */
+    return 1;
+}
+
+/* The values of the sample ev into x->val and x->present (finite numbers
+ * and booleans, by slot); the first uuid and bus id seen are copied into x. */
+static void sample_values(struct engine *e, struct ent *x, const struct event *ev)
+{
     x->present = 0;
     for (size_t i = 0; i < ev->nf; i++) {
         const struct ev_field *f = &ev->f[i];
@@ -455,20 +442,23 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
         x->val[s] = v;
         x->present |= 1ULL << s;
     }
-    x->last_seen_ms = e->clock;
-    if (e->lru_tail != x) { eng_lru_unlink(e, x); lru_append(e, x); }
-    int late = x->nsamples && ts < x->last_ts;
-    if (!late) x->last_ts = ts;
-    x->nsamples++;
-    /* learned references */
+}
+
+/* Learned references of x: its power range (pmin, pmax, slowly forgotten). */
+static void learn_power(struct engine *e, struct ent *x)
+{
     double pw;
     if (ent_val(x, e->prof->sl_power, &pw)) {
         if (x->nsamples == 1 || x->pmin == 0) { x->pmin = (float)pw; }
         x->pmax = (float)(pw > x->pmax * 0.99999 ? pw : x->pmax * 0.99999);
         x->pmin = (float)(pw < x->pmin + 0.001 ? pw : x->pmin + 0.001);
     }
-    struct det_ctx cx = { .ts = ts, .e = x, .h = h, .slots = &e->prof->slots };
-    /* series rules judge the sample against the window before it is added */
+}
+
+/* Each present value of x at ts: its series rules judge it against the
+ * window before it is added (not when late), then window and last value. */
+static void feed_series(struct engine *e, struct ent *x, struct det_ctx *cx, int64_t ts, int late)
+{
     uint64_t pres = x->present;
     while (pres) {
         int s = __builtin_ctzll(pres);
@@ -477,12 +467,12 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
         if (!se) continue;
         const struct rule_set *rs = &e->slot_rules[s];
         if (rs->n && !late) {
-            cx.slot = s;
-            cx.s = se;
-            cx.v = x->val[s];
+            cx->slot = s;
+            cx->s = se;
+            cx->v = x->val[s];
             for (size_t k = 0; k < rs->n; k++) {
                 const struct rule_cfg *rc = &e->prof->rules[rs->idx[k]];
-                eng_judge(e, rc, x, e->prof->slots.name[s], (unsigned char *)se->rstate + rs->off[k], ts, &cx);
+                eng_judge(e, rc, x, e->prof->slots.name[s], (unsigned char *)se->rstate + rs->off[k], ts, cx);
             }
         }
         if (se->w) {
@@ -494,6 +484,40 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
         se->has_last = 1;
         se->nsamples++;
     }
+}
+
+void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
+{
+    e->st.events++;
+    e->clock++;
+    if (ev->dataset && (!strcmp(ev->dataset, "gpu.xid") || !strcmp(ev->dataset, "gpu.sxid"))) {
+        feed_kernel(e, ev, tag);
+        return;
+    }
+    if (!ev->kind || strcmp(ev->kind, "metric")) { e->st.ignored++; return; }
+    struct host *h = eng_host_get(e, ev->host, tag);
+    int gpu = -1;
+    const struct ev_field *gf = event_get(ev, "gpu.index");
+    if (gf && gf->type == EV_INT) gpu = (int)gf->v.i;
+    struct ent *x = eng_ent_get(e, h, gpu);
+    int64_t ts = ev->ts_ms;
+    if (!sample_time_ok(e, h, x, ts)) return;
+    if (ts > e->newest_ts) e->newest_ts = ts;
+    if (!h->have_block || ts > h->block_ts) {
+        if (h->have_block) host_block_done(e, h, h->block_ts);
+        h->block_ts = ts;
+        h->have_block = 1;
+    }
+    e->st.samples++;
+    sample_values(e, x, ev);
+    x->last_seen_ms = e->clock;
+    if (e->lru_tail != x) { eng_lru_unlink(e, x); lru_append(e, x); }
+    int late = x->nsamples && ts < x->last_ts;
+    if (!late) x->last_ts = ts;
+    x->nsamples++;
+    learn_power(e, x);
+    struct det_ctx cx = { .ts = ts, .e = x, .h = h, .slots = &e->prof->slots };
+    feed_series(e, x, &cx, ts, late);
     if (!late) {
         cx.slot = -1;
         cx.s = NULL;
