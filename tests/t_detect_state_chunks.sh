@@ -9,7 +9,8 @@
 # message under 1 MiB, a manifest under TOPIC/0); a restarted member restores
 # it whole (its size over 1 MiB); a third member consumes more, writes a new
 # generation and tombstones the chunks of every older one; a fourth restores
-# the new generation. The broker is first shown to refuse the snapshot as one
+# the new generation; with one of its chunks deleted, a fifth member logs
+# the snapshot incomplete and starts cold. The broker is first shown to refuse the snapshot as one
 # 1.2 MB message on such a topic.
 # Ends with "N passed, N failed".
 set -uo pipefail
@@ -87,4 +88,19 @@ read -r off size < <(restored "$tmp/d.err")
 check "D restored the second generation: offset 102400, over 1 MiB" $? "$(grep -E 'snapshot|state topic' "$tmp/d.err")"
 ! grep -qE "incomplete|starts cold" "$tmp"/[abcd].err
 check "no member found a snapshot incomplete" $? "$(grep -hE 'incomplete|cold' "$tmp"/[abcd].err)"
+# a chunk of the live generation deleted (a tombstone): the next member logs
+# the snapshot incomplete and starts the partition cold
+state > "$tmp/st3"
+victim=$("$PY" -c '
+import sys
+last = {}
+for k, n in (l.split() for l in open(sys.argv[1])):
+    if k.startswith(sys.argv[2]): last[k] = n
+print(next(k for k, n in sorted(last.items()) if n != "-1" and k.endswith("/1")))' "$tmp/st3" "$topic/0/" 2>/dev/null)
+printf '%s\t\n' "$victim" | kcat -b "$B" -P -t "$ST" -K '\t' -Z 2>> "$tmp/kcat.err"
+check "a tombstone for chunk ${victim##*/} of the live generation" $? "$(cat "$tmp/kcat.err")"
+member e; check "member E exits" $? "$(tail -3 "$tmp/e.err")"
+grep -q "the snapshot of $topic/0 is incomplete (chunk 2 of [0-9]* of generation [0-9a-f]* is missing): the partition starts cold" "$tmp/e.err" &&
+  ! grep -q "restored from its snapshot" "$tmp/e.err"
+check "E logs the snapshot incomplete and starts cold" $? "$(grep -E 'snapshot|state topic' "$tmp/e.err")"
 finish
