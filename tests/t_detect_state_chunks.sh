@@ -8,10 +8,11 @@
 # --once --state-topic` writes the partition's snapshot in chunks (each
 # message under 1 MiB, a manifest under TOPIC/0); a restarted member restores
 # it whole (its size over 1 MiB); a third member consumes more, writes a new
-# generation and tombstones the chunks of every older one; a fourth restores
-# the new generation; with one of its chunks deleted, a fifth member logs
-# the snapshot incomplete and starts cold. The broker is first shown to refuse the snapshot as one
-# 1.2 MB message on such a topic.
+# generation (in smaller chunks: -X message.max.bytes=400000) and tombstones
+# the chunks of every older one; a fourth restores the new generation; with
+# one of its chunks deleted, a fifth member logs the snapshot incomplete and
+# starts cold. The broker is first shown to refuse the snapshot as one 1.2 MB
+# message on such a topic.
 # Ends with "N passed, N failed".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -46,9 +47,10 @@ EOF
 kcat -b "$B" -P -t "$topic" -K '\t' -l "$tmp/part1" 2> "$tmp/kcat.err"
 check "produce 70 s of 1,280 GPUs (89,600 samples)" $? "$(cat "$tmp/kcat.err")"
 
-member() {   # $1 name: detect --once, records $tmp/$1.ndjson, log $tmp/$1.err
+member() {   # $1 name [-X k=v...]: detect --once, records $tmp/$1.ndjson, log $tmp/$1.err
+  local n=$1; shift
   timeout 60 "$GPULOG" detect --brokers "$B" --group "$group" --topics "$topic" --once --state-topic "$ST" \
-    --snapshot-interval 1 --output "$tmp/$1.ndjson" 2> "$tmp/$1.err"
+    --snapshot-interval 1 --output "$tmp/$n.ndjson" "$@" 2> "$tmp/$n.err"
 }
 restored() { sed -n 's/.*detector state restored from its snapshot (offset \([0-9]*\), \([0-9]*\) bytes.*/\1 \2/p' "$1"; }
 member a; check "member A consumes the partition and exits" $? "$(tail -3 "$tmp/a.err")"
@@ -68,8 +70,11 @@ check "B restored the whole snapshot: offset 89600, over 1 MiB" $? "$(grep -E 's
 echo "     snapshot of 1,280 GPUs: $size bytes ($(( ${size:-0} / 1280 )) per GPU), $(grep -cE "^$topic/0/.* [0-9]+$" "$tmp/st1") chunk messages, $(grep -c " -1$" "$tmp/st1") tombstones"
 
 kcat -b "$B" -P -t "$topic" -K '\t' -l "$tmp/part2" 2>> "$tmp/kcat.err"
-member c; check "member C restores, consumes 10 s more and exits" $? "$(tail -3 "$tmp/c.err")"
+member c -X message.max.bytes=400000
+check "member C (-X message.max.bytes=400000) restores, consumes 10 s more and exits" $? "$(tail -3 "$tmp/c.err")"
 state > "$tmp/st2"
+tail -n +"$(( $(wc -l < "$tmp/st1") + 1 ))" "$tmp/st2" | awk '$2 > 400000 { bad = 1 } END { exit bad }'
+check "its chunks fit its message.max.bytes" $? "$(tail -8 "$tmp/st2")"
 "$PY" - "$tmp/st2" "$topic/0/" > "$tmp/gens" <<'EOF'
 import sys
 pre = sys.argv[2]
