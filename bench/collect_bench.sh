@@ -8,8 +8,8 @@
 #      gpulog's producer settings and gpulog's message key (host.name, here
 #      "bench": kcat -K): what shipping the same messages costs without any
 #      parsing, encoding or checkpointing (before, B shipped them unkeyed:
-#      not the same messages, and ~14 % less CPU: 4 alternating rounds,
-#      0.66-0.76 s against 0.74-0.86 s keyed)
+#      not the same messages, and 2-14 % less CPU by median in two sets of
+#      alternating rounds, 4 and 8, at load average 3-5)
 # Every topic is created (one warm-up message) before anything is timed: a
 # fresh topic costs each producer about 1 s of librdkafka's metadata timer,
 # a constant that has nothing to do with throughput; one untimed pass of B
