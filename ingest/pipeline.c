@@ -518,10 +518,22 @@ static size_t pollset(struct pipeline *pl, struct pollset *ps)
     return np;
 }
 
+/* Polls every sink; the first one with documents out may wait up to
+ * timeout ms (a file sink in front of Elasticsearch must not take the wait:
+ * the loop would spin while Elasticsearch holds documents). Returns the
+ * documents still unsettled. */
 static long sinks_poll(struct pipeline *pl, int timeout)
 {
     long n = 0;
-    for (size_t i = 0; i < pl->nsinks; i++) n += sink_poll(pl->sinks[i], i ? 0 : timeout);
+    int waited = timeout <= 0;
+    for (size_t i = 0; i < pl->nsinks; i++) {
+        long u = sink_poll(pl->sinks[i], 0);
+        if (u && !waited) {
+            u = sink_poll(pl->sinks[i], timeout);
+            waited = 1;
+        }
+        n += u;
+    }
     return n;
 }
 
