@@ -518,31 +518,11 @@ void sink_es_stats(const struct sink *s, struct es_stats *out)
     if (s && s->ops == &es_ops) *out = ((const struct es_sink *)s->st)->st;
 }
 
-struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle_fn, void *ctx,
-                         char *err, size_t errlen)
+/* Copies the settings of ec (namespace ns) into e, which owns the copies,
+ * with the defaults and the batch limit derived from them, and readies its
+ * buffers. */
+static void es_take_conf(struct es_sink *e, const struct es_conf *ec, const char *ns)
 {
-    if (!ec || !ec->url || (strncmp(ec->url, "http://", 7) && strncmp(ec->url, "https://", 8))) {
-        snprintf(err, errlen, "es: the URL must start with http:// or https://");
-        return NULL;
-    }
-    const char *ns = ec->ns && *ec->ns ? ec->ns : "default";
-    if (!es_ns_valid(ns)) {
-        snprintf(err, errlen, "es: '%s' is not a valid namespace", ns);
-        return NULL;
-    }
-    static int curl_ready;
-    if (!curl_ready) { curl_global_init(CURL_GLOBAL_DEFAULT); curl_ready = 1; }
-
-    struct es_sink *e = xcalloc(1, sizeof *e);
-    e->dl_fd = -1;
-    if (ec->deadletter_path && strcmp(ec->deadletter_path, "-")) {
-        e->dl_fd = open(ec->deadletter_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (e->dl_fd < 0) {
-            snprintf(err, errlen, "es: dead letter %s: %s", ec->deadletter_path, strerror(errno));
-            free(e);
-            return NULL;
-        }
-    }
     e->url = xstrdup(ec->url);
     e->ns = xstrdup(ns);
     e->user = dup_or_null(ec->user);
@@ -572,7 +552,13 @@ struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle_fn, voi
         buf_init(&e->b[k].gz);
     }
     buf_init(&e->resp);
+}
 
+/* The curl handles of e (owned by e, freed by es_destroy): the multi handle
+ * and the easy handle of the bulk request with auth, TLS, headers and
+ * timeouts. Returns GL_OK, or GL_ERROR with a reason in err. */
+static int es_curl_setup(struct es_sink *e, char *err, size_t errlen)
+{
     struct buf u;
     buf_init(&u);
     buf_puts(&u, e->url);
@@ -584,8 +570,7 @@ struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle_fn, voi
     e->easy = curl_easy_init();
     if (!e->multi || !e->easy) {
         snprintf(err, errlen, "es: curl init failed");
-        es_destroy(e);
-        return NULL;
+        return GL_ERROR;
     }
     struct es_conf own = {
         .url = e->url, .user = e->user, .password = e->password, .api_key = e->api_key,
@@ -608,6 +593,40 @@ struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle_fn, voi
     long timeout_ms = tmo && atol(tmo) > 0 ? atol(tmo) : 120000L;
     curl_easy_setopt(e->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, 2L);
+    return GL_OK;
+}
+
+struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle_fn, void *ctx,
+                         char *err, size_t errlen)
+{
+    if (!ec || !ec->url || (strncmp(ec->url, "http://", 7) && strncmp(ec->url, "https://", 8))) {
+        snprintf(err, errlen, "es: the URL must start with http:// or https://");
+        return NULL;
+    }
+    const char *ns = ec->ns && *ec->ns ? ec->ns : "default";
+    if (!es_ns_valid(ns)) {
+        snprintf(err, errlen, "es: '%s' is not a valid namespace", ns);
+        return NULL;
+    }
+    static int curl_ready;
+    if (!curl_ready) { curl_global_init(CURL_GLOBAL_DEFAULT); curl_ready = 1; }
+
+    struct es_sink *e = xcalloc(1, sizeof *e);
+    e->dl_fd = -1;
+    if (ec->deadletter_path && strcmp(ec->deadletter_path, "-")) {
+        e->dl_fd = open(ec->deadletter_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (e->dl_fd < 0) {
+            snprintf(err, errlen, "es: dead letter %s: %s", ec->deadletter_path, strerror(errno));
+            free(e);
+            return NULL;
+        }
+    }
+    es_take_conf(e, ec, ns);
+
+    if (es_curl_setup(e, err, errlen) != GL_OK) {
+        es_destroy(e);
+        return NULL;
+    }
 
     struct sink *s = xcalloc(1, sizeof *s);
     s->ops = &es_ops;
