@@ -1,0 +1,82 @@
+/*
+ * cap_harness.h - shared by the detector tests (test_detectors.c,
+ * test_episode_end.c): an engine whose records (episodes; incidents are
+ * skipped) are captured as NDJSON and, for the first 64, field by field.
+ * Header-only; everything is static inline.
+ */
+#ifndef GPULOG_TEST_CAP_HARNESS_H
+#define GPULOG_TEST_CAP_HARNESS_H
+
+#include "test.h"
+#include "../detect/engine.h"
+#include "engine_harness.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct cap {
+    struct buf out;
+    int n[3];                 /* start, change, end */
+    int64_t ts[64];           /* @timestamp of each record */
+    int64_t start_field[64];  /* event.start */
+    int gpu[64];
+    char type[64][8];
+    char rule[64][32];
+    char metric[64][64];
+    double value[64];
+    int nrec;
+};
+
+static inline void cap_emit(void *ctx, const struct event *r)
+{
+    struct cap *c = ctx;
+    /* episodes only: the incidents that group them are test_gpu_faults' */
+    if (r->dataset && !strcmp(r->dataset, "gpu.incident")) return;
+    event_to_json(r, &c->out);
+    buf_putc(&c->out, '\n');
+    size_t n;
+    const char *t = event_get_str(r, "event.type", &n);
+    int k = !strncmp(t, "start", n) ? 0 : !strncmp(t, "change", n) ? 1 : 2;
+    c->n[k]++;
+    if (c->nrec < 64) {
+        int i = c->nrec++;
+        c->ts[i] = r->ts_ms;
+        snprintf(c->type[i], 8, "%.*s", (int)n, t);
+        const char *rid = event_get_str(r, "rule.id", &n);
+        snprintf(c->rule[i], 32, "%.*s", (int)n, rid);
+        const char *m = event_get_str(r, "anomaly.metric", &n);
+        snprintf(c->metric[i], 64, "%.*s", (int)n, m);
+        const char *st = event_get_str(r, "event.start", &n);
+        gl_parse_iso_ts(st, n, &c->start_field[i]);
+        double g = -1;
+        event_get_num(r, "gpu.index", &g);
+        c->gpu[i] = (int)g;
+        event_get_num(r, "anomaly.value", &c->value[i]);
+    }
+}
+
+/* A capture and an engine on profile p that emits into it. */
+static inline struct engine *cap_engine(struct cap *c, struct profile *p)
+{
+    memset(c, 0, sizeof *c);
+    buf_init(&c->out);
+    return engine_new(p, cap_emit, c);
+}
+
+/* Frees what cap_engine made, and p. */
+static inline void cap_done(struct engine *e, struct profile *p, struct cap *c)
+{
+    engine_free(e);
+    profile_free(p);
+    buf_free(&c->out);
+}
+
+/* Records of rule id of the given type among the captured ones. */
+static inline int count_rec(const struct cap *c, const char *rule, const char *type)
+{
+    int n = 0;
+    for (int i = 0; i < c->nrec; i++) if (!strcmp(c->rule[i], rule) && !strcmp(c->type[i], type)) n++;
+    return n;
+}
+
+#endif
