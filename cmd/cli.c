@@ -112,18 +112,10 @@ void out_free(struct out *o)
  * (a program error). Returns the number of entries. */
 size_t cli_options(const struct cli_flag *f, size_t n, struct option *opts, size_t max, char *shortopts, size_t shortlen)
 {
-    size_t k = 0, sl = strlen(shortopts);
-    for (size_t i = 0; i < n; i++) {
-        if (f[i].name) {
-            if (k == max) abort();
-            opts[k++] = (struct option){ f[i].name, f[i].has_arg, NULL, f[i].val };
-        }
-        if (f[i].val <= 0 || f[i].val >= 128) continue;
-        if (sl + 3 > shortlen) abort();
-        shortopts[sl++] = (char)f[i].val;
-        if (f[i].has_arg == required_argument) shortopts[sl++] = ':';
-        shortopts[sl] = '\0';
-    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        config_option_add(opts, &k, max, shortopts, shortlen, f[i].name, f[i].has_arg, f[i].val, f[i].val,
+                          f[i].name ? f[i].name : "?");
     return k;
 }
 

@@ -260,6 +260,12 @@ void config_flag_spelling(const struct config_key *k, char *out, size_t outlen);
  * unknown or has no flag, or a full array, is a program error: it aborts. */
 size_t config_flag_options(const char *const *paths, struct option *opts, size_t max,
                            char *shortopts, size_t shortlen);
+/* Adds one flag to a getopt_long table: the entry {name, has_arg, val} when
+ * name is set (opts[*n], at most max) and, when letter is a short option
+ * (1..127), the letter (and ':' for an argument) to the NUL-terminated
+ * shortopts. A full array is a program error: it aborts, naming what. */
+void config_option_add(struct option *opts, size_t *n, size_t max, char *shortopts, size_t shortlen,
+                       const char *name, int has_arg, int val, int letter, const char *what);
 /* If opt is the flag of one of paths, sets that key from arg (as
  * config_set; a flag without argument sets true): 1, or -1 with the reason
  * in err; 0 when opt is none of them. */

@@ -35,23 +35,29 @@ void config_flag_spelling(const struct config_key *k, char *out, size_t outlen)
              f->arg ? " " : "", f->arg ? f->arg : "");
 }
 
+void config_option_add(struct option *opts, size_t *n, size_t max, char *shortopts, size_t shortlen,
+                       const char *name, int has_arg, int val, int letter, const char *what)
+{
+    if (name) {
+        if (*n >= max) { fprintf(stderr, "gpulog: option table full at '%s'\n", what); abort(); }
+        opts[(*n)++] = (struct option){ name, has_arg, NULL, val };
+    }
+    if (letter <= 0 || letter >= 128) return;
+    size_t sl = strlen(shortopts);
+    if (sl + 3 > shortlen) { fprintf(stderr, "gpulog: short options full at '%s'\n", what); abort(); }
+    shortopts[sl++] = (char)letter;
+    if (has_arg == required_argument) shortopts[sl++] = ':';
+    shortopts[sl] = '\0';
+}
+
 size_t config_flag_options(const char *const *paths, struct option *opts, size_t max,
                            char *shortopts, size_t shortlen)
 {
-    size_t n = 0, sl = strlen(shortopts);
+    size_t n = 0;
     for (; *paths; paths++) {
         const struct config_key *k = flag_key(*paths);
-        int has_arg = k->flag.arg ? required_argument : no_argument;
-        if (k->flag.name) {
-            if (n >= max) { fprintf(stderr, "gpulog: option table full at '%s'\n", *paths); abort(); }
-            opts[n++] = (struct option){ k->flag.name, has_arg, NULL, config_flag_val(k) };
-        }
-        if (k->flag.letter) {
-            if (sl + 3 > shortlen) { fprintf(stderr, "gpulog: short options full at '%s'\n", *paths); abort(); }
-            shortopts[sl++] = (char)k->flag.letter;
-            if (has_arg) shortopts[sl++] = ':';
-            shortopts[sl] = '\0';
-        }
+        config_option_add(opts, &n, max, shortopts, shortlen, k->flag.name,
+                          k->flag.arg ? required_argument : no_argument, config_flag_val(k), k->flag.letter, *paths);
     }
     return n;
 }
