@@ -87,6 +87,12 @@ int32_t eng_hour_of(int64_t ms);
 /* episode.c: the engine's record, emptied and set up as an alert of
  * dataset about GPU x at ts (incidents use it too). */
 struct event *eng_alert_begin(struct engine *e, const struct ent *x, const char *dataset, int64_t ts);
+/* The head every alert record (episode or incident) carries, after its id:
+ * event.type (type: REC_START, REC_CHANGE, REC_END), rule.id/name (borrowed,
+ * copied into r), event.start, event.end (REC_END only), risk score,
+ * severity, and the GPU of x. */
+void eng_alert_head(struct event *r, const struct ent *x, int type, const char *rule_id, const char *rule_name,
+                    int64_t start, int64_t end, double risk, int sev);
 /* episode.c: writes one start/change/end record of episode ep through
  * e->emit; key_metric names the series for the ids, metric is the field
  * the record reports. */

@@ -65,6 +65,25 @@ void eng_episode_id(const struct rule_cfg *rc, const struct ent *x, const char *
     hash128_hex(&h, out);
 }
 
+void eng_alert_head(struct event *r, const struct ent *x, int type, const char *rule_id, const char *rule_name,
+                    int64_t start, int64_t end, double risk, int sev)
+{
+    event_add_str(r, "event.type", type_name[type], strlen(type_name[type]));
+    event_add_str(r, "rule.id", rule_id, strlen(rule_id));
+    event_add_str(r, "rule.name", rule_name, strlen(rule_name));
+    char tb[25];
+    gl_fmt_ts(start, tb);
+    event_add_str(r, "event.start", tb, 24);
+    if (type == REC_END) {
+        gl_fmt_ts(end, tb);
+        event_add_str(r, "event.end", tb, 24);
+    }
+    event_add_int(r, "event.risk_score", (int64_t)risk);
+    event_add_int(r, "event.severity", sev);
+    if (x->gpu >= 0) event_add_int(r, "gpu.index", x->gpu);
+    if (x->uuid) event_add_str(r, "gpu.uuid", x->uuid, strlen(x->uuid));
+}
+
 struct event *eng_alert_begin(struct engine *e, const struct ent *x, const char *dataset, int64_t ts)
 {
     struct event *r = &e->rec;
@@ -95,20 +114,7 @@ void eng_emit_record(struct engine *e, int type, const struct rule_cfg *rc, stru
         hash128_feed_u64(&h, (uint64_t)ts);
     }
     hash128_hex(&h, r->id);
-    event_add_str(r, "event.type", type_name[type], strlen(type_name[type]));
-    event_add_str(r, "rule.id", rc->id, strlen(rc->id));
-    event_add_str(r, "rule.name", rc->name, strlen(rc->name));
-    char tb[25];
-    gl_fmt_ts(ep->start, tb);
-    event_add_str(r, "event.start", tb, 24);
-    if (type == REC_END) {
-        gl_fmt_ts(ep->last_anom, tb);
-        event_add_str(r, "event.end", tb, 24);
-    }
-    event_add_int(r, "event.risk_score", (int64_t)risk);
-    event_add_int(r, "event.severity", sev);
-    if (x->gpu >= 0) event_add_int(r, "gpu.index", x->gpu);
-    if (x->uuid) event_add_str(r, "gpu.uuid", x->uuid, strlen(x->uuid));
+    eng_alert_head(r, x, type, rc->id, rc->name, ep->start, ep->last_anom, risk, sev);
     event_add_str(r, "anomaly.metric", metric, strlen(metric));
     event_add_str(r, "anomaly.detector", rc->ops->name, strlen(rc->ops->name));
     event_add_num(r, "anomaly.value", finite_or(o->value, 0));

@@ -47,21 +47,7 @@ static void inc_emit(struct engine *e, struct ent *x, int type, const char *firs
     hash128_hex(&h, incid);
     hash128_feed_u64(&h, (uint64_t)type);
     hash128_hex(&h, r->id);
-    const char *tn = type == REC_START ? "start" : "end";
-    event_add_str(r, "event.type", tn, strlen(tn));
-    event_add_str(r, "rule.id", "gpu.incident", strlen("gpu.incident"));
-    event_add_str(r, "rule.name", "GPU incident", strlen("GPU incident"));
-    char tb[25];
-    gl_fmt_ts(in->start, tb);
-    event_add_str(r, "event.start", tb, 24);
-    if (type == REC_END) {
-        gl_fmt_ts(in->last, tb);
-        event_add_str(r, "event.end", tb, 24);
-    }
-    event_add_int(r, "event.risk_score", (int64_t)in->peak_risk);
-    event_add_int(r, "event.severity", in->sev);
-    if (x->gpu >= 0) event_add_int(r, "gpu.index", x->gpu);
-    if (x->uuid) event_add_str(r, "gpu.uuid", x->uuid, strlen(x->uuid));
+    eng_alert_head(r, x, type, "gpu.incident", "GPU incident", in->start, in->last, in->peak_risk, in->sev);
     event_add_str(r, "anomaly.incident_id", incid, 32);
     event_add_num(r, "anomaly.peak_risk_score", in->peak_risk);
     /* the contributing rules, by id and by name */
