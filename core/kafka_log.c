@@ -14,28 +14,47 @@
  * collect acknowledges nothing, detect commits nothing. */
 #define KAFKA_EFFECT "nothing is lost: collect keeps the events in its checkpoints and spool, detect commits no offset; retrying"
 
-const char *kafka_error_hint(const char *text)
+const char *kafka_error_hint(int err, const char *reason)
 {
-    if (!text || strstr(text, "handle destroyed")) return NULL;   /* our own shutdown */
-    if (strcasestr(text, "authentication failed"))
+    if (err == RD_KAFKA_RESP_ERR__AUTHENTICATION)
         return "kafka: authentication failed: the broker refused the SASL login; check sasl.username, sasl.password and "
                "sasl.mechanisms";
-    if (strstr(text, "certificate verify failed"))
+    if (err != RD_KAFKA_RESP_ERR__SSL) return NULL;
+    /* OpenSSL's reason is the only place that tells the two apart */
+    if (reason && strstr(reason, "certificate verify failed"))
         return "kafka: TLS: the broker's certificate is not trusted; check ssl.ca.location (the CA that signed it) and that "
                "the broker address is a name in the certificate";
-    if (strstr(text, "SSL handshake failed"))
-        return "kafka: TLS handshake failed; check security.protocol and the ssl.* properties";
-    return NULL;
+    return "kafka: TLS handshake failed; check security.protocol and the ssl.* properties";
+}
+
+void kafka_log_error(int err, const char *reason)
+{
+    const char *hint = kafka_error_hint(err, reason);
+    if (hint)
+        log_error("msg=\"%s\" effect=\"%s\" code=%s text=\"%s\"", hint, KAFKA_EFFECT,
+                  rd_kafka_err2name((rd_kafka_resp_err_t)err), reason ? reason : "");
+    else
+        log_warn("msg=\"kafka: %s\" reason=\"%s\"", rd_kafka_err2name((rd_kafka_resp_err_t)err), reason ? reason : "");
+}
+
+/* The default error callback (librdkafka's thread that polls the client):
+ * every client-level error into our log, typed. */
+static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+    (void)rk;
+    (void)opaque;
+    kafka_log_error(err, reason);
 }
 
 /* librdkafka's log callback (its threads): errors and warnings into our
- * log, escaped like any outside text; a cause we can name comes first. */
+ * log, escaped like any outside text. A broker failure ("FAIL") is also
+ * handed to the error callback with its typed code, which logs it, so its
+ * log line is left out here. */
 static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
     (void)rk;
-    const char *hint = level <= 4 ? kafka_error_hint(buf) : NULL;
-    if (hint) log_error("msg=\"%s\" effect=\"%s\" facility=%s text=\"%s\"", hint, KAFKA_EFFECT, fac, buf);
-    else if (level <= 3) log_error("msg=\"librdkafka\" facility=%s text=\"%s\"", fac, buf);
+    if (fac && !strcmp(fac, "FAIL")) return;
+    if (level <= 3) log_error("msg=\"librdkafka\" facility=%s text=\"%s\"", fac, buf);
     else if (level <= 4) log_warn("msg=\"librdkafka\" facility=%s text=\"%s\"", fac, buf);
 }
 
@@ -43,6 +62,7 @@ void kafka_log_setup(void *conf)
 {
     static int warned;
     rd_kafka_conf_set_log_cb(conf, log_cb);
+    rd_kafka_conf_set_error_cb(conf, error_cb);
     char mech[64];
     size_t n = sizeof mech;
     int v = rd_kafka_version();

@@ -339,6 +339,16 @@ static void ksrc_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_
 
 /* ----------------------------------------------------------- the client */
 
+/* The consumer's error callback (from its poll; ks is the conf's opaque):
+ * each error logged typed by kafka_log_error; a fatal one stops the source. */
+static void ksrc_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+    (void)rk;
+    struct ksrc *ks = opaque;
+    if (err == RD_KAFKA_RESP_ERR__FATAL) ks->fatal = 1;
+    kafka_log_error(err, reason);
+}
+
 /* gpulog's consumer settings, then the user's properties (-X). */
 static int ksrc_conf(rd_kafka_conf_t *conf, const struct ksrc_opts *o, char *err, size_t errlen)
 {
@@ -394,6 +404,7 @@ struct ksrc *ksrc_new(const struct ksrc_opts *o, const struct ksrc_hooks *h, int
     rd_kafka_conf_set_rebalance_cb(conf, ksrc_rebalance_cb);
     rd_kafka_conf_set_opaque(conf, ks);
     kafka_log_setup(conf);   /* librdkafka's lines in our log, a failed login or certificate named */
+    rd_kafka_conf_set_error_cb(conf, ksrc_error_cb);
     ks->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, e, sizeof e);
     if (!ks->rk) {
         snprintf(err, errlen, "kafka: %s", e);
@@ -527,7 +538,7 @@ static struct kpart *take(struct ksrc *ks, const rd_kafka_message_t *m)
         return NULL;
     }
     if (m->err) {
-        fprintf(stderr, "gpulog %s: consume: %s\n", ks->name, rd_kafka_message_errstr(m));
+        kafka_log_error(m->err, rd_kafka_message_errstr(m));
         if (m->err == RD_KAFKA_RESP_ERR__FATAL) ks->fatal = 1;
         return NULL;
     }

@@ -112,8 +112,7 @@ static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
     }
     /* transport errors while the broker is away: librdkafka retries */
     metrics_inc(M_DELIVERY_ERRORS);
-    if (kafka_error_hint(reason)) return;   /* said with its cause by kafka_log_setup's log callback */
-    log_warn("msg=\"kafka: %s\" reason=\"%s\"", rd_kafka_err2name((rd_kafka_resp_err_t)err), reason);
+    kafka_log_error(err, reason);
 }
 
 static int kafka_write(void *st, const struct sink_doc *d)
@@ -217,8 +216,8 @@ struct sink *sink_kafka_new(const struct kafka_conf *kc, sink_settle_fn settle, 
     s->settle_ctx = ctx;
     rd_kafka_conf_set_opaque(conf, k);
     rd_kafka_conf_set_dr_msg_cb(conf, dr_cb);
-    rd_kafka_conf_set_error_cb(conf, error_cb);
     kafka_log_setup(conf);
+    rd_kafka_conf_set_error_cb(conf, error_cb);   /* after kafka_log_setup's default one */
     char e[512];
     k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, e, sizeof e);
     if (!k->rk) {
