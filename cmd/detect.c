@@ -91,21 +91,16 @@ struct detect_opts {
     char *tl_default;                    /* the default topic list, owned */
 };
 
-/* One option of getopt_long: a key of the configuration table (set in
- * cfg), detect's own (into o) or an --es option. Returns EXIT_OK or
- * EXIT_USAGE (said). */
-static int detect_opt(struct detect_opts *o, struct gpulog_config *cfg, int c, const char *arg, const char *name)
+/* One of detect's own options (into o, the ctx of stage_flags), else
+ * STAGE_OPT_PASS. EXIT_OK or EXIT_USAGE (said). */
+static int detect_opt(void *ctx, int c, const char *arg)
 {
-    char err[GL_ERRLEN * 4];
-    if (c == ':') return cli_usage_error("detect", "option %s needs a value", name);
-    if (c == 'X' && !strchr(arg, '=')) return cli_usage_error("detect", "-X wants key=value, got '%s'", arg);
-    int r = config_flag_apply(cfg, detect_keys, c, arg, err, sizeof err);
-    if (r < 0) return cli_usage_error("detect", "%s", err);
-    if (r > 0) {
-        if (c == 'a') o->anomalies_topic = arg;   /* records go to a topic only when asked for here */
-        return EXIT_OK;
-    }
+    struct detect_opts *o = ctx;
     switch (c) {
+    case 'X':
+        if (!strchr(arg, '=')) return cli_usage_error("detect", "-X wants key=value, got '%s'", arg);
+        return STAGE_OPT_PASS;       /* a configuration key */
+    case 'a': o->anomalies_topic = arg; return STAGE_OPT_PASS;   /* records go to a topic only when asked for here */
     case O_CONFIG: return EXIT_OK;   /* read by config_init_command */
     case 't': o->topics = arg; return EXIT_OK;
     case 'o': o->output = arg; return EXIT_OK;
@@ -119,29 +114,16 @@ static int detect_opt(struct detect_opts *o, struct gpulog_config *cfg, int c, c
         return EXIT_OK;
     }
     }
-    int er = es_cli_opt(&o->es, c, arg, err, sizeof err);
-    if (er > 0) return EXIT_OK;
-    if (er < 0) return cli_usage_error("detect", "%s", err);
-    return cli_usage_error("detect", "unknown option %s", name);
+    return STAGE_OPT_PASS;
 }
 
 /* Parses argv over the configuration; fills o. EXIT_OK or EXIT_USAGE. */
 static int detect_flags(struct detect_opts *o, struct gpulog_config *cfg, int argc, char **argv)
 {
-    static const struct option es_opts[] = { ES_CLI_LONGOPTS };
-    struct option opts[48];
-    char shortopts[48] = ":h";
-    cli_option_table(detect_own, GL_ARRAY_LEN(detect_own), detect_keys, es_opts, GL_ARRAY_LEN(es_opts), opts, GL_ARRAY_LEN(opts),
-                     shortopts, sizeof shortopts);
+    const struct stage_flags f = { "detect", detect_own, GL_ARRAY_LEN(detect_own), detect_keys, &o->es, detect_opt, o };
+    int rc = stage_flags(&f, cfg, argc, argv);
+    if (rc != EXIT_OK) return rc;
     char err[GL_ERRLEN * 4];
-    if (es_cli_from_config(&o->es, cfg, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
-    optind = 1;
-    opterr = 0;
-    int c, rc;
-    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1)
-        if ((rc = detect_opt(o, cfg, c, optarg, argv[optind - 1])) != EXIT_OK) return rc;
-    if (es_cli_finish(&o->es, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
-    stage_es_secrets(&o->es, cfg);
     if (optind < argc) return cli_usage_error("detect", "unexpected argument '%s'", argv[optind]);
     if (config_apply_process(cfg, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
     o->brokers = *cfg->kafka.brokers ? cfg->kafka.brokers : getenv("KAFKA_BROKERS");

@@ -82,17 +82,18 @@ struct run_req {
     struct es_cli es;                   /* --es URL and its options */
 };
 
-/* One option of getopt_long: a key of the configuration table (set in
- * cfg), run's own (into q) or an --es option. Returns EXIT_OK or
- * EXIT_USAGE (said). */
-static int run_opt(const struct run_mode *m, struct run_req *q, struct gpulog_config *cfg, int c, const char *arg,
-                   const char *name)
+/* What run_opt writes into: the mode (its name, report or run) and q. */
+struct run_optctx {
+    const struct run_mode *m;
+    struct run_req *q;
+};
+
+/* One of run's own options (into the run_optctx ctx), else STAGE_OPT_PASS.
+ * EXIT_OK or EXIT_USAGE (said). */
+static int run_opt(void *ctx, int c, const char *arg)
 {
-    char err[GL_ERRLEN * 4];
-    if (c == ':') return cli_usage_error(m->name, "option %s needs a value", name);
-    int r = config_flag_apply(cfg, run_keys, c, arg, err, sizeof err);
-    if (r < 0) return cli_usage_error(m->name, "%s", err);
-    if (r > 0) return EXIT_OK;
+    const struct run_mode *m = ((struct run_optctx *)ctx)->m;
+    struct run_req *q = ((struct run_optctx *)ctx)->q;
     switch (c) {
     case O_CONFIG: return EXIT_OK;   /* read by config_init_command */
     case 'f': q->format = arg; return EXIT_OK;
@@ -104,10 +105,7 @@ static int run_opt(const struct run_mode *m, struct run_req *q, struct gpulog_co
     case O_NO_LIVE: q->live_mode = 0; return EXIT_OK;
     case 'q': q->quiet = 1; return EXIT_OK;
     }
-    int er = es_cli_opt(&q->es, c, arg, err, sizeof err);
-    if (er > 0) return EXIT_OK;
-    if (er < 0) return cli_usage_error(m->name, "%s", err);
-    return cli_usage_error(m->name, "unknown option %s", name);
+    return STAGE_OPT_PASS;
 }
 
 /* No input on the command line: the config file's one source, if it is one
@@ -130,20 +128,10 @@ static int run_config_input(const struct run_mode *m, struct run_req *q, const s
 /* Parses argv over the configuration into q. EXIT_OK or EXIT_USAGE. */
 static int run_flags(const struct run_mode *m, struct run_req *q, struct gpulog_config *cfg, int argc, char **argv)
 {
-    static const struct option es_opts[] = { ES_CLI_LONGOPTS };
-    struct option opts[48];
-    char shortopts[48] = ":h";
-    cli_option_table(run_own, GL_ARRAY_LEN(run_own), run_keys, es_opts, GL_ARRAY_LEN(es_opts), opts, GL_ARRAY_LEN(opts),
-                     shortopts, sizeof shortopts);
-    char err[GL_ERRLEN * 4];
-    if (es_cli_from_config(&q->es, cfg, err, sizeof err) != GL_OK) return cli_usage_error(m->name, "%s", err);
-    optind = 1;
-    opterr = 0;
-    int c, rc;
-    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1)
-        if ((rc = run_opt(m, q, cfg, c, optarg, argv[optind - 1])) != EXIT_OK) return rc;
-    if (es_cli_finish(&q->es, err, sizeof err) != GL_OK) return cli_usage_error(m->name, "%s", err);
-    stage_es_secrets(&q->es, cfg);
+    struct run_optctx oc = { m, q };
+    const struct stage_flags f = { m->name, run_own, GL_ARRAY_LEN(run_own), run_keys, &q->es, run_opt, &oc };
+    int rc = stage_flags(&f, cfg, argc, argv);
+    if (rc != EXIT_OK) return rc;
     if (argc - optind > 1) return cli_usage_error(m->name, "at most one input file");
     if (q->exec_cmd && argc - optind == 1) return cli_usage_error(m->name, "give a FILE or --exec, not both");
     if (argc - optind == 1) q->file = argv[optind];

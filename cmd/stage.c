@@ -8,6 +8,7 @@
 #include "../core/config.h"
 #include "../core/metrics.h"
 
+#include <getopt.h>
 #include <stdio.h>
 
 void outputs_add(struct outputs *o, struct sink *s)
@@ -70,4 +71,40 @@ void stage_es_secrets(struct es_cli *es, const struct gpulog_config *cfg)
 {
     if (!es->conf.password && *cfg->es.password && es->conf.user) es->conf.password = cfg->es.password;
     if (!es->conf.api_key && *cfg->es.api_key) es->conf.api_key = cfg->es.api_key;
+}
+
+/* One option of stage_flags: the command's, a configuration key or an
+ * --es option. EXIT_OK or EXIT_USAGE (said). */
+static int stage_opt(const struct stage_flags *f, struct gpulog_config *cfg, int c, const char *arg, const char *name)
+{
+    char err[GL_ERRLEN * 4];
+    if (c == ':') return cli_usage_error(f->name, "option %s needs a value", name);
+    int rc = f->opt(f->ctx, c, arg);
+    if (rc != STAGE_OPT_PASS) return rc;
+    int r = config_flag_apply(cfg, f->keys, c, arg, err, sizeof err);
+    if (r < 0) return cli_usage_error(f->name, "%s", err);
+    if (r > 0) return EXIT_OK;
+    r = es_cli_opt(f->es, c, arg, err, sizeof err);
+    if (r > 0) return EXIT_OK;
+    if (r < 0) return cli_usage_error(f->name, "%s", err);
+    return cli_usage_error(f->name, "unknown option %s", name);
+}
+
+int stage_flags(const struct stage_flags *f, struct gpulog_config *cfg, int argc, char **argv)
+{
+    static const struct option es_opts[] = { ES_CLI_LONGOPTS };
+    struct option opts[48];
+    char shortopts[48] = ":h";
+    cli_option_table(f->own, f->nown, f->keys, es_opts, GL_ARRAY_LEN(es_opts), opts, GL_ARRAY_LEN(opts), shortopts,
+                     sizeof shortopts);
+    char err[GL_ERRLEN * 4];
+    if (es_cli_from_config(f->es, cfg, err, sizeof err) != GL_OK) return cli_usage_error(f->name, "%s", err);
+    optind = 1;
+    opterr = 0;
+    int c, rc;
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1)
+        if ((rc = stage_opt(f, cfg, c, optarg, argv[optind - 1])) != EXIT_OK) return rc;
+    if (es_cli_finish(f->es, err, sizeof err) != GL_OK) return cli_usage_error(f->name, "%s", err);
+    stage_es_secrets(f->es, cfg);
+    return EXIT_OK;
 }

@@ -14,6 +14,7 @@ struct engine;
 struct profile;
 struct es_cli;
 struct gpulog_config;
+struct cli_flag;
 
 /* The outputs of a command (each one owned by the set, freed by outputs_free). */
 struct outputs {
@@ -41,5 +42,28 @@ int stage_reload(struct engine *eng, struct profile **prof, const char *path, co
 /* After es_cli_finish: the password and API key of the configuration file
  * (elasticsearch.*) where the flags gave none. es borrows cfg's strings. */
 void stage_es_secrets(struct es_cli *es, const struct gpulog_config *cfg);
+
+/* What a command's option callback returns for an option that is not its
+ * own: stage_flags goes on with the configuration keys and --es options. */
+#define STAGE_OPT_PASS (-1)
+
+/* The flags of a command with an --es output (run, detect). */
+struct stage_flags {
+    const char *name;                    /* "detect", "run", "report": for errors */
+    const struct cli_flag *own;          /* the command's own flags */
+    size_t nown;
+    const char *const *keys;             /* its configuration keys (config_flags.h) */
+    struct es_cli *es;                   /* filled from cfg, then from --es flags */
+    /* one option: the command's own (EXIT_OK or EXIT_USAGE, said) or
+     * STAGE_OPT_PASS; ctx is the caller's */
+    int (*opt)(void *ctx, int c, const char *arg);
+    void *ctx;
+};
+/* Parses argv (from optind 1; optind is left after the options) over the
+ * configuration: each option goes to f->opt first, then to cfg's keys,
+ * then to the --es options; a missing value or an unknown option is a
+ * usage error. Ends with es_cli_finish and stage_es_secrets. f, cfg and
+ * argv stay the caller's. EXIT_OK or EXIT_USAGE (said). */
+int stage_flags(const struct stage_flags *f, struct gpulog_config *cfg, int argc, char **argv);
 
 #endif
