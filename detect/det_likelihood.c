@@ -11,42 +11,21 @@
  * samples (one episode, not a flood); after an episode the rule stays quiet
  * for `quiet` samples. O(1) time and 88 bytes of state per series; no window. A slow average of
  * the signed error, judged the same way, reveals a drift that the predictor
- * follows too closely to leave a large error (`drift`). */
-#include "detector.h"
+ * follows too closely to leave a large error (`drift`). The machinery is
+ * lk_core.h's, shared with the seasonal detector (det_seasonal.c). */
+#include "lk_core.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-struct lk_st {
-    double level, trend, scale;   /* predictor and typical absolute error */
-    double mu, var;               /* long-run moments of the surprise */
-    double shrt;                  /* short average of the surprise */
-    double bias, bmu, bvar;       /* slow average of the signed error (z) and its long-run moments */
-    uint32_t n, since;            /* samples seen; samples since the last anomalous verdict */
-};
-
-static const struct det_param params[] = {
-    { "tail", 1e-3, "anomalous when the short-term surprise is this unlikely under the long-run one" },
-    { "learn", 60, "samples before judging" },
-    { "short", 4, "samples averaged into the short-term surprise" },
-    { "long", 2000, "memory of the long-run surprise distribution (samples)" },
-    { "alpha", 0.15, "level smoothing of the predictor" },
-    { "beta", 0.01, "trend smoothing of the predictor" },
-    { "clip", 4, "errors beyond this many typical errors update the predictor as this many" },
-    { "quiet", 30, "samples after an anomalous verdict before a new episode may open" },
-    { "direction", 0, "+1 only high, -1 only low, 0 both" },
-    { "drift", 32, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" },
-    { NULL, 0, NULL },
-};
-/* the parameters above, by name (the same order) */
-enum { P_TAIL, P_LEARN, P_SHORT, P_LONG, P_ALPHA, P_BETA, P_CLIP, P_QUIET, P_DIRECTION, P_DRIFT, P__COUNT };
+static const struct det_param params[] = { LK_PARAMS, { NULL, 0, NULL } };
 
 static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-/* The reason of an unlikely sample (s: metric; a: value, prediction,
- * typical error, likelihood). */
-static void lk_why(const struct det_out *o, const char *who, char *buf, size_t n)
+/* lk_core.h: the reason of an unlikely sample (s: metric; a: value,
+ * prediction, typical error, likelihood). */
+void lk_why(const struct det_out *o, const char *who, char *buf, size_t n)
 {
     const char *label, *unit;
     metric_label(o->s[0], &label, &unit);
@@ -54,29 +33,46 @@ static void lk_why(const struct det_out *o, const char *who, char *buf, size_t n
              who, label, o->a[0], unit, o->a[1], unit, o->a[2], o->a[3]);
 }
 
-static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
+/* lk_core.h: the caller's state, started on its first sample. */
+int lk_start(struct lk_st *st, double x)
 {
-    struct lk_st *st = stp;
-    double x = cx->v;
-    if (st->n == 0) {
-        st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0;
-        st->bias = 0; st->bmu = 0; st->bvar = 0;
-        st->n = 1; st->since = UINT32_MAX / 2;
-        return DET_UNKNOWN;
-    }
-    double pred = st->level + st->trend, err = x - pred;
-    if (!isfinite(err) || !isfinite(st->var) || !isfinite(st->bvar)) {
-        /* values beyond double range (1e308 swings): start over, never a NaN state */
-        memset(st, 0, sizeof *st);
-        return DET_UNKNOWN;
-    }
-    double floor_sc = 1e-4 * fabs(st->level);   /* a constant series still has a scale */
+    if (st->n) return 0;
+    st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0;
+    st->bias = 0; st->bmu = 0; st->bvar = 0;
+    st->n = 1; st->since = UINT32_MAX / 2;
+    return 1;
+}
+
+/* lk_core.h: a typical error that a constant series still has. */
+double lk_scale_floor(double scale, double level)
+{
+    double floor_sc = 1e-4 * fabs(level);
     if (floor_sc < 1e-9) floor_sc = 1e-9;
-    double sc = st->scale > floor_sc ? st->scale : floor_sc;
-    double z = fabs(err) / sc;
+    return scale > floor_sc ? scale : floor_sc;
+}
+
+/* lk_core.h: the plain predictor's view of x (st is the caller's). */
+int lk_predict(const struct lk_st *st, double x, struct lk_err *k)
+{
+    k->x = x;
+    k->pred = st->level + st->trend;
+    k->err = x - k->pred;
+    /* values beyond double range (1e308 swings): the caller starts over */
+    if (!isfinite(k->err) || !isfinite(st->var) || !isfinite(st->bvar)) return 0;
+    k->sc = lk_scale_floor(st->scale, st->level);
+    return 1;
+}
+
+/* lk_core.h: judges j, teaches the plain predictor k, fills o (st and o are
+ * the caller's). */
+int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *cx, const struct lk_err *k,
+            const struct lk_err *j, struct det_out *o, det_why_fn why)
+{
+    const double *p = rc->p;
+    double z = fabs(j->err) / j->sc;
     double s = log1p(z);
     /* the short average before the long-run moments learn this sample */
-    double ws = 2.0 / (rc->p[P_SHORT] + 1);
+    double ws = 2.0 / (p[LK_SHORT] + 1);
     st->shrt = st->n <= 2 ? s : st->shrt + ws * (s - st->shrt);
     double sd = sqrt(st->var);
     if (sd < 0.05) sd = 0.05;
@@ -86,7 +82,7 @@ static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     double tail = 0.5 * erfc(zz / M_SQRT2);
     /* drift: a slow average of the signed error strays from its long-run
      * mean (the predictor lags a ramp by a steady error) */
-    double dev = err, zs = clampd(err / sc, -rc->p[P_CLIP], rc->p[P_CLIP]), wb = rc->p[P_DRIFT] > 0 ? 2.0 / (rc->p[P_DRIFT] + 1) : 0;
+    double dev = j->err, zs = clampd(j->err / j->sc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
     if (wb > 0) {
         st->bias = st->n <= 2 ? zs : st->bias + wb * (zs - st->bias);
         double bsd = sqrt(st->bvar);
@@ -94,17 +90,17 @@ static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
         double tb = erfc(fabs(st->bias - st->bmu) / bsd / M_SQRT2);
         if (tb < tail) { tail = tb; dev = st->bias - st->bmu; }
     }
-    int ready = st->n > rc->p[P_LEARN];
+    int ready = st->n > p[LK_LEARN];
     /* learn: predictor (clipped error), typical error, long-run moments */
-    double c = rc->p[P_CLIP] * sc, ce = clampd(err, -c, c);
-    if (st->n == 1) { st->scale = fabs(err); st->level = x; }
+    double c = p[LK_CLIP] * k->sc, ce = clampd(k->err, -c, c);
+    if (st->n == 1) { st->scale = fabs(k->err); st->level = k->x; }
     else {
-        st->level = pred + rc->p[P_ALPHA] * ce;
-        st->trend += rc->p[P_ALPHA] * rc->p[P_BETA] * ce;
+        st->level = k->pred + p[LK_ALPHA] * ce;
+        st->trend += p[LK_ALPHA] * p[LK_BETA] * ce;
         double as = st->n < 30 ? 1.0 / st->n : 0.05;
         st->scale += as * (fabs(ce) - st->scale);
     }
-    double wl = st->n < rc->p[P_LONG] ? 1.0 / st->n : 1.0 / rc->p[P_LONG];
+    double wl = st->n < p[LK_LONG] ? 1.0 / st->n : 1.0 / p[LK_LONG];
     double d = s - st->mu;
     st->mu += wl * d;
     st->var = (1 - wl) * (st->var + wl * d * d);
@@ -113,19 +109,28 @@ static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     st->bvar = (1 - wl) * (st->bvar + wl * db * db);
     if (st->n < UINT32_MAX) st->n++;
     if (st->since < UINT32_MAX / 2) st->since++;
-    o->value = x; o->lo = pred - rc->p[P_CLIP] * sc; o->hi = pred + rc->p[P_CLIP] * sc;
-    o->mean = pred; o->std = sc * 1.2533;
+    o->value = j->x; o->lo = j->pred - p[LK_CLIP] * j->sc; o->hi = j->pred + p[LK_CLIP] * j->sc;
+    o->mean = j->pred; o->std = j->sc * 1.2533;
     o->score = tail > 1e-300 ? -log10(tail) : 300;
     if (!ready) return DET_UNKNOWN;
-    int bad = tail < rc->p[P_TAIL] && det_direction_ok(dev, rc->p[P_DIRECTION]);
+    int bad = tail < p[LK_TAIL] && det_direction_ok(dev, p[LK_DIRECTION]);
     if (!bad) return DET_NORMAL;
-    if (!cx->open && st->since < rc->p[P_QUIET]) { st->since = 0; return DET_UNKNOWN; }
+    if (!cx->open && st->since < p[LK_QUIET]) { st->since = 0; return DET_UNKNOWN; }
     st->since = 0;
-    o->excess = det_clamp01((o->score + log10(rc->p[P_TAIL])) / 6);
-    o->why = lk_why;
+    o->excess = det_clamp01((o->score + log10(p[LK_TAIL])) / 6);
+    o->why = why;
     o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
-    o->a[0] = x; o->a[1] = pred; o->a[2] = sc; o->a[3] = tail;
+    o->a[0] = j->x; o->a[1] = j->pred; o->a[2] = j->sc; o->a[3] = tail;
     return DET_ANOMALY;
+}
+
+static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
+{
+    struct lk_st *st = stp;
+    struct lk_err k;
+    if (lk_start(st, cx->v)) return DET_UNKNOWN;
+    if (!lk_predict(st, cx->v, &k)) { memset(st, 0, sizeof *st); return DET_UNKNOWN; }
+    return lk_step(rc, st, cx, &k, &k, o, lk_why);
 }
 
 const struct det_ops det_likelihood = {

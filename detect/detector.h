@@ -25,7 +25,7 @@
 #include "../core/common.h"
 #include "window.h"
 
-#define DET_MAX_PARAMS 10
+#define DET_MAX_PARAMS 16
 #define ENG_MAX_SLOTS 64       /* metric fields tracked per profile */
 
 enum det_scope { DS_SERIES, DS_GPU, DS_HOST, DS_EVENT };
@@ -256,7 +256,7 @@ double det_clamp01(double x);
 extern const struct det_ops det_threshold, det_zscore, det_robust_z, det_ewma, det_cusum,
     det_counter, det_flatline, det_missing, det_thermal, det_power_cap, det_idle_power,
     det_mem_leak, det_mem_pressure, det_hang, det_clock_drop, det_peer, det_xid, det_trend, det_likelihood,
-    det_creep;
+    det_creep, det_seasonal;
 /* NULL-terminated registry; lookup by name. */
 extern const struct det_ops *const det_registry[];
 const struct det_ops *det_find(const char *name);

@@ -1,0 +1,218 @@
+/* det_seasonal.c - the likelihood detector (lk_core.h) with long memory:
+ * a daily and a weekly cycle learned per series. Each cycle is a
+ * Holt-Winters-like model: a deseasonalised level (smoothing `s_alpha`)
+ * plus an additive profile of one knot per hour of the cycle (24 for the
+ * day, 168 for the week, UTC), linearly interpolated between knots, each
+ * knot moving by `gamma` of its error per period (faster in the first
+ * periods). From its second period on, each cycle compares the spread of
+ * the residual with and without its profile around the same level; from
+ * the end of its second period, when the series is sampled at least every
+ * 2 hours and the residual spread with the profile is below `gain` times
+ * the spread without (the series is seasonal), that cycle's prediction is
+ * the one judged (the weekly one only when clearly better than the daily
+ * one); otherwise the plain predictor's, as in `likelihood`. The judged
+ * error goes through the same likelihood machinery (one surprise
+ * distribution per series, one episode per incident). An episode opened on
+ * the seasonal prediction ends only when the residual is back within
+ * `clear_k` typical errors of before the episode (the level and profile
+ * learning while it is open do not make it "resolved" early: until then the
+ * verdict is DET_HOLD). O(1) per sample; state per series: see
+ * sizeof(struct seas_st) (about 920 bytes). */
+#include "lk_core.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SEAS_KNOT_MS 3600000LL                  /* one knot per hour */
+#define SEAS_DAY_N 24
+#define SEAS_WEEK_N 168
+
+/* One cycle's model (the profile lives in the state's tables). */
+struct seas_cyc {
+    double level;            /* deseasonalised level */
+    float scale;             /* typical absolute error of level + profile (short) */
+    float e_with, e_without; /* long averages of |residual| with and without the profile */
+    float sum;               /* sum of the profile's knots (its mean is moved into the level) */
+    uint32_t m;              /* samples compared */
+};
+
+struct seas_st {
+    struct lk_st lk;         /* plain predictor and the surprise distribution */
+    int64_t t0;              /* first sample time */
+    struct seas_cyc cyc[2];  /* daily, weekly */
+    float hold_sc;           /* typical error before the open episode (its clear level) */
+    int8_t active;           /* cycle judged: -1 none, 0 daily, 1 weekly */
+    uint8_t pad[3];
+    float day[SEAS_DAY_N];   /* expected offset from the level per hour of the day */
+    float week[SEAS_WEEK_N]; /* ... per hour of the week */
+    float sday[SEAS_DAY_N];  /* typical absolute residual per hour of the day */
+    float sweek[SEAS_WEEK_N];/* ... per hour of the week */
+};
+
+static const struct det_param params[] = {
+    LK_PARAMS,
+    { "gamma", 0.25, "share of its error a knot of the daily/weekly profile learns per period" },
+    { "s_alpha", 0.1, "level smoothing of the seasonal model" },
+    { "gain", 0.7, "a cycle is used when the residual spread with it is below this many times the spread without" },
+    { "clear_k", 3, "an episode on the seasonal prediction ends only with the residual within this many typical errors" },
+    { "season", 1, "1 = learn the daily and weekly cycles, 0 = the plain likelihood detector" },
+    { NULL, 0, NULL },
+};
+enum { P_GAMMA = LK__COUNT, P_S_ALPHA, P_GAIN, P_CLEAR_K, P_SEASON, P__COUNT };
+
+static const int64_t cyc_ms[2] = { 86400000LL, 604800000LL };
+static const int cyc_n[2] = { SEAS_DAY_N, SEAS_WEEK_N };
+
+/* Refuses parameters that would make the model diverge (rc is the rule being configured). */
+static int seas_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
+{
+    const double *p = rc->p;
+    if (!(p[P_GAMMA] > 0 && p[P_GAMMA] <= 1) || !(p[P_S_ALPHA] > 0 && p[P_S_ALPHA] <= 1) ||
+        !(p[P_GAIN] > 0 && p[P_GAIN] <= 1) || !(p[P_CLEAR_K] > 0 && p[P_CLEAR_K] <= 1e6) ||
+        (p[P_SEASON] != 0 && p[P_SEASON] != 1)) {
+        snprintf(err, errlen, "rule %s: gamma, s_alpha and gain must be in (0,1], clear_k > 0, season 0 or 1", rc->id);
+        return GL_ERROR;
+    }
+    return GL_OK;
+}
+
+/* The profile table of cycle c in st (owned by st). */
+static float *seas_tab(struct seas_st *st, int c) { return c ? st->week : st->day; }
+/* The spread table of cycle c in st (owned by st). */
+static float *seas_spread(struct seas_st *st, int c) { return c ? st->sweek : st->sday; }
+
+/* Knot index and weight of the next knot for time ts in cycle c. */
+static void seas_phase(int c, int64_t ts, int *b0, double *f)
+{
+    int64_t ph = ts % cyc_ms[c];
+    if (ph < 0) ph += cyc_ms[c];
+    *b0 = (int)(ph / SEAS_KNOT_MS);
+    *f = (double)(ph % SEAS_KNOT_MS) / (double)SEAS_KNOT_MS;
+}
+
+/* The reason of an unlikely sample against the seasonal expectation
+ * (s: metric, cycle; a: value, expected, typical error, likelihood). */
+static void seas_why(const struct det_out *o, const char *who, char *buf, size_t n)
+{
+    const char *label, *unit;
+    metric_label(o->s[0], &label, &unit);
+    snprintf(buf, n, "%s: %s %.4g%s against %.4g%s expected at this time of the %s (typical error %.3g): behaviour this unusual has likelihood %.1e on this series",
+             who, label, o->a[0], unit, o->a[1], unit, o->s[1], o->a[2], o->a[3]);
+}
+
+/* Predicts x with cycle c of st at ts into j, learns from it, and updates
+ * the with/without comparison (iv: the sampling interval in ms). */
+static void seas_cycle(const double *p, struct seas_st *st, int c, int64_t ts, double x, double iv, int open,
+                       struct lk_err *j)
+{
+    struct seas_cyc *y = &st->cyc[c];
+    float *tab = seas_tab(st, c), *spr = seas_spread(st, c);
+    int n = cyc_n[c], b0, b1;
+    double f;
+    seas_phase(c, ts, &b0, &f);
+    b1 = b0 + 1 < n ? b0 + 1 : 0;
+    double mean = y->sum / n;
+    double season = (1 - f) * tab[b0] + f * tab[b1] - mean;
+    double lvl = y->level + mean;
+    j->x = x; j->pred = lvl + season; j->err = x - j->pred;
+    /* the typical error at this hour (noise often grows with the daily peak) */
+    double sp = (1 - f) * spr[b0] + f * spr[b1];
+    j->sc = lk_scale_floor(sp > 0.2 * y->scale ? sp : 0.2 * y->scale, lvl);
+    double c_lim = p[LK_CLIP] * j->sc;
+    double ce = j->err < -c_lim ? -c_lim : j->err > c_lim ? c_lim : j->err;
+    int64_t age = ts - st->t0;
+    if (age >= cyc_ms[c]) {   /* the profile had a period to learn: compare */
+        double wm = y->m < 1 ? 1 : 1.0 / y->m, spp = (double)cyc_ms[c] / iv;
+        if (spp < 24) spp = 24;
+        if (spp > 2000) spp = 2000;
+        if (wm < 1 / spp) wm = 1 / spp;
+        y->e_with += (float)(wm * (fabs(j->err) - y->e_with));
+        y->e_without += (float)(wm * (fabs(x - lvl) - y->e_without));
+        if (y->m < UINT32_MAX) y->m++;
+    }
+    /* learn: level, typical error, the two knots around ts */
+    y->level += p[P_S_ALPHA] * ce;
+    y->scale += (float)((y->m < 30 && age < cyc_ms[c] ? 0.2 : 0.05) * (fabs(ce) - y->scale));
+    double k = (double)(age / cyc_ms[c] + 1), g = p[P_GAMMA] > 1 / k ? p[P_GAMMA] : 1 / k;
+    g *= iv < SEAS_KNOT_MS ? iv / SEAS_KNOT_MS : 1;
+    double d0 = g * (1 - f) * ce, d1 = g * f * ce;
+    tab[b0] += (float)d0; tab[b1] += (float)d1;
+    y->sum += (float)(d0 + d1);
+    if (!open) {   /* the spread learns normal behaviour only */
+        double a = fabs(ce);
+        spr[b0] += (float)(g * (1 - f) * (a - spr[b0]));
+        spr[b1] += (float)(g * f * (a - spr[b1]));
+    }
+}
+
+/* Picks the cycle to judge by (st's; -1: none) from the comparisons. */
+static int seas_pick(const double *p, const struct seas_st *st, int64_t ts, double iv)
+{
+    double best = 2;
+    int pick = -1;
+    for (int c = 0; c < 2; c++) {
+        const struct seas_cyc *y = &st->cyc[c];
+        if (ts - st->t0 < 2 * cyc_ms[c] || iv > 2 * SEAS_KNOT_MS || !(y->e_without > 0)) continue;
+        double r = y->e_with / y->e_without;
+        /* hysteresis: the cycle in use stays while clearly better than none */
+        double on = st->active == c ? p[P_GAIN] + 0.15 : p[P_GAIN];
+        if (c == 1 && pick == 0) r /= 0.9;   /* the week has 7 times the knots: clearly better only */
+        if (r < on && r < best) { best = r; pick = c; }
+    }
+    return pick;
+}
+
+static void seas_init(const struct rule_cfg *rc, void *stp)
+{
+    struct seas_st *st = stp;
+    st->active = -1;
+}
+
+static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ctx *cx, struct det_out *o)
+{
+    struct seas_st *st = stp;
+    const double *p = rc->p;
+    double x = cx->v;
+    struct lk_err k, jc[2];
+    if (lk_start(&st->lk, x)) {
+        memset((char *)st + sizeof st->lk, 0, sizeof *st - sizeof st->lk);
+        st->t0 = cx->ts; st->active = -1;
+        st->cyc[0].level = st->cyc[1].level = x;
+        return DET_UNKNOWN;
+    }
+    if (!lk_predict(&st->lk, x, &k) || !isfinite(st->cyc[0].level + st->cyc[1].level)) {
+        memset(st, 0, sizeof *st);
+        st->active = -1;
+        return DET_UNKNOWN;
+    }
+    double iv = cx->e ? ent_interval_ms(cx->e, 0) : 0;
+    const struct lk_err *j = &k;
+    /* the profiles are floats: a series beyond their range is judged plainly */
+    if (p[P_SEASON] > 0 && iv > 0 && cx->ts > st->t0 && fabs(x) < 1e30) {
+        for (int c = 0; c < 2; c++) seas_cycle(p, st, c, cx->ts, x, iv, cx->open, &jc[c]);
+        st->active = (int8_t)seas_pick(p, st, cx->ts, iv);
+        if (st->active >= 0) j = &jc[st->active];
+    }
+    int v = lk_step(rc, &st->lk, cx, &k, j, o, j == &k ? lk_why : seas_why);
+    if (v == DET_ANOMALY) {
+        o->s[1] = st->active == 1 ? "week" : "day";
+        if (!cx->open) st->hold_sc = (float)j->sc;
+    } else if (cx->open && st->active >= 0 && fabs(j->err) > p[P_CLEAR_K] * st->hold_sc) {
+        /* not back within the clear level of before the episode: not resolved */
+        return DET_HOLD;
+    }
+    return v;
+}
+
+/* A state read back from a snapshot is usable when its cycle index is. */
+static int seas_check(const struct rule_cfg *rc, const void *stp)
+{
+    const struct seas_st *st = stp;
+    return st->active >= -1 && st->active <= 1;
+}
+
+const struct det_ops det_seasonal = {
+    .name = "seasonal", .scope = DS_SERIES, .no_window = 1, .state_size = sizeof(struct seas_st), .params = params,
+    .configure = seas_configure, .init = seas_init, .update = seas_update, .check = seas_check,
+};

@@ -1,0 +1,62 @@
+/*
+ * lk_core.h - the anomaly-likelihood machinery of detect/det_likelihood.c,
+ * shared with detect/det_seasonal.c: a robust Holt predictor (level +
+ * trend) and the post-processing that turns a prediction error into a
+ * calibrated tail probability (short average of the surprise judged under
+ * its long-run distribution on the series, plus a slow average of the
+ * signed error for drifts) and a verdict with a quiet time. The plain
+ * predictor always learns from its own error; the error that is judged may
+ * come from another predictor (a seasonal one), so one series keeps one
+ * surprise distribution whichever predictor judges it.
+ */
+#ifndef GPULOG_LK_CORE_H
+#define GPULOG_LK_CORE_H
+
+#include "detector.h"
+
+/* State of the plain predictor and of the surprise distribution (88 bytes). */
+struct lk_st {
+    double level, trend, scale;   /* predictor and typical absolute error */
+    double mu, var;               /* long-run moments of the surprise */
+    double shrt;                  /* short average of the surprise */
+    double bias, bmu, bvar;       /* slow average of the signed error (z) and its long-run moments */
+    uint32_t n, since;            /* samples seen; samples since the last anomalous verdict */
+};
+
+/* The likelihood parameters, first in every detector that uses lk_core
+ * (their indices are the enum below). */
+#define LK_PARAMS \
+    { "tail", 1e-3, "anomalous when the short-term surprise is this unlikely under the long-run one" }, \
+    { "learn", 60, "samples before judging" }, \
+    { "short", 4, "samples averaged into the short-term surprise" }, \
+    { "long", 2000, "memory of the long-run surprise distribution (samples)" }, \
+    { "alpha", 0.15, "level smoothing of the predictor" }, \
+    { "beta", 0.01, "trend smoothing of the predictor" }, \
+    { "clip", 4, "errors beyond this many typical errors update the predictor as this many" }, \
+    { "quiet", 30, "samples after an anomalous verdict before a new episode may open" }, \
+    { "direction", 0, "+1 only high, -1 only low, 0 both" }, \
+    { "drift", 32, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" }
+enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK__COUNT };
+
+/* A prediction of one sample: value, prediction, error, typical error. */
+struct lk_err { double x, pred, err, sc; };
+
+/* Starts st on a series' first sample (1: no verdict on it; 0: st was
+ * already started). */
+int lk_start(struct lk_st *st, double x);
+/* The plain predictor's prediction of x into k; 0 when the state or the
+ * error is not finite (the caller starts over: never a NaN state). */
+int lk_predict(const struct lk_st *st, double x, struct lk_err *k);
+/* A typical error that is never 0: scale, or a tiny fraction of level. */
+double lk_scale_floor(double scale, double level);
+/* The reason of an unlikely sample against a prediction (the why() of
+ * lk_step's verdicts: o->s[0] metric; a: value, prediction, typical error,
+ * likelihood). */
+void lk_why(const struct det_out *o, const char *who, char *buf, size_t n);
+/* One sample through the machinery: judges error j (the plain predictor's
+ * or another's), lets the plain predictor learn from its own error k, and
+ * fills o (why: the reason when anomalous). Returns the verdict. */
+int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *cx, const struct lk_err *k,
+            const struct lk_err *j, struct det_out *o, det_why_fn why);
+
+#endif
