@@ -3,6 +3,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 void event_init(struct event *ev)
 {
@@ -21,7 +24,8 @@ void event_free(struct event *ev)
 
 void event_reset(struct event *ev)
 {
-    for (size_t i = 0; i < GL_ARRAY_LEN(ev->own); i++) free(ev->own[i]);
+    for (size_t i = 0; i < GL_ARRAY_LEN(ev->own); i++)
+        if (ev->own[i]) free(ev->own[i]);
     struct ev_field *f = ev->f;
     size_t capf = ev->capf;
     struct buf arena = ev->arena;
@@ -33,16 +37,16 @@ void event_reset(struct event *ev)
     buf_reset(&ev->arena);
 }
 
+void event_fields_grow(struct event *ev)
+{
+    ev->capf = ev->capf ? ev->capf * 2 : 32;
+    ev->f = xrealloc(ev->f, ev->capf * sizeof *ev->f);
+}
+
+/* A field whose key length is not known here: measured when needed. */
 static struct ev_field *add(struct event *ev, const char *key, enum ev_type t)
 {
-    if (ev->nf == ev->capf) {
-        ev->capf = ev->capf ? ev->capf * 2 : 32;
-        ev->f = xrealloc(ev->f, ev->capf * sizeof *ev->f);
-    }
-    struct ev_field *f = &ev->f[ev->nf++];
-    f->key = key;
-    f->type = t;
-    return f;
+    return event_field_k(ev, key, 0, t);
 }
 
 void event_add_int(struct event *ev, const char *key, int64_t v)
@@ -127,34 +131,79 @@ void event_make_id(struct event *ev, const char *host, const char *source,
     hash128_hex(&h, ev->id);
 }
 
-/* Keys are static strings or strings owned by a parser's header table, so
- * the same pointers come back event after event: a small direct-mapped cache
- * remembers each key's length and whether it needs JSON escaping. */
-struct key_info { const char *key; uint32_t len; uint32_t plain; };
-static _Thread_local struct key_info key_cache[512];
-
-static int key_is_plain(const char *k, size_t n)
+/* Nonzero when a byte of the 8 in w is one a JSON string escapes: below
+ * 0x20, 0x80 and above, '"' or '\\' (exact: borrows never cross into a byte
+ * that counts, the classic has-zero/has-less tests). */
+static inline uint64_t json_bad8(uint64_t w)
 {
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)k[i] < 0x20 || k[i] == '"' || k[i] == '\\' || (unsigned char)k[i] >= 0x80) return 0;
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    return (w & high) | ((w - ones * 0x20) & ~w & high) | ((q - ones) & ~q & high) | ((bs - ones) & ~bs & high);
+}
+
+/* 1 when the n bytes at s go into a JSON string as they are (no control
+ * character, quote, backslash or non-ASCII byte: buf_put_json_str would
+ * copy them unchanged): 16 at a time where SSE2 is there, else 8 at a time,
+ * the last block overlapping the one before; nothing outside s read. */
+static inline int json_plain(const char *s, size_t n)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    if (n >= 16) {
+        const __m128i sp = _mm_set1_epi8(0x20), q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+        for (;; i += 16) {
+            if (i + 16 > n) i = n - 16;
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            /* signed: bytes >= 0x80 are below 0x20 too */
+            __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, sp), _mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)));
+            if (_mm_movemask_epi8(bad)) return 0;
+            if (i + 16 >= n) return 1;
+        }
+    }
+#endif
+    if (n >= 8) {
+        uint64_t w;
+        for (;; i += 8) {
+            if (i + 8 > n) i = n - 8;
+            memcpy(&w, s + i, 8);
+            if (json_bad8(w)) return 0;
+            if (i + 8 >= n) return 1;
+        }
+    }
+    if (n >= 4) {   /* two overlapping words of 4 */
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        return !json_bad8((uint64_t)a | (uint64_t)b << 32);
+    }
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return 0;
+    }
     return 1;
 }
 
-/* The length is measured every time (cheap); the escaping scan is cached by
- * pointer and length. A freed key whose address is reused by another key of
- * the same length keeps the cached verdict: parsers only free keys they made
- * with name_sanitize (always plain), and keys read from JSON are interned for
- * the life of the process, so a reused address never holds a non-plain key. */
-static inline const struct key_info *key_lookup(const char *key)
+/* Keys are static strings or strings owned by a parser's header table, so
+ * the same pointers come back event after event: a small direct-mapped cache
+ * remembers whether each (pointer, length) needs JSON escaping. */
+struct key_info { const char *key; uint32_t len; uint32_t plain; };
+static _Thread_local struct key_info key_cache[512];
+
+/* The length comes with the key (its field's klen, or measured by the
+ * caller); the escaping scan is cached by pointer and length. A freed key
+ * whose address is reused by another key of the same length keeps the
+ * cached verdict: parsers only free keys they made with name_sanitize
+ * (always plain), and keys read from JSON are interned for the life of the
+ * process, so a reused address never holds a non-plain key. */
+static inline int key_plain(const char *key, size_t n)
 {
     struct key_info *ki = &key_cache[((uintptr_t)key >> 3) & 511];
-    size_t n = strlen(key);
     if (ki->key != key || ki->len != n) {
         ki->key = key;
         ki->len = (uint32_t)n;
-        ki->plain = (uint32_t)key_is_plain(key, n);
+        ki->plain = (uint32_t)json_plain(key, n);
     }
-    return ki;
+    return (int)ki->plain;
 }
 
 /* Writers on a pre-reserved buffer: the caller has grown b enough. */
@@ -164,6 +213,71 @@ static inline char *w_lit(char *p, const char *s, size_t n)
     return p + n;
 }
 #define W_LIT(p, s) w_lit((p), (s), sizeof(s) - 1)
+
+/* n bytes of s at p, inline: 16 (SSE2) or 8 at a time with an
+ * overlapping last block (a memcpy of a variable length was a libc call per
+ * key). Reads and writes nothing outside the n bytes. */
+static inline char *w_copy(char *p, const char *s, size_t n)
+{
+#ifdef __SSE2__
+    if (n >= 16) {
+        for (size_t i = 0; i + 16 < n; i += 16)
+            _mm_storeu_si128((__m128i *)(void *)(p + i), _mm_loadu_si128((const __m128i *)(const void *)(s + i)));
+        _mm_storeu_si128((__m128i *)(void *)(p + n - 16), _mm_loadu_si128((const __m128i *)(const void *)(s + n - 16)));
+        return p + n;
+    }
+#endif
+    if (n >= 8) {
+        uint64_t w;
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&w, s + i, 8);
+            memcpy(p + i, &w, 8);
+        }
+        memcpy(&w, s + n - 8, 8);
+        memcpy(p + n - 8, &w, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(p, &a, 4);
+        memcpy(p + n - 4, &b, 4);
+    } else {
+        for (size_t i = 0; i < n; i++) p[i] = s[i];
+    }
+    return p + n;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS.mmmZ" (24 bytes, gl_fmt_ts) at p. The first 20
+ * bytes are kept for the last two seconds written: an event's @timestamp
+ * and event.created are mostly the same seconds as the event before's. */
+static inline char *w_ts(char *p, int64_t ms)
+{
+    static _Thread_local int64_t sec_of[2] = { -1, -1 };
+    static _Thread_local char head[2][20];
+    static _Thread_local int last;
+    if (ms < 0) {
+        char t[25];
+        gl_fmt_ts(ms, t);
+        return w_lit(p, t, 24);
+    }
+    int64_t sec = ms / 1000;
+    int msec = (int)(ms - sec * 1000);
+    int k = sec_of[last] == sec ? last : sec_of[last ^ 1] == sec ? last ^ 1 : -1;
+    if (k < 0) {                          /* the slot used less recently */
+        char t[25];
+        gl_fmt_ts(ms, t);
+        k = last ^ 1;
+        memcpy(head[k], t, 20);
+        sec_of[k] = sec;
+    }
+    last = k;
+    memcpy(p, head[k], 20);
+    p[20] = (char)('0' + msec / 100);
+    p[21] = (char)('0' + msec / 10 % 10);
+    p[22] = (char)('0' + msec % 10);
+    p[23] = 'Z';
+    return p + 24;
+}
 
 /* The digits are written in place from the last one: the length first, so
  * no copy (a memcpy of a variable 1-20 bytes was a libc call per number);
@@ -176,6 +290,14 @@ static inline char *w_u64(char *p, uint64_t u)
         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
         "8081828384858687888990919293949596979899";
     if (u < 10) { *p = (char)('0' + u); return p + 1; }
+    if (u < 100) { memcpy(p, d2 + 2 * u, 2); return p + 2; }
+    if (u < 10000) {                      /* most metrics: no loop */
+        uint64_t hi = u / 100, lo = u % 100;
+        if (hi < 10) { *p = (char)('0' + hi); memcpy(p + 1, d2 + 2 * lo, 2); return p + 3; }
+        memcpy(p, d2 + 2 * hi, 2);
+        memcpy(p + 2, d2 + 2 * lo, 2);
+        return p + 4;
+    }
     size_t n = 1;
     uint64_t t = u;
     for (; t >= 100; t /= 100) n += 2;
@@ -199,54 +321,43 @@ static inline char *w_i64(char *p, int64_t v)
 
 void event_to_json(const struct event *ev, struct buf *b)
 {
-    /* worst case per field: key + quotes/colon/comma + 24-char number, or
-     * 6 bytes per string byte (\u00XX escapes) */
-    size_t need = 400 + 6 * (ev->kind ? strlen(ev->kind) : 0) + 6 * (ev->dataset ? strlen(ev->dataset) : 0) + (ev->host ? 6 * strlen(ev->host) : 0) + (ev->path ? 6 * strlen(ev->path) : 0) +
-                  6 * ev->original_len;
-    struct key_info kis[64];     /* copies: a later key may evict a cache slot */
-    for (size_t i = 0; i < ev->nf; i++) {
-        const struct key_info *ki = key_lookup(ev->f[i].key);
-        if (i < 64) kis[i] = *ki;
-        need += 6 * (size_t)ki->len + 32;
-        if (ev->f[i].type == EV_STR) need += 6 * (size_t)ev->f[i].v.s.len + 2;
-        if (ev->f[i].type == EV_NUM) need += 16;
-    }
-    buf_grow(b, need);
-    char *p = b->p + b->len;
-    char ts[25];
-    gl_fmt_ts(ev->ts_ms, ts);
+    const char *kind = ev->kind ? ev->kind : "metric";
+    const char *ds = ev->dataset ? ev->dataset : "unknown";
+    size_t kind_n = strlen(kind), ds_n = strlen(ds), id_n = strnlen(ev->id, 32);
+    size_t host_n = ev->host ? strlen(ev->host) : 0, path_n = ev->path ? strlen(ev->path) : 0;
+    /* the header's worst case (6 bytes per string byte: \u00XX escapes);
+     * each field makes room for itself below */
+    buf_grow(b, 400 + 6 * (kind_n + ds_n + host_n + path_n + ev->original_len));
+    char *p = b->p + b->len, *end = b->p + b->cap;
     p = W_LIT(p, "{\"@timestamp\":\"");
-    p = w_lit(p, ts, 24);
+    p = w_ts(p, ev->ts_ms);
     *p++ = '"';
     /* kind, dataset and id are plain names when gpulog made them, but come
      * from the input when the event was read back from JSON: escape then */
 #define FLUSH_P() (b->len = (size_t)(p - b->p), b->p[b->len] = '\0')
-#define RELOAD_P() (p = b->p + b->len)
-#define PUT_STR(s, n) do { size_t n_ = (n); \
-        if (key_is_plain((s), n_)) { *p++ = '"'; p = w_lit(p, (s), n_); *p++ = '"'; } \
+#define RELOAD_P() (p = b->p + b->len, end = b->p + b->cap)
+#define PUT_STR(s, n, plain) do { size_t n_ = (n); \
+        if (plain) { *p++ = '"'; p = w_copy(p, (s), n_); *p++ = '"'; } \
         else { FLUSH_P(); buf_put_json_str(b, (s), n_); RELOAD_P(); } } while (0)
-    const char *kind = ev->kind ? ev->kind : "metric";
-    const char *ds = ev->dataset ? ev->dataset : "unknown";
     p = W_LIT(p, ",\"event.kind\":");
-    PUT_STR(kind, strlen(kind));
+    PUT_STR(kind, kind_n, key_plain(kind, kind_n));
     p = W_LIT(p, ",\"event.dataset\":");
-    PUT_STR(ds, strlen(ds));
+    PUT_STR(ds, ds_n, key_plain(ds, ds_n));
     p = W_LIT(p, ",\"event.id\":");
-    PUT_STR(ev->id, strnlen(ev->id, 32));
+    PUT_STR(ev->id, id_n, json_plain(ev->id, id_n));
     if (ev->created_ms) {
-        gl_fmt_ts(ev->created_ms, ts);
         p = W_LIT(p, ",\"event.created\":\"");
-        p = w_lit(p, ts, 24);
+        p = w_ts(p, ev->created_ms);
         *p++ = '"';
     }
     if (ev->host) {
         p = W_LIT(p, ",\"host.name\":");
-        FLUSH_P(); buf_put_json_str(b, ev->host, strlen(ev->host)); RELOAD_P();
+        PUT_STR(ev->host, host_n, json_plain(ev->host, host_n));
     }
     p = W_LIT(p, ",\"agent.name\":\"gpulog\",\"agent.version\":\"" GPULOG_VERSION "\"");
     if (ev->path) {
         p = W_LIT(p, ",\"log.file.path\":");
-        FLUSH_P(); buf_put_json_str(b, ev->path, strlen(ev->path)); RELOAD_P();
+        PUT_STR(ev->path, path_n, json_plain(ev->path, path_n));
     }
     if (ev->offset >= 0) {
         p = W_LIT(p, ",\"log.offset\":");
@@ -254,15 +365,17 @@ void event_to_json(const struct event *ev, struct buf *b)
     }
     for (size_t i = 0; i < ev->nf; i++) {
         const struct ev_field *f = &ev->f[i];
-        const struct key_info *ki = i < 64 ? &kis[i] : key_lookup(f->key);
-        *p++ = ',';
-        if (ki->plain) {
-            *p++ = '"';
-            p = w_lit(p, f->key, ki->len);
-            *p++ = '"';
-        } else {
-            FLUSH_P(); buf_put_json_str(b, f->key, ki->len); RELOAD_P();
+        size_t kl = event_key_len(f);
+        /* worst case: the key escaped, quotes, colon, comma and a 20-digit
+         * integer or "false" (numbers and strings grow the buffer themselves) */
+        size_t room = 6 * kl + 32;
+        if ((size_t)(end - p) <= room) {
+            FLUSH_P();
+            buf_grow(b, room);
+            RELOAD_P();
         }
+        *p++ = ',';
+        PUT_STR(f->key, kl, key_plain(f->key, kl));
         *p++ = ':';
         switch (f->type) {
         case EV_INT: p = w_i64(p, f->v.i); break;
@@ -272,6 +385,11 @@ void event_to_json(const struct event *ev, struct buf *b)
             FLUSH_P(); buf_put_json_str(b, ev->arena.p + f->v.s.off, f->v.s.len); RELOAD_P();
             break;
         }
+    }
+    if ((size_t)(end - p) <= 32 + 6 * ev->original_len) {
+        FLUSH_P();
+        buf_grow(b, 32 + 6 * ev->original_len);
+        RELOAD_P();
     }
     if (ev->original) {
         p = W_LIT(p, ",\"event.original\":");

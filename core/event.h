@@ -13,11 +13,14 @@
 
 #include "common.h"
 
+#include <string.h>
+
 enum ev_type { EV_INT, EV_NUM, EV_STR, EV_BOOL };
 
 struct ev_field {
     const char *key;
     enum ev_type type;
+    uint32_t klen;          /* strlen(key) when the adder knew it (event_add_*_k), else 0: measured when needed */
     union {
         int64_t i;
         double d;
@@ -51,6 +54,36 @@ void event_reset(struct event *ev);
 void event_add_int(struct event *ev, const char *key, int64_t v);
 void event_add_num(struct event *ev, const char *key, double v);
 void event_add_bool(struct event *ev, const char *key, int v);
+/* The same with the key's length known (klen == strlen(key)): the hot path
+ * of the table parsers, whose header tables measure each key once, so
+ * neither the schema check at emission nor the encoder measures it again. */
+void event_fields_grow(struct event *ev);
+static inline struct ev_field *event_field_k(struct event *ev, const char *key, size_t klen, enum ev_type t)
+{
+    if (ev->nf == ev->capf) event_fields_grow(ev);
+    struct ev_field *f = &ev->f[ev->nf++];
+    f->key = key;
+    f->type = t;
+    f->klen = (uint32_t)klen;
+    return f;
+}
+static inline void event_add_int_k(struct event *ev, const char *key, size_t klen, int64_t v)
+{
+    event_field_k(ev, key, klen, EV_INT)->v.i = v;
+}
+static inline void event_add_bool_k(struct event *ev, const char *key, size_t klen, int v)
+{
+    event_field_k(ev, key, klen, EV_BOOL)->v.b = v ? 1 : 0;
+}
+static inline void event_add_num_k(struct event *ev, const char *key, size_t klen, double v)
+{
+    event_field_k(ev, key, klen, EV_NUM)->v.d = v;
+}
+/* The length of f's key (its klen, or measured). */
+static inline size_t event_key_len(const struct ev_field *f)
+{
+    return f->klen ? f->klen : strlen(f->key);
+}
 void event_add_str(struct event *ev, const char *key, const char *s, size_t n);
 /* Replaces the value of key if present, else adds it. */
 void event_set_str(struct event *ev, const char *key, const char *s, size_t n);
