@@ -344,6 +344,13 @@ void rd_kafka_queue_destroy(rd_kafka_queue_t *rkqu)
     real_(rkqu);
 }
 
+void rd_kafka_queue_io_event_enable(rd_kafka_queue_t *rkqu, int fd, const void *payload, size_t size)
+{
+    typedef void (*fn_t)(rd_kafka_queue_t *, int, const void *, size_t);
+    RESOLVE_AS(kafka, fn_t, "rd_kafka_queue_io_event_enable");
+    real_(rkqu, fd, payload, size);
+}
+
 rd_kafka_queue_t *rd_kafka_queue_get_consumer(rd_kafka_t *rk)
 {
     typedef rd_kafka_queue_t * (*fn_t)(rd_kafka_t *);

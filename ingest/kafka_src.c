@@ -28,8 +28,10 @@
 #include "../core/metrics.h"
 
 #include <librdkafka/rdkafka.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define KSRC_BATCH 1024        /* messages per rd_kafka_consume_batch_queue call */
 #define KSRC_POKE_LAG 20000    /* messages behind that make a low queue wake the fetcher */
@@ -53,6 +55,7 @@ struct kpart {
 struct ksrc {
     rd_kafka_t *rk;
     rd_kafka_queue_t *cq;
+    int wake[2];               /* librdkafka writes to [1] when cq gets a message while empty; -1 none */
     struct ksrc_hooks h;
     struct kstate *st;         /* --state-topic: snapshots of the partitions' detector state */
     int snap_ms;               /* at most this often per partition */
@@ -398,6 +401,7 @@ struct ksrc *ksrc_new(const struct ksrc_opts *o, const struct ksrc_hooks *h, int
         return NULL;
     }
     struct ksrc *ks = xcalloc(1, sizeof *ks);
+    ks->wake[0] = ks->wake[1] = -1;
     ks->h = *h;
     ks->name = o->name ? o->name : "detect";
     ks->once = o->once;
@@ -413,6 +417,9 @@ struct ksrc *ksrc_new(const struct ksrc_opts *o, const struct ksrc_hooks *h, int
     }
     rd_kafka_poll_set_consumer(ks->rk);
     ks->cq = rd_kafka_queue_get_consumer(ks->rk);
+    /* the loop sleeps in poll() on wake[0] instead of waking every 50 ms to look */
+    if (pipe2(ks->wake, O_NONBLOCK | O_CLOEXEC) == 0) rd_kafka_queue_io_event_enable(ks->cq, ks->wake[1], "m", 1);
+    else ks->wake[0] = ks->wake[1] = -1;
     if (o->state_topic && h->save && h->restore && h->revoked) {
         ks->st = kstate_new(o->brokers, o->state_topic, o->props, o->nprops, ks->name, e, sizeof e);
         if (!ks->st) {
@@ -453,6 +460,12 @@ void ksrc_close(struct ksrc *ks)
     if (!ks || ks->closed) return;
     ks->closed = 1;
     drop_fetched(ks);
+    if (ks->wake[0] >= 0) {
+        rd_kafka_queue_io_event_enable(ks->cq, -1, NULL, 0);
+        close(ks->wake[0]);
+        close(ks->wake[1]);
+        ks->wake[0] = ks->wake[1] = -1;
+    }
     rd_kafka_queue_destroy(ks->cq);
     rd_kafka_consumer_close(ks->rk);   /* the revoke writes the last snapshots */
     kstate_free(ks->st);
@@ -574,6 +587,18 @@ int ksrc_next(struct ksrc *ks, struct krec *r, int timeout_ms)
     return GL_AGAIN;
 }
 
+
+int ksrc_pollfd(const struct ksrc *ks)
+{
+    return ks->closed ? -1 : ks->wake[0];
+}
+
+void ksrc_wake_drain(struct ksrc *ks)
+{
+    char b[64];
+    if (ks->wake[0] >= 0)
+        while (read(ks->wake[0], b, sizeof b) > 0) {}
+}
 
 void ksrc_poll_group(struct ksrc *ks)
 {

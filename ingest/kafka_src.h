@@ -96,6 +96,13 @@ int ksrc_next(struct ksrc *ks, struct krec *r, int timeout_ms);
  * (ksrc_pause), when a poll brings one message at most, kept behind the
  * rest of the batch for ksrc_next (with 1024 kept, it does not poll). */
 void ksrc_poll_group(struct ksrc *ks);
+/* An fd that becomes readable when a message arrives while none was
+ * waiting (librdkafka's queue IO event), for poll(); -1 when there is none
+ * or the consumer is closed. The fd stays the consumer's. */
+int ksrc_pollfd(const struct ksrc *ks);
+/* Empties that fd's wake-up bytes; call after poll() said readable and
+ * before reading, so a message that arrives afterwards wakes poll() again. */
+void ksrc_wake_drain(struct ksrc *ks);
 /* The reader is done with the current message (ksrc_next also does it for
  * the previous message): --once's end may be reached. */
 void ksrc_done(struct ksrc *ks);

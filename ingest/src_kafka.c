@@ -200,8 +200,8 @@ static void set_paused(struct src_kafka *k, int pause)
  * us after max.poll.interval.ms. */
 static void kafka_pump(struct source *s, int readable, int keeping_up)
 {
-    (void)readable;
     struct src_kafka *k = (struct src_kafka *)s;
+    if (readable) ksrc_wake_drain(k->ks);
     if (keeping_up) {
         k->blocked_since = 0;
         if (k->paused) set_paused(k, 0);
@@ -212,6 +212,11 @@ static void kafka_pump(struct source *s, int readable, int keeping_up)
     if (now - k->blocked_since < 1000) return;
     if (!k->paused) set_paused(k, 1);
     ksrc_poll_group(k->ks);
+}
+
+static int kafka_pollfd(struct source *s)
+{
+    return ksrc_pollfd(((struct src_kafka *)s)->ks);
 }
 
 /* Once a second: the settled positions committed, snapshots, the lag. */
@@ -231,6 +236,7 @@ const struct source_ops src_kafka = {
     .ended = kafka_ended,
     .close = kafka_close,
     .pump = kafka_pump,
+    .pollfd = kafka_pollfd,
     .tick = kafka_tick,
 };
 
