@@ -112,7 +112,7 @@ static int open_outputs(struct collector *c, const struct gpulog_config *cfg)
         struct kafka_conf kc = {
             .brokers = c->brokers, .topic = { t0 ? t0 : "gpu.metrics", t1 ? t1 : "gpu.events", "gpu.anomalies" },
             .props = (const char *const *)cfg->kafka.properties.kv, .nprops = cfg->kafka.properties.n,
-            .deadletter_path = c->dl.p,
+            .deadletter_path = c->dl.p, .give_up = c->po.once,
         };
         sk = sink_kafka_new(&kc, pipeline_settle, c->pl, err, sizeof err);
     } else {

@@ -12,7 +12,7 @@
 
 /* What a failed connection means for the data, the same for every client:
  * collect acknowledges nothing, detect commits nothing. */
-#define KAFKA_EFFECT "nothing is lost: collect keeps the events in its checkpoints and spool, detect commits no offset; retrying"
+#define KAFKA_EFFECT "nothing is lost: collect keeps the events in its checkpoints and spool, detect commits no offset; retrying (--once gives up)"
 
 const char *kafka_error_hint(int err, const char *reason)
 {

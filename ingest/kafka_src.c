@@ -343,13 +343,19 @@ static void ksrc_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_
 /* ----------------------------------------------------------- the client */
 
 /* The consumer's error callback (from its poll; ks is the conf's opaque):
- * each error logged typed by kafka_log_error; a fatal one stops the source. */
+ * each error logged typed by kafka_log_error; a fatal one stops the
+ * source, and with --once so does a refused login or certificate. */
 static void ksrc_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
     (void)rk;
     struct ksrc *ks = opaque;
-    if (err == RD_KAFKA_RESP_ERR__FATAL) ks->fatal = 1;
     kafka_log_error(err, reason);
+    if (err == RD_KAFKA_RESP_ERR__FATAL) ks->fatal = 1;
+    /* --once: waiting will not fix a password or a CA; nothing was committed */
+    if (ks->once && !ks->fatal && kafka_error_hint(err, reason)) {
+        log_error("msg=\"%s: --once: giving up: nothing was committed\"", ks->name);
+        ks->fatal = 1;
+    }
 }
 
 /* gpulog's consumer settings, then the user's properties (-X). */

@@ -46,6 +46,7 @@ struct kafka_sink {
     char *deadletter_path;
     long inflight;            /* produced, not yet reported */
     long purged;
+    int give_up;              /* kafka_conf.give_up */
 };
 
 static void dead_letter(struct kafka_sink *k, const char *topic, const void *key, size_t keylen,
@@ -113,6 +114,10 @@ static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
     /* transport errors while the broker is away: librdkafka retries */
     metrics_inc(M_DELIVERY_ERRORS);
     kafka_log_error(err, reason);
+    /* --once: waiting will not fix a password or a CA; what is not
+     * acknowledged stays in the checkpoints and spool for the next run */
+    const char *hint = k->give_up && !k->s->errstr[0] ? kafka_error_hint(err, reason) : NULL;
+    if (hint) snprintf(k->s->errstr, sizeof k->s->errstr, "%s (--once: giving up; nothing is lost)", hint);
 }
 
 static int kafka_write(void *st, const struct sink_doc *d)
@@ -210,6 +215,7 @@ struct sink *sink_kafka_new(const struct kafka_conf *kc, sink_settle_fn settle, 
     struct kafka_sink *k = xcalloc(1, sizeof *k);
     k->s = s;
     k->deadletter_path = kc->deadletter_path ? xstrdup(kc->deadletter_path) : NULL;
+    k->give_up = kc->give_up;
     s->ops = &kafka_ops;
     s->st = k;
     s->settle = settle;

@@ -138,6 +138,7 @@ struct kafka_conf {
     const char *const *props;
     size_t nprops;
     const char *deadletter_path;        /* file for permanently rejected messages */
+    int give_up;                        /* --once: a refused login or an untrusted certificate fails the sink */
 };
 struct sink *sink_kafka_new(const struct kafka_conf *kc, sink_settle_fn settle, void *ctx,
                             char *err, size_t errlen);

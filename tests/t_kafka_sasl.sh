@@ -66,6 +66,13 @@ failing() {
   wait_for 150 grep -qE 'level=error.*(authentication|certificate)' "$log"
   kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 }
+# gives_up RUNLOG CMD...: runs a --once command that cannot connect; it must
+# end by itself (at most 60 s) with an error status. Prints the status.
+gives_up() {
+  local log=$1; shift
+  timeout 60 "$@" 2>"$log" >/dev/null 0<&0
+  echo $?
+}
 C=("$GPULOG" collect --host sasl-h --shutdown-timeout 1)
 D=("$GPULOG" detect --once --shutdown-timeout 1 -o /dev/null)
 
@@ -79,7 +86,9 @@ check "detect over SASL_SSL consumes the 8 events" "$(grep -q 'consumed 8 messag
 
 # --------------------------------------------------------------- a wrong password
 t2=gpulog-sasl-$run-pw
-failing "$tmp/pw.err" "${C[@]}" --once --config "$tmp/badpw.yaml" -s "$tmp/st-pw" -t "$t2" - < "$CSV"
+rc=$(gives_up "$tmp/pw.err" "${C[@]}" --once --config "$tmp/badpw.yaml" -s "$tmp/st-pw" -t "$t2" - < "$CSV")
+check "collect --once, wrong password: gives up by itself with an error status (not 0, not killed)" \
+  "$([ "$rc" != 0 ] && [ "$rc" != 124 ]; echo $?)" "status $rc; $(tail -n 3 "$tmp/pw.err")"
 check "collect, wrong password: a clear error naming the credentials" \
   "$(grep -q 'level=error.*authentication failed.*sasl.password' "$tmp/pw.err"; echo $?)" "$(tail -n 5 "$tmp/pw.err")"
 check "collect, wrong password: the password is not in the log" "$(grep -qF -- "not-$PW" "$tmp/pw.err"; [ $? = 1 ]; echo $?)"
@@ -88,7 +97,9 @@ check "collect, wrong password: the events wait in the spool" \
 "${C[@]}" --once --config "$tmp/good.yaml" -s "$tmp/st-pw" -t "$t2" - </dev/null 2>"$tmp/pw2.err"
 check "collect, then the right password: exits 0" $? "$(tail -n 5 "$tmp/pw2.err")"
 check_eq "collect: the spooled events are delivered, once" "$(count "$t2")" 8
-failing "$tmp/dpw.err" "${D[@]}" --config "$tmp/badpw.yaml" -g "g-$run-pw" -t "$t1"
+rc=$(gives_up "$tmp/dpw.err" "${D[@]}" --config "$tmp/badpw.yaml" -g "g-$run-pw" -t "$t1")
+check "detect --once, wrong password: gives up by itself with an error status" \
+  "$([ "$rc" != 0 ] && [ "$rc" != 124 ]; echo $?)" "status $rc; $(tail -n 3 "$tmp/dpw.err")"
 check "detect, wrong password: a clear error naming the credentials, in gpulog's log format" \
   "$(grep -q 'level=error.*authentication failed.*sasl.password' "$tmp/dpw.err" && ! grep -q '^%[0-9]|' "$tmp/dpw.err"; echo $?)" \
   "$(tail -n 5 "$tmp/dpw.err")"
@@ -104,7 +115,9 @@ check "collect, untrusted certificate: a clear error naming the certificate and 
 check_eq "collect, untrusted certificate: nothing reached the topic" "$(count "$t3")" 0
 "${C[@]}" --once --config "$tmp/good.yaml" -s "$tmp/st-ca" --file "$CSV" -t "$t3" 2>"$tmp/ca2.err"
 check_eq "collect, then the right CA: the 8 events from the checkpoint, once" "$(count "$t3")" 8
-failing "$tmp/dca.err" "${D[@]}" --config "$tmp/badca.yaml" -g "g-$run-ca" -t "$t1"
+rc=$(gives_up "$tmp/dca.err" "${D[@]}" --config "$tmp/badca.yaml" -g "g-$run-ca" -t "$t1")
+check "detect --once, untrusted certificate: gives up by itself with an error status" \
+  "$([ "$rc" != 0 ] && [ "$rc" != 124 ]; echo $?)" "status $rc; $(tail -n 3 "$tmp/dca.err")"
 check "detect, untrusted certificate: a clear error naming ssl.ca.location" \
   "$(grep -q 'level=error.*certificate.*not trusted.*ssl.ca.location' "$tmp/dca.err"; echo $?)" "$(tail -n 5 "$tmp/dca.err")"
 out=$(timeout 60 "${D[@]}" --config "$tmp/good.yaml" -g "g-$run-ca" -t "$t1" 2>&1)
