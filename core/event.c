@@ -115,13 +115,35 @@ const char *event_get_str(const struct event *ev, const char *key, size_t *n)
     return event_str(ev, f);
 }
 
+/* The hash state after host and source for the last pair seen: every
+ * line of a source starts its id with the same two. Compared by content
+ * (a freed name's address may come back holding another); names too long
+ * for the copies are hashed each time. */
+static _Thread_local struct {
+    int ok;
+    char host[64], source[256];
+    struct hash128 h;
+} id_prefix;
+
 void event_make_id(struct event *ev, const char *host, const char *source,
                    uint64_t gen, int64_t offset, const char *line, size_t len)
 {
+    const char *hs = host ? host : "", *ss = source ? source : "-";
     struct hash128 h;
-    hash128_init(&h);
-    hash128_feed(&h, host ? host : "", host ? strlen(host) : 0);
-    hash128_feed(&h, source ? source : "-", source ? strlen(source) : 1);
+    if (id_prefix.ok && !strcmp(hs, id_prefix.host) && !strcmp(ss, id_prefix.source)) {
+        h = id_prefix.h;
+    } else {
+        size_t hn = strlen(hs), sn = strlen(ss);
+        hash128_init(&h);
+        hash128_feed(&h, hs, hn);
+        hash128_feed(&h, ss, sn);
+        id_prefix.ok = hn < sizeof id_prefix.host && sn < sizeof id_prefix.source;
+        if (id_prefix.ok) {
+            memcpy(id_prefix.host, hs, hn + 1);
+            memcpy(id_prefix.source, ss, sn + 1);
+            id_prefix.h = h;
+        }
+    }
     if (gen) {
         hash128_feed(&h, "\0gen", 4);
         hash128_feed_u64(&h, gen);

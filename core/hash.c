@@ -40,7 +40,16 @@ void hash128_feed(struct hash128 *h, const void *data, size_t n)
         memcpy(&k, p + i, 8);
         hash128_word(h, k);
     }
+    /* the last 0..7 bytes, little-endian, zero-extended: on a
+     * little-endian machine the top of the word that ends with them, when
+     * there is one (no byte loop) */
     uint64_t k = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (i < n && n >= 8) {
+        memcpy(&k, p + n - 8, 8);
+        k >>= 8 * (8 - (n - i));
+    } else
+#endif
     for (size_t j = 0; i + j < n; j++) k |= (uint64_t)p[i + j] << (8 * j);
     hash128_word(h, k ^ ((uint64_t)n << 56) ^ 0xA5);
 }
@@ -52,11 +61,21 @@ void hash128_feed_u64(struct hash128 *h, uint64_t v)
 
 void hash128_hex(const struct hash128 *h, char out[33])
 {
-    static const char hx[] = "0123456789abcdef";
+    /* two hex digits per byte from a table (one per nibble was a quarter
+     * of an event id's cost) */
+    static const char hx2[513] =
+        "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+        "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+        "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+        "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+        "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+        "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+        "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+        "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
     uint64_t a = fmix64(h->a + h->b), b = fmix64(h->b + 2 * h->a);
-    for (int i = 0; i < 16; i++) {
-        out[i] = hx[(a >> (60 - 4 * i)) & 15];
-        out[16 + i] = hx[(b >> (60 - 4 * i)) & 15];
+    for (int i = 0; i < 8; i++) {
+        memcpy(out + 2 * i, hx2 + 2 * ((a >> (56 - 8 * i)) & 255), 2);
+        memcpy(out + 16 + 2 * i, hx2 + 2 * ((b >> (56 - 8 * i)) & 255), 2);
     }
     out[32] = '\0';
 }

@@ -485,6 +485,36 @@ TEST(duplicate_columns)
     run_free(&r);
 }
 
+TEST(schema_ranges_on_known_key_lengths)
+{
+    /* dmon's fields carry their key length from the header table: the
+     * schema check at emission reads the .pct / .throughput suffixes from
+     * it. A percentage over 100 and a negative power are dropped (the rest
+     * kept); large counters, clocks and sizes stay; a GPM column (text-kind,
+     * no known length) is judged the same way */
+    struct run r;
+    run_init(&r, &parser_dmon, NULL);
+    uint64_t before = parser_fields_dropped();
+    feed_text(&r,
+        "# gpu    pwr     sm    mem   mclk     fb  rxpci  smutil\n"
+        "# Idx      W      %      %    MHz     MB   MB/s       %\n"
+        "    0     -5    150    100   2619  80000 123456     101\n"
+        "    1    300      0     99   1980    512      0     100\n");
+    CHECK_EQ_INT(r.g.n, 2);
+    CHECK_EQ_INT(parser_fields_dropped() - before, 3);
+    CHECK(absent(&r, 0, "gpu.power.usage"));
+    CHECK(absent(&r, 0, "gpu.utilization.gpu.pct"));
+    CHECK(absent(&r, 0, "gpu.gpm.smutil.pct"));
+    CHECK(has_int(&r, 0, "gpu.utilization.memory_copy.pct", 100));
+    CHECK(has_int(&r, 0, "gpu.clock.mem_frequency", 2619));
+    CHECK(has_int(&r, 0, "gpu.memory.framebuffer.used_size", 80000));
+    CHECK(has_int(&r, 0, "gpu.pcie.rx.throughput", 123456));
+    CHECK(has_int(&r, 1, "gpu.power.usage", 300));
+    CHECK(has_int(&r, 1, "gpu.utilization.gpu.pct", 0));
+    CHECK(has_int(&r, 1, "gpu.gpm.smutil.pct", 100));
+    run_free(&r);
+}
+
 TEST(event_ids)
 {
     struct run r;
@@ -524,6 +554,7 @@ int main(void)
     RUN(sniff);
     RUN(zones_for_date_time);
     RUN(duplicate_columns);
+    RUN(schema_ranges_on_known_key_lengths);
     RUN(event_ids);
     return TEST_REPORT();
 }

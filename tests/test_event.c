@@ -113,6 +113,158 @@ TEST(ids)
     event_free(&b);
 }
 
+TEST(ids_hash_every_tail_length)
+{
+    /* the last 0..7 bytes of a fed string are read from the word that ends
+     * with them: ids of every length 0..40, from unaligned starts, as the
+     * byte-at-a-time code made them (digest pinned from that code) */
+    const char *data = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    char all[41 * 32 + 1], hex[33];
+    for (int n = 0; n <= 40; n++) {
+        struct hash128 h;
+        hash128_init(&h);
+        hash128_feed(&h, data + (n % 5), (size_t)n);
+        hash128_hex(&h, hex);
+        memcpy(all + 32 * n, hex, 32);
+    }
+    all[41 * 32] = '\0';
+    char got[17];
+    snprintf(got, sizeof got, "%016llx", (unsigned long long)hash64(all, strlen(all), 0));
+    CHECK_EQ_STR(got, "8fcd8027fa4bdf23");
+    CHECK(!memcmp(all + 32 * 7, "41fabe1c7a07e95507e5b7de9c7f862b", 32));
+    CHECK(!memcmp(all + 32 * 13, "7292b6050b0953ae3e6fae3f609e1668", 32));
+}
+
+/* event.id as composed from the hash API (the reference of event_make_id). */
+static void id_ref(char out[33], const char *host, const char *source, uint64_t gen, int64_t off,
+                   const char *line, size_t len)
+{
+    struct hash128 h;
+    hash128_init(&h);
+    hash128_feed(&h, host ? host : "", host ? strlen(host) : 0);
+    hash128_feed(&h, source ? source : "-", source ? strlen(source) : 1);
+    if (gen) {
+        hash128_feed(&h, "\0gen", 4);
+        hash128_feed_u64(&h, gen);
+    }
+    hash128_feed_u64(&h, (uint64_t)off);
+    hash128_feed(&h, line, len);
+    hash128_hex(&h, out);
+}
+
+TEST(ids_prefix_follows_content)
+{
+    /* event_make_id keeps the hash of the last host and source: a name
+     * changed in place (same address, same or other length), a long name
+     * and NULLs must give the ids the hash API gives */
+    struct event ev;
+    event_init(&ev);
+    char host[80] = "node-a", src[400] = "/var/log/dmon.log", want[33];
+    static const struct { const char *host, *src; } steps[] = {
+        { "node-a", "/var/log/dmon.log" }, { "node-a", "/var/log/dmon.log" }, { "node-b", "/var/log/dmon.log" },
+        { "node-b", "/var/log/dmon.loh" }, { "node-bb", "/var/log/dmon.log" }, { "", "-" },
+        { "node-a", "/var/log/dmon.log" },
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(steps); i++) {
+        snprintf(host, sizeof host, "%s", steps[i].host);
+        snprintf(src, sizeof src, "%s", steps[i].src);
+        for (int64_t off = 0; off < 3; off++) {
+            event_make_id(&ev, host, src, (uint64_t)off, off * 50, "  0  300  40", 12);
+            id_ref(want, host, src, (uint64_t)off, off * 50, "  0  300  40", 12);
+            CHECK_EQ_STR(ev.id, want);
+        }
+    }
+    memset(host, 'h', 79);
+    host[79] = '\0';
+    memset(src, 's', 399);
+    src[399] = '\0';
+    for (int k = 0; k < 2; k++) {
+        event_make_id(&ev, host, src, 0, 7, "x", 1);
+        id_ref(want, host, src, 0, 7, "x", 1);
+        CHECK_EQ_STR(ev.id, want);
+        src[398] = 't';
+    }
+    event_make_id(&ev, NULL, NULL, 0, 7, "x", 1);
+    id_ref(want, NULL, NULL, 0, 7, "x", 1);
+    CHECK_EQ_STR(ev.id, want);
+    event_make_id(&ev, "", "-", 0, 7, "x", 1);
+    CHECK_EQ_STR(ev.id, want);
+    event_free(&ev);
+}
+
+TEST(json_header_strings_fast_path)
+{
+    /* host.name and log.file.path are copied as they are when no byte
+     * needs escaping, a test made 16 or 8 bytes at a time: every length
+     * around those sizes, every position, each byte class; the output must
+     * be buf_put_json_str's */
+    static const unsigned char probe[] = { 0x01, 0x1f, ' ', '"', '\\', '~', 0x7f, 0x80, 0xc3, 0xff, 'a' };
+    struct event ev;
+    event_init(&ev);
+    struct buf out, want;
+    buf_init(&out);
+    buf_init(&want);
+    char s[48];
+    int bad = 0;
+    for (size_t n = 1; n <= 40; n++)
+        for (size_t pos = 0; pos < n; pos++)
+            for (size_t k = 0; k < sizeof probe; k++) {
+                memset(s, 'h', n);
+                s[n] = '\0';
+                s[pos] = (char)probe[k];
+                event_reset(&ev);
+                ev.ts_ms = 1762485301123LL;
+                ev.host = s;
+                ev.path = s;
+                buf_reset(&out);
+                event_to_json(&ev, &out);
+                buf_reset(&want);
+                buf_puts(&want, ",\"host.name\":");
+                buf_put_json_str(&want, s, n);
+                buf_puts(&want, ",\"agent.name\":\"gpulog\",\"agent.version\":\"" GPULOG_VERSION "\",\"log.file.path\":");
+                buf_put_json_str(&want, s, n);
+                buf_putc(&want, '}');
+                if (!strstr(out.p, want.p) && bad++ < 3) printf("  n=%zu pos=%zu byte=0x%02x: %s\n", n, pos, probe[k], out.p);
+            }
+    CHECK_EQ_INT(bad, 0);
+    buf_free(&out);
+    buf_free(&want);
+    event_free(&ev);
+}
+
+TEST(json_keys_with_known_length)
+{
+    /* fields added with their key length (the table parsers) encode as
+     * the same fields added without it, keys of every length 1..40 */
+    struct event a, b;
+    event_init(&a);
+    event_init(&b);
+    static char keys[40][41];
+    for (int n = 1; n <= 40; n++) {
+        for (int i = 0; i < n; i++) keys[n - 1][i] = (char)('a' + (n + i) % 26);
+        keys[n - 1][n > 4 ? 2 : 0] = '.';
+        keys[n - 1][n] = '\0';
+        event_add_int(&a, keys[n - 1], n * 1000003LL - 7);
+        event_add_int_k(&b, keys[n - 1], (size_t)n, n * 1000003LL - 7);
+        event_add_bool(&a, keys[n - 1], n & 1);
+        event_add_bool_k(&b, keys[n - 1], (size_t)n, n & 1);
+        event_add_num(&a, keys[n - 1], n + 0.25);
+        event_add_num_k(&b, keys[n - 1], (size_t)n, n + 0.25);
+    }
+    struct buf ja, jb;
+    buf_init(&ja);
+    buf_init(&jb);
+    event_to_json(&a, &ja);
+    event_to_json(&b, &jb);
+    CHECK_EQ_STR(jb.p, ja.p);
+    CHECK(strstr(ja.p, ",\"op.rstuvwxyzabcdefghijklmnopqrstuvwxyzab\":40000113,") != NULL);
+    CHECK(strstr(ja.p, ",\".ef\":3000002,\".ef\":true,\".ef\":3.25,") != NULL);
+    buf_free(&ja);
+    buf_free(&jb);
+    event_free(&a);
+    event_free(&b);
+}
+
 static int fields_equal(const struct event *a, const struct event *b, const char *key)
 {
     const struct ev_field *fa = event_get(a, key), *fb = event_get(b, key);
@@ -472,6 +624,10 @@ int main(void)
 {
     RUN(accessors);
     RUN(ids);
+    RUN(ids_hash_every_tail_length);
+    RUN(ids_prefix_follows_content);
+    RUN(json_header_strings_fast_path);
+    RUN(json_keys_with_known_length);
     RUN(json_round_trip);
     RUN(json_minimal_header);
     RUN(json_decode_refusals);
