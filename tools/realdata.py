@@ -1,0 +1,400 @@
+#!/usr/bin/env python3
+"""realdata.py - public labelled real-world series (fetched by
+scripts/fetch_eval_data.sh into .cache/eval-data) converted to the layout of
+tools/winscore.py: per split a folder with <name>.csv (timestamp,value, the
+generic CSV that `gpulog run --profile generic --format csv` reads) and
+labels.json ({name: {"interval_s", "windows": [[start_iso, end_iso, kind]],
+"dataset", "score_from", "source"}}). Standard library only.
+
+Sources (provenance and licences: docs/detectors.md, "Real data"):
+  UCR       aeon 1.6.0: UCR anomaly archive 135 InternalBleeding16 (TimeEval
+            CSV: timestamp = sample index, value, is_anomaly)
+  MITDB     sktime 1.2.0: an excerpt of an MIT-BIH arrhythmia ECG record
+            (CSV: data, label)
+  RKI       r-cran-surveillance 1.20.3-1 (Debian): 14 weekly notification
+            series of the Robert Koch Institute, 2001-2004, with the outbreaks
+            the RKI defined (R "disProg" objects in .RData: observed, state)
+  TCPD      river 0.26.1: series of the Turing change-point dataset with the
+            change points of its human annotators (the annotations are a dict
+            literal in river's <name>.py)
+  Daphnet   aeon 1.6.0: 9 accelerometer channels of one gait recording whose
+            excerpt holds no freezing-of-gait episode: no labels, scored for
+            false alarms only
+
+Conventions:
+- Timestamps: the source's own where it has them (RKI weeks from the Monday
+  of the start week, TCPD dates and times; a series that starts before 1970,
+  which gpulog refuses, moves forward by whole years to start in 1970);
+  series without usable ones (UCR, MITDB, Daphnet: a sample index, or
+  sub-second steps that the scorer's 1-second resolution cannot hold) get
+  one sample per second from 2021-01-01T00:00:00Z (FIXED_DT_S).
+- Windows, as tools/genseries.py makes them: an event (a run of labelled
+  samples, or an annotated change point) gets a window from its first sample
+  lasting max(wlen, min(event length, 2 wlen)) samples, wlen = max(5, 10 % of
+  the series / number of events), cut at the series end.
+- Change points: the annotators' points are clustered (points within
+  CP_TOL samples of each other are one cluster); a cluster marked by more than
+  half of the annotators is an event starting at its earliest point.
+- Probation: the first PROBATION (15 %) of each series is not scored: a
+  window starting there is dropped (no detector can know a series' normal
+  behaviour before it has seen some) and detections there are ignored
+  ("score_from"). Series are not capped or subsampled (the longest has 7501
+  samples).
+
+usage: realdata.py [--src .cache/eval-data] -o OUT
+Writes OUT/tune, OUT/report (labelled) and OUT/unlabelled; prints one line
+per split.
+"""
+import argparse
+import ast
+import bz2
+import calendar
+import datetime
+import gzip
+import json
+import lzma
+import os
+import struct
+import sys
+import time
+
+FIXED_DT_S = 1
+FIXED_T0 = 1609459200          # 2021-01-01T00:00:00Z
+PROBATION = 0.15
+CP_TOL = 5
+EPOCH_YEAR = 1970
+
+AEON = "aeon-1.6.0/aeon/datasets/data"
+SKTIME = "sktime-1.2.0/sktime/datasets/data"
+RIVER = "river-0.26.1/river/drift/datasets"
+SURV = "r-cran-surveillance-1.20.3-1/usr/lib/R/site-library/surveillance/data"
+
+# The split, fixed before any figure was looked at: the tune split may be
+# looked at while choosing defaults (and the baseline's settings are chosen
+# on it in every run); the report split is not looked at while tuning.
+RKI_TUNE = ["h1_nrwrp", "k1", "m1", "m2", "m3", "m4", "m5"]       # measles, cryptosporidiosis, hepatitis A
+RKI_REPORT = ["n1", "n2", "q1_nrwh", "q2", "s1", "s2", "s3"]      # norovirus, Q fever, salmonella
+# TCPD series: river file stem, value column, time column format
+TCPD = [("airline_passengers", "Total Passengers", "%Y-%b"), ("bitcoin", "price", "%Y-%m-%d"),
+        ("uk_coal_employment", "Employment", "%Y"), ("run_log", "Pace", "%Y-%m-%d %H:%M:%S")]
+DAPHNET_COLS = ["ankle_horiz_fwd", "ankle_vert", "ankle_horiz_lateral", "leg_horiz_fwd", "leg_vert",
+                "leg_horiz_lateral", "trunk_horiz_fwd", "trunk_vert", "trunk_horiz_lateral"]
+
+
+def iso(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+# ---------------------------------------------------------------- readers
+
+def read_timeeval(path):
+    """TimeEval CSV (timestamp,ch1..chK,is_anomaly) -> ({channel: values}, labels)."""
+    with open(path) as f:
+        head = f.readline().strip().split(",")
+        if len(head) < 3 or head[-1] != "is_anomaly":
+            raise ValueError("%s:1: expected timestamp,...,is_anomaly, got %r" % (path, ",".join(head)))
+        chans = {c: [] for c in head[1:-1]}
+        labels = []
+        for ln, line in enumerate(f, 2):
+            p = line.strip().split(",")
+            if len(p) != len(head):
+                raise ValueError("%s:%d: %d fields, expected %d" % (path, ln, len(p), len(head)))
+            for c, v in zip(head[1:-1], p[1:-1]):
+                chans[c].append(float(v))
+            labels.append(1 if float(p[-1]) else 0)
+    return chans, labels
+
+
+def read_label_csv(path):
+    """CSV data,label -> (values, labels)."""
+    vals, labels = [], []
+    with open(path) as f:
+        head = f.readline().strip()
+        if head != "data,label":
+            raise ValueError("%s:1: expected data,label, got %r" % (path, head))
+        for ln, line in enumerate(f, 2):
+            p = line.strip().split(",")
+            if len(p) != 2:
+                raise ValueError("%s:%d: expected 2 fields" % (path, ln))
+            vals.append(float(p[0]))
+            labels.append(1 if float(p[1]) else 0)
+    return vals, labels
+
+
+class _RReader:
+    """A reader of R's XDR serialization (version 2 or 3), enough for data
+    sets of vectors, lists, attributes and S4 slots; environments and
+    closures are refused."""
+
+    def __init__(self, b, where):
+        self.b, self.p, self.refs, self.where = b, 0, [], where
+
+    def i32(self):
+        if self.p + 4 > len(self.b):
+            raise ValueError("%s: truncated at byte %d" % (self.where, self.p))
+        v = struct.unpack_from(">i", self.b, self.p)[0]
+        self.p += 4
+        return v
+
+    def vec(self, fmt, size):
+        n = self.i32()
+        if n < 0 or self.p + n * size > len(self.b):
+            raise ValueError("%s: bad vector length %d at byte %d" % (self.where, n, self.p))
+        v = list(struct.unpack_from(">%d%s" % (n, fmt), self.b, self.p))
+        self.p += n * size
+        return v
+
+    def obj(self):
+        f = self.i32()
+        t, has_attr, has_tag = f & 0xFF, f & (1 << 9), f & (1 << 10)
+        if t in (254, 242, 241, 253, 251, 247):      # NULL and the special environments
+            return None
+        if t == 255:                                  # a reference to an earlier symbol
+            i = f >> 8 or self.i32()
+            if not 0 < i <= len(self.refs):
+                raise ValueError("%s: bad reference %d" % (self.where, i))
+            return self.refs[i - 1]
+        if t == 1:                                    # symbol
+            s = self.obj()
+            self.refs.append(s)
+            return s
+        if t in (2, 17):                              # pairlist: [(tag, value)]
+            if has_attr:
+                self.obj()
+            tag = self.obj() if has_tag else None
+            out = [(tag, self.obj())]
+            rest = self.obj()
+            return out + (rest or [])
+        if t == 9:                                    # string
+            n = self.i32()
+            if n == -1:
+                return None
+            s = self.b[self.p:self.p + n].decode("utf-8", "replace")
+            self.p += n
+            return s
+        if t in (10, 13):
+            v = self.vec("i", 4)
+            v = [None if x == -2147483648 else x for x in v]
+        elif t == 14:
+            v = self.vec("d", 8)
+        elif t in (16, 19, 20):
+            n = self.i32()
+            v = [self.obj() for _ in range(n)]
+        elif t == 25:                                 # S4 object: slots only
+            v = None
+        else:
+            raise ValueError("%s: R type %d not supported (byte %d)" % (self.where, t, self.p))
+        if has_attr:
+            return {"v": v, "attr": dict(self.obj() or [])}
+        return v
+
+
+def read_rdata(path):
+    """An .RData file (gzip, bzip2, xz or plain) -> [(name, object)]; objects
+    with attributes are {"v": value, "attr": {name: object}}."""
+    b = open(path, "rb").read()
+    if b[:2] == b"\x1f\x8b":
+        b = gzip.decompress(b)
+    elif b[:3] == b"BZh":
+        b = bz2.decompress(b)
+    elif b[:6] == b"\xfd7zXZ\x00":
+        b = lzma.decompress(b)
+    if b[:5] not in (b"RDX2\n", b"RDX3\n") or b[5:7] != b"X\n":
+        raise ValueError("%s: not an XDR .RData file" % path)
+    r = _RReader(b, path)
+    r.p = 7
+    ver = r.i32()
+    r.i32()
+    r.i32()
+    if ver == 3:
+        r.p += r.i32()                                # native encoding name
+    return r.obj() or []
+
+
+def _v(x):
+    return x["v"] if isinstance(x, dict) else x
+
+
+def read_disprog(path):
+    """A surveillance "disProg" .RData -> (name, observed, state, start (year, week))."""
+    objs = read_rdata(path)
+    if len(objs) != 1 or not isinstance(objs[0][1], dict):
+        raise ValueError("%s: expected one object with attributes" % path)
+    name, o = objs[0]
+    if "disProg" not in (_v(o["attr"].get("class")) or []):
+        raise ValueError("%s: %s is not a disProg object" % (path, name))
+    d = dict(zip(_v(o["attr"]["names"]), o["v"]))
+    obs, st, start = _v(d.get("observed")), _v(d.get("state")), _v(d.get("start"))
+    if not obs or not st or len(obs) != len(st) or not start:
+        raise ValueError("%s: observed/state/start missing or of different lengths" % path)
+    return name, [float(x) for x in obs], [1 if x else 0 for x in st], (int(start[0]), int(start[1]))
+
+
+def read_river_cp(py_path, csv_path, column, tfmt):
+    """A river change-point data set -> (times, values, {annotator: [indices]})."""
+    ann = None
+    tree = ast.parse(open(py_path).read(), py_path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "annotations":
+            ann = ast.literal_eval(node.value)
+    if not isinstance(ann, dict):
+        raise ValueError("%s: no annotations={...} literal" % py_path)
+    tms, vs = [], []
+    with open(csv_path) as f:
+        head = f.readline().strip().split(",")
+        if column not in head:
+            raise ValueError("%s:1: no column %r" % (csv_path, column))
+        ci = head.index(column)
+        for ln, line in enumerate(f, 2):
+            p = line.strip().split(",")
+            try:
+                tms.append(time.strptime(p[0], tfmt))
+                vs.append(float(p[ci]))
+            except (ValueError, IndexError) as e:
+                raise ValueError("%s:%d: %s" % (csv_path, ln, e))
+    # gpulog refuses times before 1970: such a series moves by whole years
+    dy = max(0, EPOCH_YEAR - tms[0].tm_year) if tms else 0
+    ts = [calendar.timegm((t.tm_year + dy,) + tuple(t[1:6])) for t in tms]
+    return ts, vs, ann
+
+
+# ------------------------------------------------------------- conventions
+
+def runs(labels):
+    """0/1 labels -> [(first, length)] of the runs of 1."""
+    out, i, n = [], 0, len(labels)
+    while i < n:
+        if labels[i]:
+            j = i
+            while j < n and labels[j]:
+                j += 1
+            out.append((i, j - i))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def majority_points(ann, tol=CP_TOL):
+    """{annotator: [index]} -> [(earliest index, 1)] of the clusters that more
+    than half of the annotators marked."""
+    pts = sorted((i, a) for a, lst in ann.items() for i in lst)
+    out, cl = [], []
+    for i, a in pts + [(None, None)]:
+        if cl and (i is None or i - cl[-1][0] > tol):
+            if len({x for _, x in cl}) * 2 > len(ann):
+                out.append((cl[0][0], 1))
+            cl = []
+        if i is not None:
+            cl.append((i, a))
+    return out
+
+
+def windows(events, n):
+    """[(first, length)] -> [(first, last)] sample windows, genseries' convention."""
+    if not events:
+        return []
+    wlen = max(5, int(0.1 * n / len(events)))
+    return [(s, min(n - 1, s + max(wlen, min(ln, 2 * wlen)))) for s, ln in events]
+
+
+class Split:
+    """One output folder: CSVs and their labels.json."""
+
+    def __init__(self, path):
+        self.path, self.labels = path, {}
+        os.makedirs(path, exist_ok=True)
+
+    def add(self, name, ts, vals, events, kind, dataset, source, interval_s, unlabelled=False):
+        n = len(vals)
+        if n != len(ts) or n < 20:
+            raise ValueError("%s: %d values, %d times" % (name, n, len(ts)))
+        for a, b in zip(ts, ts[1:]):
+            if b <= a:
+                raise ValueError("%s: times not increasing at %s" % (name, iso(b)))
+        first = int(PROBATION * n)
+        wins = [[iso(ts[a]), iso(ts[b]), kind] for a, b in windows(events, n) if a >= first]
+        with open(os.path.join(self.path, name + ".csv"), "w") as f:
+            f.write("timestamp,value\n")
+            for t, v in zip(ts, vals):
+                f.write("%s,%.10g\n" % (iso(t), v))
+        self.labels[name] = {"interval_s": interval_s, "windows": wins, "dataset": dataset,
+                             "score_from": iso(ts[first]), "source": source,
+                             "events": len(events), "unlabelled": unlabelled}
+
+    def close(self):
+        with open(os.path.join(self.path, "labels.json"), "w") as f:
+            json.dump(self.labels, f, indent=1, sort_keys=True)
+        n = sum(1 for _ in self.labels)
+        w = sum(len(x["windows"]) for x in self.labels.values())
+        return "%s: %d series, %d scored windows" % (self.path, n, w)
+
+
+def fixed_times(n):
+    return [FIXED_T0 + i * FIXED_DT_S for i in range(n)]
+
+
+def needed_files():
+    """The files convert() reads, relative to the cache (scripts/fetch_eval_data.sh extracts them)."""
+    f = [os.path.join(SURV, s + ".RData") for s in RKI_TUNE + RKI_REPORT]
+    f += [os.path.join(RIVER, s + e) for s, _, _ in TCPD for e in (".py", ".csv")]
+    f += [os.path.join(AEON, "KDD-TSAD_135/135_UCR_Anomaly_InternalBleeding16_TEST.csv"),
+          os.path.join(SKTIME, "mitdb/mitdb.csv"), os.path.join(AEON, "Daphnet_S06R02E0/S06R02E0.csv")]
+    return f
+
+
+def convert(src, out):
+    """Every source under src into out/{tune,report,unlabelled}."""
+    tune, report, unl = Split(os.path.join(out, "tune")), Split(os.path.join(out, "report")), \
+        Split(os.path.join(out, "unlabelled"))
+    # RKI SurvStat outbreaks: weekly
+    for stem in RKI_TUNE + RKI_REPORT:
+        path = os.path.join(src, SURV, stem + ".RData")
+        name, obs, st, (y, w) = read_disprog(path)
+        t0 = calendar.timegm(datetime.date.fromisocalendar(y, w, 1).timetuple())
+        ts = [t0 + i * 7 * 86400 for i in range(len(obs))]
+        (tune if stem in RKI_TUNE else report).add(
+            "rki-" + stem, ts, obs, runs(st), "outbreak", "RKI", "r-cran-surveillance 1.20.3-1 data/%s.RData" % stem,
+            7 * 86400)
+    # TCPD change points (river): tune
+    for stem, col, tfmt in TCPD:
+        ts, vs, ann = read_river_cp(os.path.join(src, RIVER, stem + ".py"), os.path.join(src, RIVER, stem + ".csv"),
+                                    col, tfmt)
+        dt = sorted(b - a for a, b in zip(ts, ts[1:]))[len(ts) // 2]
+        tune.add("tcpd-" + stem, ts, vs, majority_points(ann), "change", "TCPD",
+                 "river 0.26.1 drift/datasets/%s" % stem, dt)
+    # UCR InternalBleeding16 and the MIT-BIH excerpt: report
+    path = os.path.join(src, AEON, "KDD-TSAD_135/135_UCR_Anomaly_InternalBleeding16_TEST.csv")
+    chans, labels = read_timeeval(path)
+    vals = chans["value"]
+    report.add("ucr-135-InternalBleeding16", fixed_times(len(vals)), vals, runs(labels), "ucr", "UCR",
+               "aeon 1.6.0 KDD-TSAD_135 TEST", FIXED_DT_S)
+    vals, labels = read_label_csv(os.path.join(src, SKTIME, "mitdb/mitdb.csv"))
+    report.add("mitdb-excerpt", fixed_times(len(vals)), vals, runs(labels), "arrhythmia", "MITDB",
+               "sktime 1.2.0 datasets/data/mitdb", FIXED_DT_S)
+    # Daphnet S06R02E0: no labels, false alarms only
+    chans, labels = read_timeeval(os.path.join(src, AEON, "Daphnet_S06R02E0/S06R02E0.csv"))
+    if any(labels):
+        raise ValueError("Daphnet S06R02E0: labelled samples found; expected none")
+    for c in DAPHNET_COLS:
+        unl.add("daphnet-" + c.replace("_", "-"), fixed_times(len(chans[c])), chans[c], [], "none", "Daphnet",
+                "aeon 1.6.0 Daphnet_S06R02E0", FIXED_DT_S, unlabelled=True)
+    return [s.close() for s in (tune, report, unl)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--src", default=".cache/eval-data")
+    ap.add_argument("-o", "--out", required=True)
+    a = ap.parse_args()
+    try:
+        for line in convert(a.src, a.out):
+            print("realdata: " + line)
+    except (OSError, ValueError) as e:
+        print("realdata: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
