@@ -1,11 +1,13 @@
 /* det_power_cap.c - power capping: the power-violation share is high
  * (an open episode: its average over a few samples, an EWMA, so a sample
- * of 0 amid 50-78 % does not end it) while the board draws a good part of the
- * highest power it has been seen to draw (a cap at 82-92 % of what the job
- * would draw is still capping; an idle board is not capped). An open
- * episode stays open while the averaged share stays above min_pviol/2,
- * whatever the power: capping holds the draw below the level that opened
- * it. */
+ * of 0 amid 50-78 % does not end it) while the GPU is working: utilisation
+ * at least min_util (capping holds a busy GPU below what its job would
+ * draw, whatever another job drew before: a cap at 82-92 % of a 350 W job
+ * on a board once seen at 700 W is still capping), or, when the input
+ * carries no utilisation, power at least `near` of the highest seen (an
+ * idle board is not capped). An open episode stays open while the averaged
+ * share stays above min_pviol/2, whatever the power or load: capping holds
+ * the draw below the level that opened it. */
 #include "detector.h"
 
 #include <math.h>
@@ -16,10 +18,11 @@ static const struct det_param params[] = {
     { "near", 0.6, "power at least this fraction of the highest seen" },
     { "min_pmax", 50, "ignore boards never seen above this many watts" },
     { "alpha", 0.35, "weight of a new sample in the averaged violation share" },
+    { "min_util", 50, "utilisation (%) counted as working (0 = judge by power against the highest seen)" },
     { NULL, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
-enum { P_MIN_PVIOL, P_NEAR, P_MIN_PMAX, P_ALPHA, P__COUNT };
+enum { P_MIN_PVIOL, P_NEAR, P_MIN_PMAX, P_ALPHA, P_MIN_UTIL, P__COUNT };
 
 /* the averaged violation share */
 struct pc_st { float avg; };
@@ -32,6 +35,7 @@ static int pc_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err
     }
     rc->aux[0] = profile_slot(ps, "gpu.throttling.power.pct", 0);
     rc->aux[1] = profile_slot(ps, "gpu.power.usage", 0);
+    rc->aux[2] = rc->p[P_MIN_UTIL] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 0) : -1;
     return GL_OK;
 }
 
@@ -55,8 +59,9 @@ static int pc_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     /* to open: this sample (`for` of them in a row: a blip of a few
      * seconds is no capping); to stay open: the average, so a 0 sample
      * amid 50-78 % does not end it */
-    double share = cx->open ? st->avg : pv;
-    if (share < need || (!cx->open && pw < rc->p[P_NEAR] * pmax)) return DET_NORMAL;
+    double share = cx->open ? st->avg : pv, util;
+    int working = ent_val(cx->e, rc->aux[2], &util) ? util >= rc->p[P_MIN_UTIL] : pw >= rc->p[P_NEAR] * pmax;
+    if (share < need || (!cx->open && !working)) return DET_NORMAL;
     o->excess = det_clamp01((st->avg - rc->p[P_MIN_PVIOL]) / (100 - rc->p[P_MIN_PVIOL] + 1));
     o->why = pc_why;
     o->a[0] = pw; o->a[1] = pmax; o->a[2] = st->avg;

@@ -232,6 +232,44 @@ TEST(power_cap_below_highest_power_stays_open)
     profile_free(p);
 }
 
+/* (d2) a cap judged by the load, not by another job's power: GPU 0 ran a
+ * 700 W job, then a 360 W one capped at 85 % (about 300 W, under 0.6 of the
+ * 700 W once seen) with the violation at 50-78 %: caught within 10 s and
+ * open until the cap goes; GPU 1, idle at 65 W with a violation reading of
+ * 30 % (a low cap on an idle board), is not capped. Before, the rule asked
+ * for 0.6 x the highest power seen and missed GPU 0. */
+TEST(power_cap_judged_by_load_not_highest_power)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    uint64_t r = 5;
+    for (int64_t s = 0; s < 1800; s++) {
+        struct gs x = { 98, 690 + 10 * rnd(&r), 1980, 70, 60000, 0 };
+        if (s >= 600 && s < 660) x = IDLE;
+        if (s >= 660) x = (struct gs){ 97 + 2 * rnd(&r), 355 + 10 * rnd(&r), 1980, 60, 30000, 0 };
+        if (s >= 900 && s < 1380) {
+            x.pw = 0.85 * 360 + 5 * rnd(&r);
+            x.clk = 1750 + 30 * rnd(&r);
+            x.pviol = rnd(&r) < 0.1 ? 0 : 50 + 28 * rnd(&r);
+        }
+        gsample(e, 0, s, &x);
+        struct gs y = IDLE;
+        y.pviol = 30;
+        gsample(e, 1, s, &y);
+        if (s == 1379) CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 0, 1, NULL), 0);
+    }
+    engine_flush(e);
+    int64_t first;
+    CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 0, 0, &first), 1);
+    CHECK(first >= 900 && first <= 910);
+    CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 0, 1, NULL), 1);
+    CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 1, 0, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+}
+
 /* (e) six GPUs train, two serve inference (other memory, power, clock):
  * no straggler; later half the node idles while the training goes on on
  * four GPUs, one at 84 % of its peers' clock: that one is caught */
@@ -534,6 +572,7 @@ int main(void)
     RUN(chunky_leak_is_caught);
     RUN(idle_power_relative_to_idle_level);
     RUN(power_cap_below_highest_power_stays_open);
+    RUN(power_cap_judged_by_load_not_highest_power);
     RUN(peers_on_different_jobs);
     RUN(slow_thermal_runaway);
     RUN(flapping_fault_is_not_a_storm);
