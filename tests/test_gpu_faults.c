@@ -64,6 +64,16 @@ static int tcount(const struct tally *t, const char *prefix, int gpu, int want_e
     return c;
 }
 
+/* Checks that rule opened exactly one episode on gpu, starting between
+ * seconds from and to after T0, and ended it (the caller's tally). */
+static void check_one_episode(const struct tally *t, const char *rule, int gpu, int64_t from, int64_t to)
+{
+    int64_t first;
+    CHECK_EQ_INT(tcount(t, rule, gpu, 0, &first), 1);
+    CHECK(first >= from && first <= to);
+    CHECK_EQ_INT(tcount(t, rule, gpu, 1, NULL), 1);
+}
+
 /* One dmon-like sample: utilisation %, power W, SM clock MHz, temperature
  * C, framebuffer MiB, power-violation %. */
 struct gs { double util, pw, clk, temp, fb, pviol; };
@@ -223,10 +233,7 @@ TEST(power_cap_below_highest_power_stays_open)
             if (s == 1079 && g == 1) CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 0, 1, NULL), 0);
         }
     engine_flush(e);
-    int64_t first;
-    CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 0, 0, &first), 1);
-    CHECK(first >= 600 && first <= 610);
-    CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 0, 1, NULL), 1);
+    check_one_episode(&t, "gpu.power.cap", 0, 600, 610);
     CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 1, 0, NULL), 0);
     engine_free(e);
     profile_free(p);
@@ -261,10 +268,7 @@ TEST(power_cap_judged_by_load_not_highest_power)
         if (s == 1379) CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 0, 1, NULL), 0);
     }
     engine_flush(e);
-    int64_t first;
-    CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 0, 0, &first), 1);
-    CHECK(first >= 900 && first <= 910);
-    CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 0, 1, NULL), 1);
+    check_one_episode(&t, "gpu.power.cap", 0, 900, 910);
     CHECK_EQ_INT(tcount(&t, "gpu.power.cap", 1, 0, NULL), 0);
     engine_free(e);
     profile_free(p);
