@@ -30,7 +30,7 @@
 
 /* One cycle's model (the profile lives in the state's tables). */
 struct seas_cyc {
-    double level;            /* deseasonalised level */
+    double level;            /* deseasonalised level (the day's; the week adds to the day) */
     float scale;             /* typical absolute error of level + profile (short) */
     float e_with, e_without; /* long averages of |residual| with and without the profile */
     float sum;               /* sum of the profile's knots (its mean is moved into the level) */
@@ -46,15 +46,14 @@ struct seas_st {
     uint8_t pad[3];
     float day[SEAS_DAY_N];   /* expected offset from the level per hour of the day */
     float week[SEAS_WEEK_N]; /* ... per hour of the week */
-    float sday[SEAS_DAY_N];  /* typical absolute residual per hour of the day */
-    float sweek[SEAS_WEEK_N];/* ... per hour of the week */
+    float sday[SEAS_DAY_N];  /* typical absolute residual per hour of the day (the day's; also the week's) */
 };
 
 static const struct det_param params[] = {
     LK_PARAMS,
-    { "gamma", 0.25, "share of its error a knot of the daily/weekly profile learns per period" },
-    { "s_alpha", 0.1, "level smoothing of the seasonal model" },
-    { "gain", 0.7, "a cycle is used when the residual spread with it is below this many times the spread without" },
+    { "gamma", 0.15, "share of its error a knot of the daily/weekly profile learns per period" },
+    { "s_alpha", 0.5, "level smoothing of the seasonal model per hour" },
+    { "gain", 0.5, "a cycle is used when the residual spread with it is below this many times the spread without" },
     { "clear_k", 3, "an episode on the seasonal prediction ends only with the residual within this many typical errors" },
     { "season", 1, "1 = learn the daily and weekly cycles, 0 = the plain likelihood detector" },
     { NULL, 0, NULL },
@@ -79,8 +78,6 @@ static int seas_configure(struct rule_cfg *rc, struct profile_slots *ps, char *e
 
 /* The profile table of cycle c in st (owned by st). */
 static float *seas_tab(struct seas_st *st, int c) { return c ? st->week : st->day; }
-/* The spread table of cycle c in st (owned by st). */
-static float *seas_spread(struct seas_st *st, int c) { return c ? st->sweek : st->sday; }
 
 /* Knot index and weight of the next knot for time ts in cycle c. */
 static void seas_phase(int c, int64_t ts, int *b0, double *f)
@@ -102,23 +99,28 @@ static void seas_why(const struct det_out *o, const char *who, char *buf, size_t
 }
 
 /* Predicts x with cycle c of st at ts into j, learns from it, and updates
- * the with/without comparison (iv: the sampling interval in ms). */
+ * the with/without comparison (iv: the sampling interval in ms). The day's
+ * profile adds to its level (*lvl: set); the week's adds to the day's
+ * prediction d (its knots learn how the days of the week differ from the
+ * daily profile, so it is never worse than the day's to begin with). */
 static void seas_cycle(const double *p, struct seas_st *st, int c, int64_t ts, double x, double iv, int open,
-                       struct lk_err *j)
+                       double *lvl, const struct lk_err *d, struct lk_err *j)
 {
     struct seas_cyc *y = &st->cyc[c];
-    float *tab = seas_tab(st, c), *spr = seas_spread(st, c);
+    float *tab = seas_tab(st, c), *spr = st->sday;
     int n = cyc_n[c], b0, b1;
     double f;
     seas_phase(c, ts, &b0, &f);
     b1 = b0 + 1 < n ? b0 + 1 : 0;
     double mean = y->sum / n;
     double season = (1 - f) * tab[b0] + f * tab[b1] - mean;
-    double lvl = y->level + mean;
-    j->x = x; j->pred = lvl + season; j->err = x - j->pred;
-    /* the typical error at this hour (noise often grows with the daily peak) */
-    double sp = (1 - f) * spr[b0] + f * spr[b1];
-    j->sc = lk_scale_floor(sp > 0.2 * y->scale ? sp : 0.2 * y->scale, lvl);
+    if (c == 0) *lvl = y->level + mean;
+    j->x = x; j->pred = (c == 0 ? *lvl : d->pred) + season; j->err = x - j->pred;
+    /* the typical error at this hour of the day (noise often grows with the
+     * daily peak; a knot of the week sees 7 times fewer samples: too few to
+     * learn a spread) */
+    double sp = (1 - f) * spr[b0 % SEAS_DAY_N] + f * spr[b1 % SEAS_DAY_N];
+    j->sc = lk_scale_floor(sp > 0.2 * y->scale ? sp : 0.2 * y->scale, *lvl);
     double c_lim = p[LK_CLIP] * j->sc;
     double ce = j->err < -c_lim ? -c_lim : j->err > c_lim ? c_lim : j->err;
     int64_t age = ts - st->t0;
@@ -128,18 +130,19 @@ static void seas_cycle(const double *p, struct seas_st *st, int c, int64_t ts, d
         if (spp > 2000) spp = 2000;
         if (wm < 1 / spp) wm = 1 / spp;
         y->e_with += (float)(wm * (fabs(j->err) - y->e_with));
-        y->e_without += (float)(wm * (fabs(x - lvl) - y->e_without));
+        y->e_without += (float)(wm * (fabs(x - *lvl) - y->e_without));
         if (y->m < UINT32_MAX) y->m++;
     }
-    /* learn: level, typical error, the two knots around ts */
-    y->level += p[P_S_ALPHA] * ce;
+    /* learn: level (s_alpha is per hour: it forgets in the same time at any
+     * interval), typical error, the two knots around ts */
+    if (c == 0) y->level += (iv < SEAS_KNOT_MS ? 1 - pow(1 - p[P_S_ALPHA], iv / SEAS_KNOT_MS) : p[P_S_ALPHA]) * ce;
     y->scale += (float)((y->m < 30 && age < cyc_ms[c] ? 0.2 : 0.05) * (fabs(ce) - y->scale));
     double k = (double)(age / cyc_ms[c] + 1), g = p[P_GAMMA] > 1 / k ? p[P_GAMMA] : 1 / k;
     g *= iv < SEAS_KNOT_MS ? iv / SEAS_KNOT_MS : 1;
     double d0 = g * (1 - f) * ce, d1 = g * f * ce;
     tab[b0] += (float)d0; tab[b1] += (float)d1;
     y->sum += (float)(d0 + d1);
-    if (!open) {   /* the spread learns normal behaviour only */
+    if (c == 0 && !open) {   /* the spread learns normal behaviour only */
         double a = fabs(ce);
         spr[b0] += (float)(g * (1 - f) * (a - spr[b0]));
         spr[b1] += (float)(g * f * (a - spr[b1]));
@@ -157,7 +160,7 @@ static int seas_pick(const double *p, const struct seas_st *st, int64_t ts, doub
         double r = y->e_with / y->e_without;
         /* hysteresis: the cycle in use stays while clearly better than none */
         double on = st->active == c ? p[P_GAIN] + 0.15 : p[P_GAIN];
-        if (c == 1 && pick == 0) r /= 0.9;   /* the week has 7 times the knots: clearly better only */
+        if (c == 1 && pick == 0) r /= 0.75;   /* the week has 7 times the knots: only when clearly better (its spread at most 3/4 of the day's) */
         if (r < on && r < best) { best = r; pick = c; }
     }
     return pick;
@@ -178,10 +181,10 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     if (lk_start(&st->lk, x)) {
         memset((char *)st + sizeof st->lk, 0, sizeof *st - sizeof st->lk);
         st->t0 = cx->ts; st->active = -1;
-        st->cyc[0].level = st->cyc[1].level = x;
+        st->cyc[0].level = x;
         return DET_UNKNOWN;
     }
-    if (!lk_predict(&st->lk, x, &k) || !isfinite(st->cyc[0].level + st->cyc[1].level)) {
+    if (!lk_predict(&st->lk, x, &k) || !isfinite(st->cyc[0].level)) {
         memset(st, 0, sizeof *st);
         st->active = -1;
         return DET_UNKNOWN;
@@ -190,7 +193,9 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     const struct lk_err *j = &k;
     /* the profiles are floats: a series beyond their range is judged plainly */
     if (p[P_SEASON] > 0 && iv > 0 && cx->ts > st->t0 && fabs(x) < 1e30) {
-        for (int c = 0; c < 2; c++) seas_cycle(p, st, c, cx->ts, x, iv, cx->open, &jc[c]);
+        double lvl;
+        seas_cycle(p, st, 0, cx->ts, x, iv, cx->open, &lvl, NULL, &jc[0]);
+        seas_cycle(p, st, 1, cx->ts, x, iv, cx->open, &lvl, &jc[0], &jc[1]);
         st->active = (int8_t)seas_pick(p, st, cx->ts, iv);
         if (st->active >= 0) j = &jc[st->active];
     }
