@@ -21,6 +21,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 from contextlib import redirect_stdout
 
 sys.dont_write_bytecode = True   # no __pycache__ in the tree
@@ -154,6 +155,10 @@ with tempfile.TemporaryDirectory() as tmp:
     check(realdata.iso(ts[0]) == "1970-01-01T00:00:00Z" and realdata.iso(ts[3]) == "1973-01-01T00:00:00Z"
           and vs == [5, 6, 7, 8] and ann == {"1": [2], "2": [3]},
           "river: annotations from the dict literal; years before 1970 move forward whole years", str(ts))
+    write(cs, "Year,Employment\n1990,5\n1991,6\n1992,7\n1993,8\n1994,9\n")
+    ts, vs, ann = realdata.read_river_cp(py, cs, "Employment", "%Y", (1, 3, None))
+    check(vs == [6, 9] and realdata.iso(ts[0]) == "1991-01-01T00:00:00Z",
+          "river: sampled as TCPD did (every 3rd row from the second)", str(vs))
     write(cs, "Year,Other\n1990,5\n")
     ok, why = raises(lambda: realdata.read_river_cp(py, cs, "Employment", "%Y"), r"r\.csv:1: no column")
     check(ok, "river: a missing column is refused", why)
@@ -169,14 +174,16 @@ def fake_cache(root, daphnet_labels=False):
             st[j] = 1
         obs = [3 + (j % 4) for j in range(N)]
         write(os.path.join(root, realdata.SURV, stem + ".RData"), rdata(stem, obs, st))
-    for stem, col, tfmt in realdata.TCPD:
+    for stem, col, tfmt, split, (first, step, year) in realdata.TCPD:
         write(os.path.join(root, realdata.RIVER, stem + ".py"),
               "x = dict(annotations={'6': [25], '7': [27], '8': []})\n")
         rows = []
-        for j in range(N):
-            t = {"%Y-%b": "%d-Jan" % (1980 + j), "%Y-%m-%d": "2013-02-%02d" % (j % 28 + 1) if j < 28 else
-                 "2013-03-%02d" % (j - 27), "%Y": "%d" % (1913 + j),
-                 "%Y-%m-%d %H:%M:%S": "2018-07-31 18:%02d:00" % j}[tfmt]
+        # daily rows from 1999-11-01 (7 of every 10th in 1999) when sampled from 2000 on
+        total = (N + 7) * step if year else first + N * step
+        for j in range(total):
+            day = time.gmtime(941414400 + j * 86400)
+            t = {"%Y-%b": "%d-Jan" % (1980 + j), "%Y": "%d" % (1913 + j),
+                 "%Y-%m-%d %H:%M:%S": "2018-07-31 18:%02d:00" % j}.get(tfmt) or time.strftime(tfmt, day)
             rows.append("%s,%d,1" % (t, j))
         write(os.path.join(root, realdata.RIVER, stem + ".csv"), "time,%s,x\n" % col + "\n".join(rows) + "\n")
     lab = [1 if 30 <= j < 33 else 0 for j in range(N)]
@@ -196,8 +203,8 @@ with tempfile.TemporaryDirectory() as tmp:
     fake_cache(src)
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "realdata.py"), "--src", src, "-o", out],
                        capture_output=True, text=True)
-    check(r.returncode == 0 and "tune: 11 series" in r.stdout and "report: 9 series" in r.stdout and
-          "unlabelled: 9 series" in r.stdout, "convert: 11 tune, 9 report, 9 unlabelled series",
+    check(r.returncode == 0 and "tune: 11 series" in r.stdout and "report: 10 series" in r.stdout and
+          "unlabelled: 9 series" in r.stdout, "convert: 11 tune, 10 report, 9 unlabelled series",
           r.stdout + r.stderr)
     L = {d: json.load(open(os.path.join(out, d, "labels.json"))) for d in ("tune", "report", "unlabelled")}
     m1 = L["tune"].get("rki-m1", {})
@@ -211,6 +218,11 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rl.get("windows") == [["2018-07-31T18:25:00Z", "2018-07-31T18:30:00Z", "change"]] and
           rl.get("interval_s") == 60, "TCPD: the annotators' majority (25, 27) is one change at 25; own times",
           str(rl))
+    def rows(split, name):
+        return open(os.path.join(out, split, name + ".csv")).read().split("\n")[1:-1]
+    br = rows("report", "tcpd-brent_crude_oil")
+    check(len(br) == N and br[0] == "2000-01-10T00:00:00Z,70" and br[1] == "2000-01-20T00:00:00Z,80",
+          "TCPD Brent: every 10th row, from the first in 2000", str(br[:2]))
     uk = open(os.path.join(out, "tune", "tcpd-uk_coal_employment.csv")).read().split("\n")
     check(uk[0] == "timestamp,value" and uk[1] == "1970-01-01T00:00:00Z,0",
           "the generic CSV: timestamp,value; a 1913 start moved to 1970", str(uk[:2]))
@@ -236,6 +248,7 @@ with tempfile.TemporaryDirectory() as tmp:
                             os.path.join(out, "report"), "--", os.path.join(out, "unlabelled")])
     txt = buf.getvalue()
     check(rc == 0 and re.search(r"^  RKI +7 +6 \|", txt, re.M) and re.search(r"^  TCPD +4 +4 \|", txt, re.M) and
+          re.search(r"^  TCPD +1 +1 \|", txt, re.M) and
           "unlabelled series (false alarms only" in txt and
           re.search(r"^eval-real: report split: gpulog window score 0\.0, F1 0\.00; baseline", txt.split("\n")[-2]),
           "winscore --name real --per-dataset: per-dataset rows, unlabelled line, the eval-real line", txt)

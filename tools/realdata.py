@@ -16,7 +16,8 @@ Sources (provenance and licences: docs/detectors.md, "Real data"):
             the RKI defined (R "disProg" objects in .RData: observed, state)
   TCPD      river 0.26.1: series of the Turing change-point dataset with the
             change points of its human annotators (the annotations are a dict
-            literal in river's <name>.py)
+            literal in river's <name>.py; for Brent they index the series TCPD
+            sampled from river's daily file: every 10th row from 2000 on)
   Daphnet   aeon 1.6.0: 9 accelerometer channels of one gait recording whose
             excerpt holds no freezing-of-gait episode: no labels, scored for
             false alarms only
@@ -74,9 +75,14 @@ SURV = "r-cran-surveillance-1.20.3-1/usr/lib/R/site-library/surveillance/data"
 # on it in every run); the report split is not looked at while tuning.
 RKI_TUNE = ["h1_nrwrp", "k1", "m1", "m2", "m3", "m4", "m5"]       # measles, cryptosporidiosis, hepatitis A
 RKI_REPORT = ["n1", "n2", "q1_nrwh", "q2", "s1", "s2", "s3"]      # norovirus, Q fever, salmonella
-# TCPD series: river file stem, value column, time column format
-TCPD = [("airline_passengers", "Total Passengers", "%Y-%b"), ("bitcoin", "price", "%Y-%m-%d"),
-        ("uk_coal_employment", "Employment", "%Y"), ("run_log", "Pace", "%Y-%m-%d %H:%M:%S")]
+# TCPD series: river file stem, value column, time column format, split, and
+# how TCPD sampled river's file (the annotations index TCPD's series): the
+# first row, every step-th row, from the first row of that year on
+TCPD = [("airline_passengers", "Total Passengers", "%Y-%b", "tune", (0, 1, None)),
+        ("bitcoin", "price", "%Y-%m-%d", "tune", (0, 1, None)),
+        ("uk_coal_employment", "Employment", "%Y", "tune", (0, 1, None)),
+        ("run_log", "Pace", "%Y-%m-%d %H:%M:%S", "tune", (0, 1, None)),
+        ("brent_crude_oil", "DPB", "%m/%d/%Y", "report", (0, 10, 2000))]
 DAPHNET_COLS = ["ankle_horiz_fwd", "ankle_vert", "ankle_horiz_lateral", "leg_horiz_fwd", "leg_vert",
                 "leg_horiz_lateral", "trunk_horiz_fwd", "trunk_vert", "trunk_horiz_lateral"]
 
@@ -230,8 +236,9 @@ def read_disprog(path):
     return name, [float(x) for x in obs], [1 if x else 0 for x in st], (int(start[0]), int(start[1]))
 
 
-def read_river_cp(py_path, csv_path, column, tfmt):
-    """A river change-point data set -> (times, values, {annotator: [indices]})."""
+def read_river_cp(py_path, csv_path, column, tfmt, sample=(0, 1, None)):
+    """A river change-point data set -> (times, values, {annotator: [indices]});
+    sample = (first row, step, first year) as TCPD sampled the file."""
     ann = None
     tree = ast.parse(open(py_path).read(), py_path)
     for node in ast.walk(tree):
@@ -252,6 +259,11 @@ def read_river_cp(py_path, csv_path, column, tfmt):
                 vs.append(float(p[ci]))
             except (ValueError, IndexError) as e:
                 raise ValueError("%s:%d: %s" % (csv_path, ln, e))
+    first, step, year = sample
+    keep = list(range(first, len(tms), step))
+    if year is not None:
+        keep = [i for i in keep if tms[i].tm_year >= year]
+    tms, vs = [tms[i] for i in keep], [vs[i] for i in keep]
     # gpulog refuses times before 1970: such a series moves by whole years
     dy = max(0, EPOCH_YEAR - tms[0].tm_year) if tms else 0
     ts = [calendar.timegm((t.tm_year + dy,) + tuple(t[1:6])) for t in tms]
@@ -337,7 +349,7 @@ def fixed_times(n):
 def needed_files():
     """The files convert() reads, relative to the cache (scripts/fetch_eval_data.sh extracts them)."""
     f = [os.path.join(SURV, s + ".RData") for s in RKI_TUNE + RKI_REPORT]
-    f += [os.path.join(RIVER, s + e) for s, _, _ in TCPD for e in (".py", ".csv")]
+    f += [os.path.join(RIVER, t[0] + e) for t in TCPD for e in (".py", ".csv")]
     f += [os.path.join(AEON, "KDD-TSAD_135/135_UCR_Anomaly_InternalBleeding16_TEST.csv"),
           os.path.join(SKTIME, "mitdb/mitdb.csv"), os.path.join(AEON, "Daphnet_S06R02E0/S06R02E0.csv")]
     return f
@@ -356,12 +368,12 @@ def convert(src, out):
         (tune if stem in RKI_TUNE else report).add(
             "rki-" + stem, ts, obs, runs(st), "outbreak", "RKI", "r-cran-surveillance 1.20.3-1 data/%s.RData" % stem,
             7 * 86400)
-    # TCPD change points (river): tune
-    for stem, col, tfmt in TCPD:
+    # TCPD change points (river)
+    for stem, col, tfmt, split, sample in TCPD:
         ts, vs, ann = read_river_cp(os.path.join(src, RIVER, stem + ".py"), os.path.join(src, RIVER, stem + ".csv"),
-                                    col, tfmt)
+                                    col, tfmt, sample)
         dt = sorted(b - a for a, b in zip(ts, ts[1:]))[len(ts) // 2]
-        tune.add("tcpd-" + stem, ts, vs, majority_points(ann), "change", "TCPD",
+        (tune if split == "tune" else report).add("tcpd-" + stem, ts, vs, majority_points(ann), "change", "TCPD",
                  "river 0.26.1 drift/datasets/%s" % stem, dt)
     # UCR InternalBleeding16 and the MIT-BIH excerpt: report
     path = os.path.join(src, AEON, "KDD-TSAD_135/135_UCR_Anomaly_InternalBleeding16_TEST.csv")
