@@ -35,6 +35,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define KMSG_UUID_SLOTS 64
 #define KMSG_BUS_LEN 32
@@ -466,25 +469,51 @@ static void kmsg_flush(struct parser *p, void *st)
     pending_clear(&k->pend);
 }
 
-/* 1 if lit (l bytes, starting with its first byte) occurs in s: memchr finds
- * candidates, so lines without that byte (every numeric row) cost one scan. */
-static int sniff_has(const char *s, size_t n, const char *lit, size_t l)
+/* 1 when one of the kernel NVIDIA marks starts at s[i]. */
+static int sniff_at(const char *s, size_t n, size_t i)
 {
-    const char *p = s, *end = s + n;
-    while ((p = memchr(p, lit[0], (size_t)(end - p))) != NULL) {
-        if ((size_t)(end - p) >= l && !memcmp(p, lit, l)) return 1;
-        p++;
-    }
-    return 0;
+    return (s[i] == 'N' && n - i >= 5 && !memcmp(s + i, "NVRM:", 5)) ||
+           (s[i] == 'S' && n - i >= 4 && !memcmp(s + i, "SXid", 4)) ||
+           (s[i] == 'n' && n - i >= 15 && !memcmp(s + i, "nvidia-nvswitch", 15));
 }
 
 /* Kernel NVIDIA lines only: auto routes every line scoring > 0 here, so this
- * runs on every line of every input and must stay cheap. */
+ * runs on every line of every input and must stay cheap: one pass for the
+ * first letters of the marks, 16 bytes at a time where SSE2 is there (three
+ * memchr passes were 3 % of collect's parse on metric rows, which have
+ * none of them). */
+#ifdef __SSE2__
+/* Bit j set when byte j of the 16 at p is 'N', 'n' or 'S' (the first
+ * letters of the marks; 'N' and 'n' differ only in bit 0x20). */
+static inline unsigned sniff_marks16(const char *p)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('n')),
+                                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('S'))));
+}
+#endif
+
 static int kmsg_sniff(const char *line, size_t len)
 {
-    if (sniff_has(line, len, "NVRM:", 5) || sniff_has(line, len, "SXid", 4) ||
-        sniff_has(line, len, "nvidia-nvswitch", 15))
-        return 90;
+    size_t i = 0;
+#ifdef __SSE2__
+    if (len >= 16) {
+        for (; i + 32 <= len; i += 32)
+            for (unsigned m = sniff_marks16(line + i) | sniff_marks16(line + i + 16) << 16; m; m &= m - 1)
+                if (sniff_at(line, len, i + (size_t)__builtin_ctz(m))) return 90;
+        if (i + 16 <= len) {
+            for (unsigned m = sniff_marks16(line + i); m; m &= m - 1)
+                if (sniff_at(line, len, i + (size_t)__builtin_ctz(m))) return 90;
+            i += 16;
+        }
+        if (i < len)   /* the last bytes: a block that overlaps, less the bytes seen */
+            for (unsigned m = sniff_marks16(line + len - 16) & ~0u << (i - (len - 16)); m; m &= m - 1)
+                if (sniff_at(line, len, len - 16 + (size_t)__builtin_ctz(m))) return 90;
+        return 0;
+    }
+#endif
+    for (; i < len; i++)
+        if (sniff_at(line, len, i)) return 90;
     return 0;
 }
 

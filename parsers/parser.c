@@ -125,6 +125,8 @@ static const struct { const char *key; double lo, hi; } schema_ranges[] = {
 /* A value within [ranges_lo_max, ranges_hi_min] is inside every range of the
  * table; set from it on the first out_of_range call. */
 static double ranges_lo_max = HUGE_VAL, ranges_hi_min = -HUGE_VAL;
+/* 1 once ranges_bounds found 0..100 inside every range of the table. */
+static int ranges_small_ok;
 
 static void ranges_bounds(void)
 {
@@ -134,6 +136,7 @@ static void ranges_bounds(void)
         if (schema_ranges[i].lo > ranges_lo_max) ranges_lo_max = schema_ranges[i].lo;
         if (schema_ranges[i].hi < ranges_hi_min) ranges_hi_min = schema_ranges[i].hi;
     }
+    ranges_small_ok = ranges_lo_max <= 0 && ranges_hi_min >= 100;
 }
 
 /* 1 when key (n bytes) ends with the suffix lit. */
@@ -158,6 +161,9 @@ static const char *out_of_range(const struct ev_field *f)
 {
     double v;
     if (f->type == EV_INT) {
+        /* most values of a metric row: 0..100, in every range of the table
+         * (ranges_small_ok) and a valid percentage, decided on the integer */
+        if ((uint64_t)f->v.i <= 100 && ranges_small_ok) return NULL;
         v = (double)f->v.i;
     } else if (f->type == EV_NUM) {
         v = f->v.d;

@@ -486,6 +486,39 @@ TEST(sniff_only_nvidia_kernel_lines)
     for (size_t i = 0; i < GL_ARRAY_LEN(no); i++) CHECK_EQ_INT(parser_kmsg.sniff(no[i], strlen(no[i])), 0);
 }
 
+/* 1 when lit occurs in the n bytes at s (the reference of the sniffer). */
+static int has_lit(const char *s, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    for (size_t i = 0; i + l <= n; i++)
+        if (!memcmp(s + i, lit, l)) return 1;
+    return 0;
+}
+
+TEST(sniff_every_length_and_position)
+{
+    /* the sniffer looks for the marks' first letters 16 or 32 bytes at a
+     * time, the last block overlapping: each mark, whole or cut short by the
+     * line's end, at every position of lines 1..80 bytes long, among decoy
+     * letters (N, n, S, s, M); the answer must be a plain search's */
+    static const char *marks[] = { "NVRM:", "SXid", "nvidia-nvswitch", "NVRM", "SXi", "nvidia-nvswitc", "nVRM:", "sXid" };
+    char line[96];
+    int bad = 0, yes = 0;
+    for (size_t n = 1; n <= 80; n++)
+        for (size_t pos = 0; pos < n; pos++)
+            for (size_t k = 0; k < GL_ARRAY_LEN(marks); k++) {
+                for (size_t i = 0; i < n; i++) line[i] = "0 1N2n3S4s5M"[(i * 7 + n) % 12];
+                size_t l = strlen(marks[k]);
+                memcpy(line + pos, marks[k], pos + l <= n ? l : n - pos);
+                int want = has_lit(line, n, "NVRM:") || has_lit(line, n, "SXid") || has_lit(line, n, "nvidia-nvswitch");
+                int got = parser_kmsg.sniff(line, n) > 0;
+                yes += want;
+                if (got != want && bad++ < 3) printf("  n=%zu pos=%zu mark=%s: %d, expected %d\n", n, pos, marks[k], got, want);
+            }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(yes > 3000);
+}
+
 TEST(ids_are_deterministic)
 {
     struct coll a = { 0 }, b = { 0 };
@@ -621,6 +654,7 @@ int main(void)
     RUN(unknown_code_and_bare_bus);
     RUN(non_kernel_lines_declined);
     RUN(sniff_only_nvidia_kernel_lines);
+    RUN(sniff_every_length_and_position);
     RUN(ids_are_deterministic);
     RUN(catalog_values);
     RUN(catalog_invariants);
