@@ -19,12 +19,18 @@
 # Prints events/s, the ratios, CPU per event and the collector's peak RSS
 # (the peak is with a full producer queue; steady state is measured in
 # tests/t_collect_misc.sh and docs/operations.md).
+# The target (issue 14 item 5): B's CPU / gpulog's CPU >= 0.95, by medians.
+# COLLECT_BENCH_BASE=PATH adds a second gpulog binary (an older build) to
+# every round, on topics of its own, for before/after figures from the same
+# run. The order of B, gpulog and the second binary rotates per round.
 # Env: KAFKA_BROKERS (from services/env.sh), COLLECT_BENCH_LINES (400000),
-#      COLLECT_BENCH_ROUNDS (3), BUILD / GPULOG. Needs scripts/services.sh up.
+#      COLLECT_BENCH_ROUNDS (3), BUILD / GPULOG, COLLECT_BENCH_BASE.
+# Needs scripts/services.sh up.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 G=${GPULOG:-$PWD/$BUILD/gpulog}
+GB=${COLLECT_BENCH_BASE:-}
 # shellcheck disable=SC1091
 [ -z "${KAFKA_BROKERS:-}" ] && [ -f services/env.sh ] && . services/env.sh
 if [ -z "${KAFKA_BROKERS:-}" ]; then echo "collect_bench: KAFKA_BROKERS unset (scripts/services.sh up)"; echo "0 passed, 1 failed"; exit 1; fi
@@ -33,7 +39,7 @@ R=${COLLECT_BENCH_ROUNDS:-3}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/collect-bench.XXXXXX")
 # the topics are deleted at exit: a run leaves 1-2 GB of events on the broker otherwise
 cleanup() {
-  local t=(${t_raw:-} ${t_ev:-} ${t_g:-} ${t_gev:-})
+  local t=(${t_raw:-} ${t_ev:-} ${t_g:-} ${t_gev:-} ${t_b:-} ${t_bev:-})
   [ ${#t[@]} = 0 ] || python3 tests/tools/kafka_admin.py "${KAFKA_BROKERS%%,*}" --delete "${t[@]}" > /dev/null 2>&1
   rm -rf "$tmp"
 }
@@ -67,7 +73,8 @@ sed 's/^/bench\t/' "$ev" > "$evk"
 same=(-X enable.idempotence=true -X acks=all -X message.timeout.ms=0 -X compression.codec=lz4
       -X queue.buffering.max.kbytes=8192 -X queue.buffering.max.messages=50000 -X linger.ms=20)
 t_raw=bench-kcat-raw-$$; t_ev=bench-kcat-events-$$; t_g=bench-gpulog-$$; t_gev=bench-gpulog-ev-$$
-for t in "$t_raw" "$t_ev" "$t_g" "$t_gev"; do
+[ -n "$GB" ] && { t_b=bench-gpulog-base-$$; t_bev=bench-gpulog-base-ev-$$; }
+for t in "$t_raw" "$t_ev" "$t_g" "$t_gev" ${t_b:-} ${t_bev:-}; do
   echo warmup | kcat -P -b "$KAFKA_BROKERS" -t "$t" 2>>"$tmp/warm.err" \
     || { echo "collect_bench: cannot create topic $t"; cat "$tmp/warm.err"; echo "0 passed, 1 failed"; exit 1; }
 done
@@ -88,12 +95,23 @@ timed() {
   echo "$(echo "$t1 - $t0" | bc -l) $(echo "$u + $s" | bc -l) $m $rc" >> "$tmp/$name"
   [ "$rc" = 0 ] || { echo "  FAIL: $name exited $rc"; tail -n 5 "$tmp/$name.err"; fail=1; }
 }
+# run_one NAME: one timed round of B (events), gpulog or base
+run_one() {
+  case $1 in
+  events) timed events kcat -P -b "$KAFKA_BROKERS" -t "$t_ev" "${same[@]}" -K $'\t' -l "$evk" ;;
+  gpulog) rm -rf "$tmp/state"
+          timed gpulog "$G" collect --once --host bench --tz UTC --state-dir "$tmp/state" --file "$f" \
+              --brokers "$KAFKA_BROKERS" --topic "$t_g" --events-topic "$t_gev" --stats-interval 0 ;;
+  base)   [ -n "$GB" ] || return 0
+          rm -rf "$tmp/state"
+          timed base "$GB" collect --once --host bench --tz UTC --state-dir "$tmp/state" --file "$f" \
+              --brokers "$KAFKA_BROKERS" --topic "$t_b" --events-topic "$t_bev" --stats-interval 0 ;;
+  esac
+}
+order=(events gpulog base)
 for ((i = 1; i <= R; i++)); do
   timed raw kcat -P -b "$KAFKA_BROKERS" -t "$t_raw" -l "$f"
-  timed events kcat -P -b "$KAFKA_BROKERS" -t "$t_ev" "${same[@]}" -K $'\t' -l "$evk"
-  rm -rf "$tmp/state"
-  timed gpulog "$G" collect --once --host bench --tz UTC --state-dir "$tmp/state" --file "$f" \
-      --brokers "$KAFKA_BROKERS" --topic "$t_g" --events-topic "$t_gev" --stats-interval 0
+  for ((j = 0; j < 3; j++)); do run_one "${order[(i + j) % 3]}"; done
 done
 # median of column C of file NAME
 med() { cut -d' ' -f"$2" "$tmp/$1" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -113,8 +131,16 @@ printf '    producer of these events: %.1fx the bytes of the raw lines)   load a
   "$(echo "$(stat -c %s "$ev") / $(stat -c %s "$f")" | bc -l)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 # CPU (user+sys of every thread, librdkafka's included) is steadier than wall on a
 # shared machine, where the broker competes for the same cores
-printf '  CPU: gpulog %.2f s, B %.2f s: gpulog/B by CPU %.0f%% (B CPU / gpulog CPU; wall ratio above)\n' \
-  "$(med gpulog 2)" "$(med events 2)" "$(echo "100 * $(med events 2) / $(med gpulog 2)" | bc -l)"
+cpu_ratio=$(echo "$(med events 2) / $(med gpulog 2)" | bc -l)
+printf '  CPU: gpulog %.2f s, B %.2f s: B/gpulog by CPU %.2f (target >= 0.95: %s; wall ratio above)\n' \
+  "$(med gpulog 2)" "$(med events 2)" "$cpu_ratio" "$(awk -v r="$cpu_ratio" 'BEGIN { print (r >= 0.95 ? "met" : "NOT met") }')"
+printf '  CPU rounds (s): gpulog %s  B %s\n' "$(cut -d' ' -f2 "$tmp/gpulog" | xargs printf '%.2f ')" \
+  "$(cut -d' ' -f2 "$tmp/events" | xargs printf '%.2f ')"
+if [ -n "$GB" ]; then
+  printf '  base %s: CPU %.2f s (rounds %s), %.1f us/event: B/base by CPU %.2f\n' "$GB" "$(med base 2)" \
+    "$(cut -d' ' -f2 "$tmp/base" | xargs printf '%.2f ')" "$(echo "1000000 * $(med base 2) / $lines" | bc -l)" \
+    "$(echo "$(med events 2) / $(med base 2)" | bc -l)"
+fi
 # every line delivered: the gpulog topic holds warm-up + rounds x lines messages
 got=$(kcat -C -b "$KAFKA_BROKERS" -t "$t_g" -o beginning -e -q -f '%o\n' 2>/dev/null | wc -l)
 want=$((1 + R * lines))
