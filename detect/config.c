@@ -27,6 +27,8 @@ static const char gpu_profile[] =
 "  \"params\":{\"z\":4,\"min_dev\":4,\"min_scale\":1,\"direction\":1,\"steady_range\":15,\"steady_power\":0.3,\"min_n\":30,\"lag\":10}},"
 "{\"id\":\"gpu.temp.creep\",\"name\":\"GPU temperature creeping up at steady load\",\"detector\":\"creep\","
 "  \"metric\":\"gpu.temperature.gpu\",\"severity\":1,\"for\":1,\"clear\":60,\"cooldown_s\":120},"
+"{\"id\":\"gpu.temp.excess\",\"name\":\"GPU hotter than its power explains\",\"detector\":\"thermal_model\","
+"  \"metric\":\"gpu.temperature.gpu\",\"severity\":2,\"for\":10,\"clear\":10,\"cooldown_s\":60},"
 "{\"id\":\"gpu.thermal\",\"name\":\"Thermal throttling\",\"detector\":\"thermal_throttle\","
 "  \"metric\":\"gpu.temperature.gpu\",\"severity\":2,\"for\":3,\"clear\":10,\"cooldown_s\":30},"
 "{\"id\":\"gpu.power.cap\",\"name\":\"Power-cap throttling\",\"detector\":\"power_cap\","

@@ -548,6 +548,109 @@ TEST(one_incident_per_fault)
     profile_free(p);
 }
 
+/* A node whose temperature follows its power through a first-order lag
+ * (time constant tau[g] s, 0.065 C/W, offsets per GPU): a job from 300 to
+ * 2400 s with 20-s checkpoint dips every 600 s and 30-s loader stalls,
+ * idle until 2500, another job to the end; GPU 2 loses cooling from 1500
+ * (+16 C over 4 minutes, never 87 C) until cool_end; integer readings. */
+static void heat_node(struct engine *e, int64_t secs, int64_t cool_end)
+{
+    const double tau[3] = { 40, 90, 70 }, off[3] = { 0, 3, -2 };
+    double temp[3] = { 33, 36, 31 };
+    uint64_t r = 31;
+    for (int64_t s = 0; s < secs; s++)
+        for (int g = 0; g < 3; g++) {
+            int job = (s >= 300 && s < 2400) || s >= 2500;
+            int dip = job && (s % 600 < 20 || (s % 900 >= 450 && s % 900 < 480));
+            struct gs x = IDLE;
+            if (job) x = (struct gs){ dip ? 5 : 97 + 2 * rnd(&r), dip ? 150 : 520 + 20 * rnd(&r), 1980, 0, 50000, 0 };
+            double boost = g == 2 && s >= 1500 && s < cool_end ? (s - 1500 < 240 ? 16.0 * (s - 1500) / 240 : 16) : 0;
+            temp[g] += (25 + off[g] + 0.065 * x.pw + boost - temp[g]) / tau[g] + 0.2 * (rnd(&r) - 0.5);
+            x.temp = (double)(int)(temp[g] + 0.5);
+            gsample(e, g, s, &x);
+        }
+}
+
+/* (i) cooling lost at changing load: the temperature's own window sees a
+ * job's dips and stalls (gpu.temp.rise never judges, 87 C never comes),
+ * but the GPU is 16 C hotter than its power explains: gpu.temp.excess
+ * within 5 minutes; GPUs whose heat lags their power by 40 or 90 s (job
+ * starts and ends, dips) are not "too hot". Before, nothing fired. */
+TEST(cooling_lost_at_changing_load)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    heat_node(e, 2300, 2300);
+    engine_flush(e);
+    int64_t first;
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.excess", 2, 0, &first), 1);
+    CHECK(first >= 1500 && first <= 1800);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.excess", 0, 0, NULL) + tcount(&t, "gpu.temp.excess", 1, 0, NULL), 0);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.high", 2, 0, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+}
+
+/* (j) an episode of gpu.temp.excess ends only when the GPU is no longer
+ * hotter than its power explains: open while the cooling stays lost,
+ * through the job's end (power and temperature fall, the GPU still 16 C
+ * too hot at idle) and the next job's start; ended within 5 minutes of the
+ * cooling coming back at 3000 s; no episode on the other GPUs. */
+TEST(temp_excess_ends_only_when_gone)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    heat_node(e, 3000, 3000);
+    engine_flush(e);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.excess", 2, 0, NULL), 1);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.excess", 2, 1, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+    e = gpu_engine(&p, &t);
+    if (!e) return;
+    heat_node(e, 3600, 3000);
+    engine_flush(e);
+    check_one_episode(&t, "gpu.temp.excess", 2, 1500, 1800);
+    CHECK(t.n > 0);
+    for (int i = 0; i < t.n; i++)
+        if (!strcmp(t.r[i].rule, "gpu.temp.excess") && t.r[i].gpu == 2) CHECK(t.r[i].ends == 1);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.excess", 0, 0, NULL) + tcount(&t, "gpu.temp.excess", 1, 0, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+}
+
+/* (k) a model learned from a GPU's first, unsettled minutes is not
+ * judged with: series that begin at full power with the GPU still cold
+ * (35 C, heat lagging 25 s), then 5 minutes busy and 5 idle, open no
+ * gpu.temp.excess episode (before the warm-up check, one learned slope
+ * from the first power drop called every idle period 9 C too hot). */
+TEST(temp_excess_warms_up_on_its_own_data)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    uint64_t r = 37;
+    double temp[4] = { 35, 35, 35, 35 };
+    for (int64_t s = 0; s < 1800; s++)
+        for (int g = 0; g < 4; g++) {
+            int busy = (s / 300 + g) % 3 != 0;
+            struct gs x = IDLE;
+            if (busy) x = (struct gs){ 97 + 3 * rnd(&r), 550 + 30 * rnd(&r), 1980, 0, 60000, 0 };
+            temp[g] += (30 + 0.068 * x.pw - temp[g]) / 25;
+            x.temp = (double)(int)temp[g];
+            gsample(e, g, s, &x);
+        }
+    engine_flush(e);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.excess", -1, 0, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+}
+
 /* bad parameters of the new and changed detectors are refused, naming the rule */
 TEST(new_parameters_checked)
 {
@@ -558,9 +661,12 @@ TEST(new_parameters_checked)
         "{\"extends\":\"gpu\",\"incidents\":\"yes\"}",
         "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.rise\",\"params\":{\"lag\":30}}]}",
         "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.rise\",\"params\":{\"lag\":2.5}}]}",
+        "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.excess\",\"params\":{\"tau_lo\":90}}]}",
+        "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.excess\",\"params\":{\"level_s\":0}}]}",
     };
     const char *what[] = { "rule gpu.power.cap: alpha", "rule gpu.temp.creep: min_n", "rule gpu.mem.leak: slow_n", "incidents",
-                           "rule gpu.temp.rise: lag", "rule gpu.temp.rise: lag" };
+                           "rule gpu.temp.rise: lag", "rule gpu.temp.rise: lag", "rule gpu.temp.excess: tau",
+                           "rule gpu.temp.excess: learn_s" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char err[256] = "";
         struct profile *p = profile_from_json(bad[i], strlen(bad[i]), err, sizeof err);
@@ -585,6 +691,9 @@ int main(void)
     RUN(creep_ends_only_back_near_start);
     RUN(leak_ends_only_when_freed);
     RUN(one_incident_per_fault);
+    RUN(cooling_lost_at_changing_load);
+    RUN(temp_excess_ends_only_when_gone);
+    RUN(temp_excess_warms_up_on_its_own_data);
     RUN(new_parameters_checked);
     return TEST_REPORT();
 }

@@ -26,7 +26,7 @@ import datetime, json, statistics, sys
 KINDS = ["thermal", "power_cap", "off_bus", "ecc_storm", "mem_leak", "hang",
          "idle_waste", "straggler", "pcie_replay", "clock_drop"]
 RULE_KIND = {
-    "gpu.thermal": "thermal", "gpu.temp.high": "thermal", "gpu.temp.rise": "thermal", "gpu.temp.climb": "thermal", "gpu.temp.creep": "thermal", "gpu.peer.temp": "thermal",
+    "gpu.thermal": "thermal", "gpu.temp.high": "thermal", "gpu.temp.rise": "thermal", "gpu.temp.climb": "thermal", "gpu.temp.creep": "thermal", "gpu.temp.excess": "thermal", "gpu.peer.temp": "thermal",
     "gpu.power.cap": "power_cap", "gpu.missing": "off_bus", "gpu.ecc.sbe": "ecc_storm",
     "gpu.ecc.dbe": "ecc_storm", "gpu.mem.leak": "mem_leak", "gpu.mem.pressure": "mem_leak",
     "gpu.hang": "hang", "gpu.power.stuck": "hang", "gpu.power.idle": "idle_waste",
