@@ -93,6 +93,13 @@ if [ -n "$GF_REPORT" ]; then
   # shellcheck disable=SC2046,SC2086
   "$PY" tools/evalscore.py --name genfaults --fa-all --no-gate $(gf_pairs $GF_REPORT) -- $(gf_pairs $GF_REPORT_CLEAN)
 fi
+# real GPU captures: the public nvidia-smi dmon/pmon, --query-gpu CSV and
+# dcgmi dmon captures in tests/corpus (PROVENANCE.tsv) through the gpu
+# profile; no known fault in them, so every episode counts as a false alarm
+# (tools/gpucaptures.py lists each); seconds of GPU time, not hours
+echo
+echo "eval-gpu-captures: real GPU telemetry in the repo (tests/corpus), gpu profile"
+"$PY" tools/gpucaptures.py --gpulog "$GPULOG" tests/corpus/{dmon,pmon,query-csv,dcgmi}/*.txt
 echo
 echo "eval: ${#fault_pairs[@]} fault traces, ${#clean_pairs[@]} fault-free traces, ${HOURS} h x 8 GPUs each (tools/gentrace.py)"
 "$PY" tools/evalscore.py "${fault_pairs[@]}" -- "${clean_pairs[@]}"
