@@ -45,6 +45,7 @@ struct pipeline {
     int spool_full;
     uint64_t reports;
     struct pipeline_stats st;
+    uint64_t acked_counted;       /* st.acked already in gpulog_events_produced_total (sinks_poll) */
 };
 
 static volatile sig_atomic_t stop_flag, hup_flag;
@@ -145,7 +146,7 @@ void pipeline_settle(void *ctx, void *token, enum sink_outcome o)
 {
     struct pipeline *pl = ctx;
     if (o == SINK_DEADLETTER) { pl->st.deadletter++; metrics_inc(M_DEADLETTERS); }
-    else { pl->st.acked++; metrics_inc(M_EVENTS_PRODUCED); }
+    else pl->st.acked++;          /* into the metric by sinks_poll, a poll's worth at a time */
     uint64_t t = (uintptr_t)token;
     if (!t) return;   /* not tied to a record (health events, records of a stage outside one) */
     size_t idx = (size_t)(t >> (TOKEN_SEQ_BITS + TOKEN_LANE_BITS));
@@ -397,7 +398,6 @@ static int source_read(struct pipeline *pl, struct source *s, int budget)
         s->at_end = 0;
         done++;
         s->lines++;
-        if (pl->o.metrics) metrics_inc(M_LINES_READ);
         uint64_t seq = UINT64_MAX;
         if (tracked) {
             s->cur_lane = r.lane < SRC_MAX_LANES ? r.lane : 0;
@@ -414,6 +414,7 @@ static int source_read(struct pipeline *pl, struct source *s, int budget)
         if (tracked) track_settle(&s->lanes[s->cur_lane].tr, seq);
         s->cur_seq = UINT64_MAX;
     }
+    if (pl->o.metrics && done) metrics_add(M_LINES_READ, (uint64_t)done);   /* a batch at a time */
     return done;
 }
 
@@ -533,6 +534,12 @@ static long sinks_poll(struct pipeline *pl, int timeout)
             waited = 1;
         }
         n += u;
+    }
+    /* the acknowledgements the polls settled, added at once (an atomic
+     * add per event was 3 % of the collector's main thread) */
+    if (pl->st.acked != pl->acked_counted) {
+        metrics_add(M_EVENTS_PRODUCED, pl->st.acked - pl->acked_counted);
+        pl->acked_counted = pl->st.acked;
     }
     return n;
 }

@@ -160,22 +160,50 @@ void col_when_init(struct col_when *w)
     w->mi = w->ss = 0;
 }
 
-int col_when_date(struct parser *p, struct col_when *w, const char *t, size_t l)
+int col_when_date(struct parser *p, struct col_when *w, struct col_when_memo *memo, const char *t, size_t l)
 {
+    if (memo && memo->have_date && l == 8 && !memcmp(t, memo->date, 8)) {
+        w->date = memo->date_v;
+        w->y = memo->y;
+        w->mo = memo->mo;
+        w->d = memo->d;
+        return GL_OK;
+    }
     if (l != 8 || !gl_parse_digits(t, 8, &w->date))
         return parser_error(p, RJ_BAD_TIME, "bad date '%.*s' (want YYYYMMDD)", SHOW(l), t);
     w->y = w->date / 10000;
     w->mo = w->date / 100 % 100;
     w->d = w->date % 100;
+    if (memo) {
+        memcpy(memo->date, t, 8);
+        memo->have_date = 1;
+        memo->date_v = w->date;
+        memo->y = w->y;
+        memo->mo = w->mo;
+        memo->d = w->d;
+    }
     return GL_OK;
 }
 
-int col_when_time(struct parser *p, struct col_when *w, const char *t, size_t l)
+int col_when_time(struct parser *p, struct col_when *w, struct col_when_memo *memo, const char *t, size_t l)
 {
+    if (memo && memo->have_time && l == 8 && !memcmp(t, memo->time, 8)) {
+        w->hh = memo->hh;
+        w->mi = memo->mi;
+        w->ss = memo->ss;
+        return GL_OK;
+    }
     if (l != 8 || t[2] != ':' || t[5] != ':' || !gl_parse_digits(t, 2, &w->hh) || !gl_parse_digits(t + 3, 2, &w->mi) ||
         !gl_parse_digits(t + 6, 2, &w->ss)) {
         w->hh = -1;
         return parser_error(p, RJ_BAD_TIME, "bad time '%.*s' (want HH:MM:SS)", SHOW(l), t);
+    }
+    if (memo) {
+        memcpy(memo->time, t, 8);
+        memo->have_time = 1;
+        memo->hh = w->hh;
+        memo->mi = w->mi;
+        memo->ss = w->ss;
     }
     return GL_OK;
 }

@@ -80,8 +80,18 @@ struct col_when {
 void col_when_init(struct col_when *w);
 /* Reads a date (t, l bytes) or a time token into w. GL_OK, or GL_ERROR
  * through parser_error (RJ_BAD_TIME, showing the token). */
-int col_when_date(struct parser *p, struct col_when *w, const char *t, size_t l);
-int col_when_time(struct parser *p, struct col_when *w, const char *t, size_t l);
+/* The last date and time tokens a parser read and their values: the rows
+ * of one sample (a row per GPU) share them, so most rows compare 8 bytes
+ * instead of parsing. Zeroed = empty; owned by the parser's state. */
+struct col_when_memo {
+    char date[8], time[8];
+    int have_date, have_time;
+    int date_v, y, mo, d;
+    int hh, mi, ss;
+};
+/* memo may be NULL (no memo). */
+int col_when_date(struct parser *p, struct col_when *w, struct col_when_memo *memo, const char *t, size_t l);
+int col_when_time(struct parser *p, struct col_when *w, struct col_when_memo *memo, const char *t, size_t l);
 /* The row's time into *ts when it had a date or a time (else *ts is left
  * as it is); now_ms places a time without a date. GL_OK, or GL_ERROR
  * through parser_error for an impossible date or time. */

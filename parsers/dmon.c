@@ -24,6 +24,7 @@ struct dmon {
     int have_header;
     int header_too_wide;         /* the last names line had too many columns */
     char today_src[1];           /* unused placeholder */
+    struct col_when_memo when_memo;   /* the last date and time tokens */
 };
 
 /* gpu.index: the one key a row must have, known by its pointer in the
@@ -225,10 +226,10 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
                 return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a flag: '%.*s'", i + 1, (int)(l > 40 ? 40 : l), t);
             break;
         case COL_DATE:
-            if (col_when_date(p, &when, t, l) != GL_OK) return GL_ERROR;
+            if (col_when_date(p, &when, &d->when_memo, t, l) != GL_OK) return GL_ERROR;
             break;
         case COL_TIME:
-            if (col_when_time(p, &when, t, l) != GL_OK) return GL_ERROR;
+            if (col_when_time(p, &when, &d->when_memo, t, l) != GL_OK) return GL_ERROR;
             break;
         case COL_AUTO:
             if (value_is_missing(t, l)) continue;

@@ -23,6 +23,7 @@ struct pmon {
     struct col_def cols[PMON_MAX_COLS];   /* kind: enum pcol_kind */
     int cmd_last;          /* the last column is the command */
     int have_header;
+    struct col_when_memo when_memo;   /* the last date and time tokens */
 };
 
 /* pmon column name -> schema field (shared/docs/event-fields.md). */
@@ -180,10 +181,10 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
             event_add_str(ev, c->key, t, l);
             break;
         case PC_DATE:
-            if (col_when_date(p, &when, t, l) != GL_OK) return GL_ERROR;
+            if (col_when_date(p, &when, &m->when_memo, t, l) != GL_OK) return GL_ERROR;
             break;
         case PC_TIME:
-            if (col_when_time(p, &when, t, l) != GL_OK) return GL_ERROR;
+            if (col_when_time(p, &when, &m->when_memo, t, l) != GL_OK) return GL_ERROR;
             break;
         case PC_AUTO:
             event_add_auto(ev, c->key, t, l, 1);

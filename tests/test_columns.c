@@ -111,18 +111,48 @@ TEST(when)
     col_when_init(&w);
     CHECK_EQ_INT(col_when_stamp(p, &w, 0, &ts), GL_OK);
     CHECK_EQ_INT(ts, -1);                                   /* neither: left as it was */
-    CHECK_EQ_INT(col_when_date(p, &w, "20250304", 8), GL_OK);
-    CHECK_EQ_INT(col_when_time(p, &w, "02:11:10", 8), GL_OK);
+    CHECK_EQ_INT(col_when_date(p, &w, NULL, "20250304", 8), GL_OK);
+    CHECK_EQ_INT(col_when_time(p, &w, NULL, "02:11:10", 8), GL_OK);
     CHECK_EQ_INT(col_when_stamp(p, &w, 0, &ts), GL_OK);
     CHECK_EQ_INT(ts, 1741054270000LL);
-    CHECK_EQ_INT(col_when_date(p, &w, "-2025110", 8), GL_ERROR);
+    CHECK_EQ_INT(col_when_date(p, &w, NULL, "-2025110", 8), GL_ERROR);
     CHECK(strstr(p->err, "bad date '-2025110'") != NULL);
-    CHECK_EQ_INT(col_when_time(p, &w, "-1:00:00", 8), GL_ERROR);
+    CHECK_EQ_INT(col_when_time(p, &w, NULL, "-1:00:00", 8), GL_ERROR);
     CHECK(strstr(p->err, "bad time '-1:00:00'") != NULL);
     col_when_init(&w);
-    CHECK_EQ_INT(col_when_date(p, &w, "20251340", 8), GL_OK);   /* month 13: refused when stamped */
+    CHECK_EQ_INT(col_when_date(p, &w, NULL, "20251340", 8), GL_OK);   /* month 13: refused when stamped */
     CHECK_EQ_INT(col_when_stamp(p, &w, 0, &ts), GL_ERROR);
     CHECK(strstr(p->err, "bad date 20251340") != NULL);
+    parser_free(p);
+}
+
+TEST(when_memo)
+{
+    /* the memo answers a repeated token with the values it gave; a new or
+     * bad token is parsed (a bad one refused, the memo kept) */
+    struct parser *p = parser_new(parser_find("dmon"), NULL, NULL);
+    struct col_when_memo memo = { 0 };
+    struct col_when w, ref;
+    int64_t ts = 0, want = 0;
+    CHECK(gl_tz_set("UTC") == GL_OK);
+    static const char *const rows[][2] = {
+        { "20250304", "02:11:10" }, { "20250304", "02:11:10" }, { "20250304", "02:11:11" }, { "20250305", "02:11:11" },
+        { "2025030x", "02:11:11" }, { "20250305", "02:1x:11" }, { "20250305", "02:11:11" }, { "20241231", "23:59:59" },
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(rows); i++) {
+        col_when_init(&w);
+        col_when_init(&ref);
+        int a = col_when_date(p, &w, &memo, rows[i][0], 8), b = col_when_date(p, &ref, NULL, rows[i][0], 8);
+        CHECK_EQ_INT(a, b);
+        a = col_when_time(p, &w, &memo, rows[i][1], 8);
+        b = col_when_time(p, &ref, NULL, rows[i][1], 8);
+        CHECK_EQ_INT(a, b);
+        CHECK(!memcmp(&w, &ref, sizeof w));
+        if (a == GL_OK && col_when_stamp(p, &w, 0, &ts) == GL_OK && col_when_stamp(p, &ref, 0, &want) == GL_OK)
+            CHECK_EQ_INT(ts, want);
+    }
+    CHECK(!memcmp(memo.date, "20241231", 8) && memo.y == 2024 && memo.mo == 12 && memo.d == 31);
+    CHECK(!memcmp(memo.time, "23:59:59", 8) && memo.hh == 23 && memo.mi == 59 && memo.ss == 59);
     parser_free(p);
 }
 
@@ -135,5 +165,6 @@ int main(void)
     RUN(frac_ms);
     RUN(csv_text);
     RUN(when);
+    RUN(when_memo);
     return TEST_REPORT();
 }
