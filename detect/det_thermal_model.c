@@ -84,12 +84,21 @@ static void tm_why(const struct det_out *o, const char *who, char *buf, size_t n
              "expected about %.0f \xc2\xb0" "C (cooling lost?)", who, o->a[2], o->value, o->a[0], o->a[1]);
 }
 
+/* The weight of a new sample dt seconds after the last in a low-pass filter
+ * of time constant tau: 1 - exp(-dt/tau), by its series for small steps
+ * (1 s samples: error below 1e-5 of the weight, no exp per sample). */
+static double tm_weight(double dt, double tau)
+{
+    double x = dt / tau;
+    return x < 0.1 ? x * (1 - x * (0.5 - x / 6)) : 1 - exp(-x);
+}
+
 /* Moves the low-pass filters of the power by dt seconds towards pw. */
 static void tm_filter(const struct rule_cfg *rc, struct tm_st *st, double pw, double dt)
 {
-    st->pf += (float)((1 - exp(-dt / rc->p[P_TAU])) * (pw - st->pf));
-    st->pl += (float)((1 - exp(-dt / rc->p[P_TAU_LO])) * (pw - st->pl));
-    st->pu += (float)((1 - exp(-dt / rc->p[P_TAU_HI])) * (pw - st->pu));
+    st->pf += (float)(tm_weight(dt, rc->p[P_TAU]) * (pw - st->pf));
+    st->pl += (float)(tm_weight(dt, rc->p[P_TAU_LO]) * (pw - st->pl));
+    st->pu += (float)(tm_weight(dt, rc->p[P_TAU_HI]) * (pw - st->pu));
 }
 
 /* Learns the thermal resistance from a sample that is not hot beyond
