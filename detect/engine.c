@@ -302,12 +302,15 @@ static double gap_limit_ms(const struct engine *e, const struct ent *x)
     return g > (double)e->prof->gap_ms ? g : (double)e->prof->gap_ms;
 }
 
-/* How far past a GPU's newest sample the next one may be: a row dated 2099
- * must not move the series' clock (every later sample would be "out of
- * order"): six hours, or 100 sampling intervals for slow series. */
+/* How far past a series' newest sample the next one may be: a row dated
+ * 2099 must not move the series' clock (every later sample would be "out
+ * of order"): six hours, or 100 sampling intervals for slow series. Before
+ * the interval is known (one sample taken) the step that teaches it may be
+ * up to 400 days: weekly, monthly and yearly series are learnt too (a fixed
+ * 6 h refused every step of a weekly series, for ever). */
 static double ahead_limit_ms(const struct engine *e, const struct ent *x)
 {
-    double g = 100 * ent_interval_ms(x, 0), lim = 6 * 3600e3;
+    double g = x->interval_ms > 0 ? 100 * (double)x->interval_ms : 400 * 86400e3, lim = 6 * 3600e3;
     (void)e;
     return g > lim ? g : lim;
 }
@@ -348,14 +351,15 @@ static int clock_step(struct engine *e, struct host *h, struct ent *x, int64_t t
 
 /* The time span of x's windows: the profile's window_span_s, or two full
  * windows of the observed interval for series sampled more slowly (so a
- * 5-minute series fills its window and warms up), at most 2^30 ms. */
+ * 5-minute series fills its window and warms up). Beyond 2^30 ms (12 days:
+ * intervals over 4.6 h) a window keeps its last samples by count only: a
+ * capped span held two samples of a weekly series and no rule warmed up. */
 static uint32_t span_for(const struct engine *e, const struct ent *x)
 {
     if (!e->prof->win_span_ms) return 0;      /* no time limit configured */
     double sp = 2.0 * e->prof->win_cap * ent_interval_ms(x, 0);
     if (sp < e->prof->win_span_ms) sp = e->prof->win_span_ms;
-    if (sp > 0x3fffffff) sp = 0x3fffffff;
-    return (uint32_t)sp;
+    return sp > 0x3fffffff ? 0 : (uint32_t)sp;
 }
 
 static void run_ent_rules(struct engine *e, struct ent *x, enum det_scope scope, struct det_ctx *cx, int64_t ts)
