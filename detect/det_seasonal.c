@@ -30,7 +30,7 @@
 
 /* One cycle's model (the profile lives in the state's tables). */
 struct seas_cyc {
-    double level;            /* deseasonalised level (the day's; the week adds to the day) */
+    double level;            /* deseasonalised fast level (the day's; the week adds to the day) */
     float scale;             /* typical absolute error of level + profile (short) */
     float e_with, e_without; /* long averages of |residual| with and without the profile */
     float sum;               /* sum of the profile's knots (its mean is moved into the level) */
@@ -40,8 +40,8 @@ struct seas_cyc {
 struct seas_st {
     struct lk_st lk;         /* plain predictor and the surprise distribution */
     int64_t t0;              /* first sample time */
+    double slow;             /* deseasonalised level over about a day (what the day's profile learns against) */
     struct seas_cyc cyc[2];  /* daily, weekly */
-    float hold_sc;           /* typical error before the open episode (its clear level) */
     int8_t active;           /* cycle judged: -1 none, 0 daily, 1 weekly */
     uint8_t pad[3];
     float day[SEAS_DAY_N];   /* expected offset from the level per hour of the day */
@@ -100,9 +100,11 @@ static void seas_why(const struct det_out *o, const char *who, char *buf, size_t
 
 /* Predicts x with cycle c of st at ts into j, learns from it, and updates
  * the with/without comparison (iv: the sampling interval in ms). The day's
- * profile adds to its level (*lvl: set); the week's adds to the day's
- * prediction d (its knots learn how the days of the week differ from the
- * daily profile, so it is never worse than the day's to begin with). */
+ * profile adds to the fast level (*lvl: set) and learns from the deviation
+ * from the slow level (a day's memory: a profile learned against a level
+ * that follows the cycle would learn only a part of it); the week's adds to
+ * the day's prediction d and learns how the days of the week differ from
+ * it, so it is never worse than the day's to begin with. */
 static void seas_cycle(const double *p, struct seas_st *st, int c, int64_t ts, double x, double iv, int open,
                        double *lvl, const struct lk_err *d, struct lk_err *j)
 {
@@ -114,38 +116,63 @@ static void seas_cycle(const double *p, struct seas_st *st, int c, int64_t ts, d
     b1 = b0 + 1 < n ? b0 + 1 : 0;
     double mean = y->sum / n;
     double season = (1 - f) * tab[b0] + f * tab[b1] - mean;
-    if (c == 0) *lvl = y->level + mean;
+    if (c == 0) *lvl = y->level;
     j->x = x; j->pred = (c == 0 ? *lvl : d->pred) + season; j->err = x - j->pred;
     /* the typical error at this hour of the day (noise often grows with the
      * daily peak; a knot of the week sees 7 times fewer samples: too few to
      * learn a spread) */
     double sp = (1 - f) * spr[b0 % SEAS_DAY_N] + f * spr[b1 % SEAS_DAY_N];
     j->sc = lk_scale_floor(sp > 0.2 * y->scale ? sp : 0.2 * y->scale, *lvl);
-    double c_lim = p[LK_CLIP] * j->sc;
+    /* errors that teach are clipped (a spike does not bend the profile) at
+     * clip typical errors: the hour's spread or, while it is still
+     * learning, the model's short-run one */
+    double c_lim = p[LK_CLIP] * (j->sc > y->scale ? j->sc : y->scale);
     double ce = j->err < -c_lim ? -c_lim : j->err > c_lim ? c_lim : j->err;
-    int64_t age = ts - st->t0;
-    if (age >= cyc_ms[c]) {   /* the profile had a period to learn: compare */
+    /* the profile's error against the slow level (the day's) or the day's
+     * prediction (the week's), at the knot nearest ts */
+    int64_t age = ts - st->t0, ph = ts % cyc_ms[c];
+    if (ph < 0) ph += cyc_ms[c];
+    int bn = (int)((ph + SEAS_KNOT_MS / 2) / SEAS_KNOT_MS) % n;
+    double base = c == 0 ? st->slow : d->pred, mb = tab[bn] - mean;
+    double de = x - base - mb;
+    if (age >= cyc_ms[c])   /* the first period averages what it sees */
+        de = de < -c_lim ? -c_lim : de > c_lim ? c_lim : de;
+    if (age >= cyc_ms[c] && !open) {   /* the profile had a period to learn: compare (normal behaviour) */
         double wm = y->m < 1 ? 1 : 1.0 / y->m, spp = (double)cyc_ms[c] / iv;
         if (spp < 24) spp = 24;
         if (spp > 2000) spp = 2000;
         if (wm < 1 / spp) wm = 1 / spp;
-        y->e_with += (float)(wm * (fabs(j->err) - y->e_with));
-        y->e_without += (float)(wm * (fabs(x - *lvl) - y->e_without));
+        y->e_with += (float)(wm * (fabs(x - base - season) - y->e_with));
+        y->e_without += (float)(wm * (fabs(x - st->slow) - y->e_without));
         if (y->m < UINT32_MAX) y->m++;
     }
-    /* learn: level (s_alpha is per hour: it forgets in the same time at any
-     * interval), typical error, the two knots around ts */
-    if (c == 0) y->level += (iv < SEAS_KNOT_MS ? 1 - pow(1 - p[P_S_ALPHA], iv / SEAS_KNOT_MS) : p[P_S_ALPHA]) * ce;
-    y->scale += (float)((y->m < 30 && age < cyc_ms[c] ? 0.2 : 0.05) * (fabs(ce) - y->scale));
-    double k = (double)(age / cyc_ms[c] + 1), g = p[P_GAMMA] > 1 / k ? p[P_GAMMA] : 1 / k;
-    g *= iv < SEAS_KNOT_MS ? iv / SEAS_KNOT_MS : 1;
-    double d0 = g * (1 - f) * ce, d1 = g * f * ce;
-    tab[b0] += (float)d0; tab[b1] += (float)d1;
-    y->sum += (float)(d0 + d1);
-    if (c == 0 && !open) {   /* the spread learns normal behaviour only */
-        double a = fabs(ce);
-        spr[b0] += (float)(g * (1 - f) * (a - spr[b0]));
-        spr[b1] += (float)(g * f * (a - spr[b1]));
+    /* learn: levels (per hour, so they forget in the same time at any
+     * interval: the fast one s_alpha, the slow one a day), typical error,
+     * the nearest knot and its spread */
+    double h = iv < SEAS_KNOT_MS ? iv / SEAS_KNOT_MS : 1;
+    if (c == 0) {
+        double se = x - st->slow - season;
+        /* a sample the slow level and the profile explain while the fast
+         * level is off by more than the clip (back from a shift): the fast
+         * level is back at once */
+        if (fabs(se) <= c_lim && fabs(j->err) > c_lim) y->level = st->slow;
+        else y->level += (1 - pow(1 - p[P_S_ALPHA], h)) * ce;
+        st->slow += (1 - pow(1 - 1.0 / 24, h)) * (se < -c_lim ? -c_lim : se > c_lim ? c_lim : se);
+    }
+    if (!open)   /* typical errors are of normal behaviour: an open episode's clear level stays */
+        y->scale += (float)((y->m < 30 && age < cyc_ms[c] ? 0.2 : 0.05) * (fabs(ce) - y->scale));
+    /* the j-th sample of this visit to the knot: the first period averages
+     * the visit; later ones move the knot by gamma of it per period */
+    double jv = floor((double)((ph + SEAS_KNOT_MS / 2) % SEAS_KNOT_MS) / iv);
+    double k = (double)(age / cyc_ms[c] + 1);
+    double g = k < 2 ? 1 / (jv + 1) : (p[P_GAMMA] > 1 / k ? p[P_GAMMA] : 1 / k) * h;
+    tab[bn] += (float)(g * de);
+    y->sum += (float)(g * de);
+    if (c == 0 && !open && k >= 2) {
+        /* the spread learns normal behaviour only, from the second day on
+         * (the first day's errors are the profile's own learning) */
+        double gs = k < 3 ? 1 / (jv + 1) : (p[P_GAMMA] > 1 / (k - 1) ? p[P_GAMMA] : 1 / (k - 1)) * h;
+        spr[bn] += (float)(gs * (fabs(ce) - spr[bn]));
     }
 }
 
@@ -181,10 +208,10 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     if (lk_start(&st->lk, x)) {
         memset((char *)st + sizeof st->lk, 0, sizeof *st - sizeof st->lk);
         st->t0 = cx->ts; st->active = -1;
-        st->cyc[0].level = x;
+        st->cyc[0].level = st->slow = x;
         return DET_UNKNOWN;
     }
-    if (!lk_predict(&st->lk, x, &k) || !isfinite(st->cyc[0].level)) {
+    if (!lk_predict(&st->lk, x, &k) || !isfinite(st->cyc[0].level + st->slow)) {
         memset(st, 0, sizeof *st);
         st->active = -1;
         return DET_UNKNOWN;
@@ -202,9 +229,9 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     int v = lk_step(rc, &st->lk, cx, &k, j, o, j == &k ? lk_why : seas_why);
     if (v == DET_ANOMALY) {
         o->s[1] = st->active == 1 ? "week" : "day";
-        if (!cx->open) st->hold_sc = (float)j->sc;
-    } else if (cx->open && st->active >= 0 && fabs(j->err) > p[P_CLEAR_K] * st->hold_sc) {
-        /* not back within the clear level of before the episode: not resolved */
+    } else if (cx->open && st->active >= 0 && fabs(j->err) > p[P_CLEAR_K] * j->sc) {
+        /* not back within clear_k typical errors of this hour (learned from
+         * normal behaviour only: they do not grow with the fault): not resolved */
         return DET_HOLD;
     }
     return v;
