@@ -41,6 +41,7 @@ struct seas_st {
     struct lk_st lk;         /* plain predictor and the surprise distribution */
     int64_t t0;              /* first sample time */
     double slow;             /* deseasonalised level over about a day (what the day's profile learns against) */
+    int64_t open_ts;         /* when the open episode's first anomalous verdict came */
     struct seas_cyc cyc[2];  /* daily, weekly */
     int8_t active;           /* cycle judged: -1 none, 0 daily, 1 weekly */
     uint8_t pad[3];
@@ -106,7 +107,7 @@ static void seas_why(const struct det_out *o, const char *who, char *buf, size_t
  * the day's prediction d and learns how the days of the week differ from
  * it, so it is never worse than the day's to begin with. */
 static void seas_cycle(const double *p, struct seas_st *st, int c, int64_t ts, double x, double iv, int open,
-                       double *lvl, const struct lk_err *d, struct lk_err *j)
+                       double *lvl, const struct lk_err *d, struct lk_err *j, double *off)
 {
     struct seas_cyc *y = &st->cyc[c];
     float *tab = seas_tab(st, c), *spr = st->sday;
@@ -134,6 +135,8 @@ static void seas_cycle(const double *p, struct seas_st *st, int c, int64_t ts, d
     if (ph < 0) ph += cyc_ms[c];
     int bn = (int)((ph + SEAS_KNOT_MS / 2) / SEAS_KNOT_MS) % n;
     double base = c == 0 ? st->slow : d->pred, mb = tab[bn] - mean;
+    /* off the profile around the slow level (an open episode's clear level) */
+    off[c] = c == 0 ? x - st->slow - season : off[0] - season;
     double de = x - base - mb;
     if (age >= cyc_ms[c])   /* the first period averages what it sees */
         de = de < -c_lim ? -c_lim : de > c_lim ? c_lim : de;
@@ -205,6 +208,7 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     const double *p = rc->p;
     double x = cx->v;
     struct lk_err k, jc[2];
+    double off[2] = { 0, 0 };
     if (lk_start(&st->lk, x)) {
         memset((char *)st + sizeof st->lk, 0, sizeof *st - sizeof st->lk);
         st->t0 = cx->ts; st->active = -1;
@@ -221,17 +225,24 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     /* the profiles are floats: a series beyond their range is judged plainly */
     if (p[P_SEASON] > 0 && iv > 0 && cx->ts > st->t0 && fabs(x) < 1e30) {
         double lvl;
-        seas_cycle(p, st, 0, cx->ts, x, iv, cx->open, &lvl, NULL, &jc[0]);
-        seas_cycle(p, st, 1, cx->ts, x, iv, cx->open, &lvl, &jc[0], &jc[1]);
+        seas_cycle(p, st, 0, cx->ts, x, iv, cx->open, &lvl, NULL, &jc[0], off);
+        seas_cycle(p, st, 1, cx->ts, x, iv, cx->open, &lvl, &jc[0], &jc[1], off);
         st->active = (int8_t)seas_pick(p, st, cx->ts, iv);
         if (st->active >= 0) j = &jc[st->active];
     }
     int v = lk_step(rc, &st->lk, cx, &k, j, o, j == &k ? lk_why : seas_why);
     if (v == DET_ANOMALY) {
         o->s[1] = st->active == 1 ? "week" : "day";
-    } else if (cx->open && st->active >= 0 && fabs(j->err) > p[P_CLEAR_K] * j->sc) {
+        if (!cx->open) st->open_ts = cx->ts;
+    } else if (cx->open && st->active >= 0 &&
+               (fabs(j->err) > p[P_CLEAR_K] * j->sc ||
+                (cx->ts - st->open_ts < cyc_ms[0] && fabs(off[st->active]) > p[P_CLEAR_K] * j->sc))) {
         /* not back within clear_k typical errors of this hour (learned from
-         * normal behaviour only: they do not grow with the fault): not resolved */
+         * normal behaviour only: they do not grow with the fault) of the
+         * prediction, nor, for a day after the episode began, of the profile
+         * around the slow level (the fast level follows a fault that
+         * lingers; after a day a level that stays is the new normal): not
+         * resolved */
         return DET_HOLD;
     }
     return v;

@@ -199,6 +199,37 @@ TEST(episode_ends_only_when_the_residual_is_back_within_its_clear_level)
     CHECK(ended);                  /* and it does end once it is back */
 }
 
+/* The tenth day from 18:00: +400 for 4 hours, then recovering linearly
+ * over 8 hours (the fast level follows the recovery, so its residual is
+ * small long before the value is back on its profile: without the clear
+ * level on the profile the episode ended 5 hours into the recovery, the
+ * value still 150 above). */
+static double slow_recovery(int64_t t, double v)
+{
+    int64_t s = 9 * DAY_S + 18 * 3600, r = s + 4 * 3600;
+    if (t >= s && t < r) return v + 400;
+    if (t >= r && t < r + 8 * 3600) return v + 400 * (1 - (double)(t - r) / (8 * 3600));
+    return v;
+}
+
+TEST(episode_of_a_slow_recovery_ends_only_back_on_the_profile)
+{
+    int64_t st[16], en[16];
+    int seas = 0, ne = 0;
+    int n = run_series(SEAS_PROFILE, 12, STEP_S, slow_recovery, st, &seas, en, &ne);
+    int64_t s = 9 * DAY_S + 18 * 3600, r = s + 4 * 3600;
+    int in = 0;
+    for (int i = 0; i < n && i < 16; i++)
+        if (st[i] >= s && st[i] < r + 8 * 3600) in++;
+    CHECK_EQ_INT(in, 1);
+    /* 7 hours into the recovery the value is still 50 (5 noise sd) above
+     * its profile: the episode is still open */
+    for (int i = 0; i < ne; i++) CHECK(!(en[i] > s && en[i] < r + 7 * 3600));
+    int ended = 0;
+    for (int i = 0; i < ne; i++) if (en[i] >= r + 7 * 3600 && en[i] <= r + 12 * 3600) ended = 1;
+    CHECK(ended);
+}
+
 int main(void)
 {
     RUN(learns_a_daily_cycle_and_stays_quiet_on_its_peaks);
@@ -207,5 +238,6 @@ int main(void)
     RUN(no_seasonal_verdict_before_two_days_or_at_a_coarse_interval);
     RUN(state_is_bounded);
     RUN(episode_ends_only_when_the_residual_is_back_within_its_clear_level);
+    RUN(episode_of_a_slow_recovery_ends_only_back_on_the_profile);
     return TEST_REPORT();
 }
