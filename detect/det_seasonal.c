@@ -30,7 +30,7 @@
 
 /* One cycle's model (the profile lives in the state's tables). */
 struct seas_cyc {
-    double level;            /* deseasonalised fast level (the day's; the week adds to the day) */
+    double level, slow;      /* deseasonalised levels: fast (predicts), over about a day (the profile learns against it) */
     float scale;             /* typical absolute error of level + profile (short) */
     float e_with, e_without; /* long averages of |residual| with and without the profile */
     float sum;               /* sum of the profile's knots (its mean is moved into the level) */
@@ -40,7 +40,6 @@ struct seas_cyc {
 struct seas_st {
     struct lk_st lk;         /* plain predictor and the surprise distribution */
     int64_t t0;              /* first sample time */
-    double slow;             /* deseasonalised level over about a day (what the day's profile learns against) */
     int64_t open_ts;         /* when the open episode's first anomalous verdict came */
     struct seas_cyc cyc[2];  /* daily, weekly */
     int8_t active;           /* cycle judged: -1 none, 0 daily, 1 weekly */
@@ -100,14 +99,13 @@ static void seas_why(const struct det_out *o, const char *who, char *buf, size_t
 }
 
 /* Predicts x with cycle c of st at ts into j, learns from it, and updates
- * the with/without comparison (iv: the sampling interval in ms). The day's
- * profile adds to the fast level (*lvl: set) and learns from the deviation
- * from the slow level (a day's memory: a profile learned against a level
- * that follows the cycle would learn only a part of it); the week's adds to
- * the day's prediction d and learns how the days of the week differ from
- * it, so it is never worse than the day's to begin with. */
+ * the with/without comparison (iv: the sampling interval in ms). Each
+ * model has a fast level (what it predicts from) and a slow one (a day's
+ * memory, what its profile learns against: a profile learned against a
+ * level that follows the cycle would learn only a part of it). *off: x off
+ * the profile around the slow level (an open episode's clear level). */
 static void seas_cycle(const double *p, struct seas_st *st, int c, int64_t ts, double x, double iv, int open,
-                       double *lvl, const struct lk_err *d, struct lk_err *j, double *off)
+                       struct lk_err *j, double *off)
 {
     struct seas_cyc *y = &st->cyc[c];
     float *tab = seas_tab(st, c), *spr = st->sday;
@@ -116,52 +114,52 @@ static void seas_cycle(const double *p, struct seas_st *st, int c, int64_t ts, d
     seas_phase(c, ts, &b0, &f);
     b1 = b0 + 1 < n ? b0 + 1 : 0;
     double mean = y->sum / n;
-    double season = (1 - f) * tab[b0] + f * tab[b1] - mean;
-    if (c == 0) *lvl = y->level;
-    j->x = x; j->pred = (c == 0 ? *lvl : d->pred) + season; j->err = x - j->pred;
+    double own = (1 - f) * tab[b0] + f * tab[b1] - mean;
+    double season = own;
+    j->x = x; j->pred = y->level + season; j->err = x - j->pred;
     /* the typical error at this hour of the day (noise often grows with the
      * daily peak; a knot of the week sees 7 times fewer samples: too few to
      * learn a spread) */
     double sp = (1 - f) * spr[b0 % SEAS_DAY_N] + f * spr[b1 % SEAS_DAY_N];
-    j->sc = lk_scale_floor(sp > 0.2 * y->scale ? sp : 0.2 * y->scale, *lvl);
+    /* the week's own recent typical error when larger: its knots rest on a
+     * sample a week each, their own noise adds to the hour's */
+    double fl = (c == 0 ? 0.2 : 1) * y->scale;
+    j->sc = lk_scale_floor(sp > fl ? sp : fl, y->level);
     /* errors that teach are clipped (a spike does not bend the profile) at
      * clip typical errors: the hour's spread or, while it is still
      * learning, the model's short-run one */
     double c_lim = p[LK_CLIP] * (j->sc > y->scale ? j->sc : y->scale);
     double ce = j->err < -c_lim ? -c_lim : j->err > c_lim ? c_lim : j->err;
-    /* the profile's error against the slow level (the day's) or the day's
-     * prediction (the week's), at the knot nearest ts */
+    double se = x - y->slow - season;
+    *off = se;
+    /* the profile's error against the slow level at the knot nearest ts */
     int64_t age = ts - st->t0, ph = ts % cyc_ms[c];
     if (ph < 0) ph += cyc_ms[c];
     int bn = (int)((ph + SEAS_KNOT_MS / 2) / SEAS_KNOT_MS) % n;
-    double base = c == 0 ? st->slow : d->pred, mb = tab[bn] - mean;
-    /* off the profile around the slow level (an open episode's clear level) */
-    off[c] = c == 0 ? x - st->slow - season : off[0] - season;
-    double de = x - base - mb;
+    double de = x - y->slow - (tab[bn] - mean);
     if (age >= cyc_ms[c])   /* the first period averages what it sees */
         de = de < -c_lim ? -c_lim : de > c_lim ? c_lim : de;
     if (age >= cyc_ms[c] && !open) {   /* the profile had a period to learn: compare (normal behaviour) */
-        double wm = y->m < 1 ? 1 : 1.0 / y->m, spp = (double)cyc_ms[c] / iv;
-        if (spp < 24) spp = 24;
-        if (spp > 2000) spp = 2000;
+        /* over about a week for both cycles: the day's profile misses the
+         * weekend, which a day's memory would forget by Wednesday */
+        double wm = y->m < 1 ? 1 : 1.0 / y->m, spp = (double)cyc_ms[1] / iv;
+        if (spp < 168) spp = 168;
+        if (spp > 20000) spp = 20000;
         if (wm < 1 / spp) wm = 1 / spp;
-        y->e_with += (float)(wm * (fabs(x - base - season) - y->e_with));
-        y->e_without += (float)(wm * (fabs(x - st->slow) - y->e_without));
+        y->e_with += (float)(wm * (fabs(se) - y->e_with));
+        y->e_without += (float)(wm * (fabs(x - y->slow) - y->e_without));
         if (y->m < UINT32_MAX) y->m++;
     }
     /* learn: levels (per hour, so they forget in the same time at any
      * interval: the fast one s_alpha, the slow one a day), typical error,
      * the nearest knot and its spread */
     double h = iv < SEAS_KNOT_MS ? iv / SEAS_KNOT_MS : 1;
-    if (c == 0) {
-        double se = x - st->slow - season;
-        /* a sample the slow level and the profile explain while the fast
-         * level is off by more than the clip (back from a shift): the fast
-         * level is back at once */
-        if (fabs(se) <= c_lim && fabs(j->err) > c_lim) y->level = st->slow;
-        else y->level += (1 - pow(1 - p[P_S_ALPHA], h)) * ce;
-        st->slow += (1 - pow(1 - 1.0 / 24, h)) * (se < -c_lim ? -c_lim : se > c_lim ? c_lim : se);
-    }
+    /* a sample the slow level and the profile explain while the fast level
+     * is off by more than the clip (back from a shift): the fast level is
+     * back at once */
+    if (fabs(se) <= c_lim && fabs(j->err) > c_lim) y->level = y->slow;
+    else y->level += (1 - pow(1 - p[P_S_ALPHA], h)) * ce;
+    y->slow += (1 - pow(1 - 1.0 / 24, h)) * (se < -c_lim ? -c_lim : se > c_lim ? c_lim : se);
     if (!open)   /* typical errors are of normal behaviour: an open episode's clear level stays */
         y->scale += (float)((y->m < 30 && age < cyc_ms[c] ? 0.2 : 0.05) * (fabs(ce) - y->scale));
     /* the j-th sample of this visit to the knot: the first period averages
@@ -212,10 +210,10 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     if (lk_start(&st->lk, x)) {
         memset((char *)st + sizeof st->lk, 0, sizeof *st - sizeof st->lk);
         st->t0 = cx->ts; st->active = -1;
-        st->cyc[0].level = st->slow = x;
+        for (int c = 0; c < 2; c++) st->cyc[c].level = st->cyc[c].slow = x;
         return DET_UNKNOWN;
     }
-    if (!lk_predict(&st->lk, x, &k) || !isfinite(st->cyc[0].level + st->slow)) {
+    if (!lk_predict(&st->lk, x, &k) || !isfinite(st->cyc[0].level + st->cyc[0].slow + st->cyc[1].level + st->cyc[1].slow)) {
         memset(st, 0, sizeof *st);
         st->active = -1;
         return DET_UNKNOWN;
@@ -224,9 +222,7 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     const struct lk_err *j = &k;
     /* the profiles are floats: a series beyond their range is judged plainly */
     if (p[P_SEASON] > 0 && iv > 0 && cx->ts > st->t0 && fabs(x) < 1e30) {
-        double lvl;
-        seas_cycle(p, st, 0, cx->ts, x, iv, cx->open, &lvl, NULL, &jc[0], off);
-        seas_cycle(p, st, 1, cx->ts, x, iv, cx->open, &lvl, &jc[0], &jc[1], off);
+        for (int c = 0; c < 2; c++) seas_cycle(p, st, c, cx->ts, x, iv, cx->open, &jc[c], &off[c]);
         st->active = (int8_t)seas_pick(p, st, cx->ts, iv);
         if (st->active >= 0) j = &jc[st->active];
     }

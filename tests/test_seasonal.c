@@ -230,6 +230,53 @@ TEST(episode_of_a_slow_recovery_ends_only_back_on_the_profile)
     CHECK(ended);
 }
 
+/* Hourly samples of a cycle whose weekend days (T0 is a Friday: days 1 and
+ * 2 of every week) run at 60 %; in the fifth week Saturday runs as a weekday
+ * (ev 1) or not (ev 0). Returns the starts after the second week into st
+ * (up to 16) and how many name the time of the week. */
+static int weekly_series(int ev, int64_t *st, int *week_reasons)
+{
+    struct profile *p = prof_of(SEAS_PROFILE);
+    if (!p) return -1;
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    uint64_t rs = 777;
+    for (int64_t t = 0; t < 35LL * DAY_S; t += 3600) {
+        int64_t d = t / DAY_S;
+        double v = cycle(t, &rs);
+        if ((d % 7 == 1 || d % 7 == 2) && !(ev && d == 29)) v *= 0.6;
+        sample(e, "h", -1, t, "m", v, NULL);
+    }
+    int k = 0, wk = 0;
+    for (int i = 0; i < c.nrec; i++)
+        if (!strcmp(c.type[i], "start") && c.ts[i] - T0 >= 14LL * DAY_S * 1000 && k < 16) st[k++] = (c.ts[i] - T0) / 1000;
+    for (const char *l = c.out.p; l && *l; ) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+        if (memmem(l, len, "\"event.type\":\"start\"", 20) && memmem(l, len, "at this time of the week", 24)) wk++;
+        l = nl ? nl + 1 : l + len;
+    }
+    *week_reasons = wk;
+    cap_done(e, p, &c);
+    return k;
+}
+
+TEST(learns_a_weekly_cycle_and_alarms_on_a_missing_weekend_dip)
+{
+    int64_t st[16];
+    int wk = 0;
+    /* weekends at 60 %: the week's profile learns them; weeks 3-5 quiet */
+    int n = weekly_series(0, st, &wk);
+    CHECK_EQ_INT(n, 0);
+    /* the fifth Saturday as busy as a weekday: one episode that day,
+     * judged against the time of the week */
+    n = weekly_series(1, st, &wk);
+    int hit = 0;
+    for (int i = 0; i < n && i < 16; i++) hit += st[i] >= 29 * DAY_S && st[i] < 30 * DAY_S;
+    CHECK_EQ_INT(hit, 1);
+    CHECK(wk >= 1);
+}
+
 int main(void)
 {
     RUN(learns_a_daily_cycle_and_stays_quiet_on_its_peaks);
@@ -239,5 +286,6 @@ int main(void)
     RUN(state_is_bounded);
     RUN(episode_ends_only_when_the_residual_is_back_within_its_clear_level);
     RUN(episode_of_a_slow_recovery_ends_only_back_on_the_profile);
+    RUN(learns_a_weekly_cycle_and_alarms_on_a_missing_weekend_dip);
     return TEST_REPORT();
 }
