@@ -51,8 +51,8 @@ struct seas_st {
 
 static const struct det_param params[] = {
     LK_PARAMS,
-    { "gamma", 0.15, "share of its error a knot of the daily/weekly profile learns per period" },
-    { "s_alpha", 0.5, "level smoothing of the seasonal model per hour" },
+    { "gamma", 0.1, "share of its error a knot of the daily/weekly profile learns per period" },
+    { "s_alpha", 0.3, "level smoothing of the seasonal model per hour" },
     { "gain", 0.5, "a cycle is used when the residual spread with it is below this many times the spread without" },
     { "clear_k", 3, "an episode on the seasonal prediction ends only with the residual within this many typical errors" },
     { "season", 1, "1 = learn the daily and weekly cycles, 0 = the plain likelihood detector" },
