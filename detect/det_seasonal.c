@@ -43,7 +43,8 @@ struct seas_st {
     int64_t open_ts;         /* when the open episode's first anomalous verdict came */
     struct seas_cyc cyc[2];  /* daily, weekly */
     int8_t active;           /* cycle judged: -1 none, 0 daily, 1 weekly */
-    uint8_t pad[3];
+    uint8_t stale;           /* a value beyond the floats' range came: start over on the next one */
+    uint8_t pad[2];
     float day[SEAS_DAY_N];   /* expected offset from the level per hour of the day */
     float week[SEAS_WEEK_N]; /* ... per hour of the week */
     float sday[SEAS_DAY_N];  /* typical absolute residual per hour of the day (the day's; also the week's) */
@@ -194,6 +195,16 @@ static int seas_pick(const double *p, const struct seas_st *st, int64_t ts, doub
     return pick;
 }
 
+/* Starts the seasonal part of st (not its likelihood state) over at ts from
+ * x; a value beyond the floats' range leaves it stale until the next one. */
+static void seas_restart(struct seas_st *st, int64_t ts, double x)
+{
+    memset((char *)st + sizeof st->lk, 0, sizeof *st - sizeof st->lk);
+    st->t0 = ts; st->active = -1;
+    st->stale = !(fabs(x) < 1e30);
+    for (int c = 0; c < 2; c++) st->cyc[c].level = st->cyc[c].slow = st->stale ? 0 : x;
+}
+
 static void seas_init(const struct rule_cfg *rc, void *stp)
 {
     struct seas_st *st = stp;
@@ -208,9 +219,7 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     struct lk_err k, jc[2];
     double off[2] = { 0, 0 };
     if (lk_start(&st->lk, x)) {
-        memset((char *)st + sizeof st->lk, 0, sizeof *st - sizeof st->lk);
-        st->t0 = cx->ts; st->active = -1;
-        for (int c = 0; c < 2; c++) st->cyc[c].level = st->cyc[c].slow = x;
+        seas_restart(st, cx->ts, x);
         return DET_UNKNOWN;
     }
     if (!lk_predict(&st->lk, x, &k) || !isfinite(st->cyc[0].level + st->cyc[0].slow + st->cyc[1].level + st->cyc[1].slow)) {
@@ -220,8 +229,11 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     }
     double iv = cx->e ? ent_interval_ms(cx->e, 0) : 0;
     const struct lk_err *j = &k;
-    /* the profiles are floats: a series beyond their range is judged plainly */
-    if (p[P_SEASON] > 0 && iv > 0 && cx->ts > st->t0 && fabs(x) < 1e30) {
+    /* the profiles are floats: a series beyond their range is judged
+     * plainly, and its cycles start over when it is back */
+    if (!(fabs(x) < 1e30)) st->stale = 1;
+    else if (st->stale) seas_restart(st, cx->ts, x);
+    if (p[P_SEASON] > 0 && iv > 0 && cx->ts > st->t0 && !st->stale) {
         for (int c = 0; c < 2; c++) seas_cycle(p, st, c, cx->ts, x, iv, cx->open, &jc[c], &off[c]);
         st->active = (int8_t)seas_pick(p, st, cx->ts, iv);
         if (st->active >= 0) j = &jc[st->active];
@@ -244,11 +256,14 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     return v;
 }
 
-/* A state read back from a snapshot is usable when its cycle index is. */
+/* A state read back from a snapshot is usable when its cycle index, flag
+ * and times are (the rest are numbers the update copes with). */
 static int seas_check(const struct rule_cfg *rc, const void *stp)
 {
     const struct seas_st *st = stp;
-    return st->active >= -1 && st->active <= 1;
+    const int64_t lim = (int64_t)1 << 61;   /* times whose differences cannot overflow */
+    return st->active >= -1 && st->active <= 1 && st->stale <= 1 && st->t0 > -lim && st->t0 < lim &&
+           st->open_ts > -lim && st->open_ts < lim;
 }
 
 const struct det_ops det_seasonal = {

@@ -277,6 +277,30 @@ TEST(learns_a_weekly_cycle_and_alarms_on_a_missing_weekend_dip)
     CHECK(wk >= 1);
 }
 
+TEST(values_beyond_float_and_double_range_leave_no_nan_state)
+{
+    /* swings at the edge of double range, then beyond float range (the
+     * profiles are floats: judged plainly), then the benign cycle with a
+     * wrong-phase level: it is still learned and judged seasonally */
+    struct profile *p = prof_of(SEAS_PROFILE);
+    if (!p) { CHECK(0); return; }
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    uint64_t rs = 5;
+    int64_t t = 0;
+    for (int i = 0; i < 200; i++, t += STEP_S) sample(e, "h", -1, t, "m", i % 2 ? 1.5e308 : -1.5e308, NULL);
+    for (int i = 0; i < 200; i++, t += STEP_S) sample(e, "h", -1, t, "m", i % 3 ? 1e35 : -1e36, NULL);
+    int64_t t1 = t;
+    for (; t < t1 + 14LL * DAY_S; t += STEP_S) {
+        double v = cycle(t, &rs);
+        if (t >= t1 + 10LL * DAY_S + 18 * 3600 && t < t1 + 10LL * DAY_S + 22 * 3600) v += 400;
+        sample(e, "h", -1, t, "m", v, NULL);
+    }
+    CHECK(c.out.p && strstr(c.out.p, "at this time of the day"));
+    CHECK(!c.out.p || (strstr(c.out.p, "nan") == NULL && strstr(c.out.p, "inf") == NULL));
+    cap_done(e, p, &c);
+}
+
 int main(void)
 {
     RUN(learns_a_daily_cycle_and_stays_quiet_on_its_peaks);
@@ -287,5 +311,6 @@ int main(void)
     RUN(episode_ends_only_when_the_residual_is_back_within_its_clear_level);
     RUN(episode_of_a_slow_recovery_ends_only_back_on_the_profile);
     RUN(learns_a_weekly_cycle_and_alarms_on_a_missing_weekend_dip);
+    RUN(values_beyond_float_and_double_range_leave_no_nan_state);
     return TEST_REPORT();
 }
