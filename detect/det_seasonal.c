@@ -100,13 +100,14 @@ static void seas_why(const struct det_out *o, const char *who, char *buf, size_t
 }
 
 /* Predicts x with cycle c of st at ts into j, learns from it, and updates
- * the with/without comparison (iv: the sampling interval in ms). Each
+ * the with/without comparison (iv: the sampling interval in ms; rate: the
+ * interval in hours and the fast and slow levels' smoothing). Each
  * model has a fast level (what it predicts from) and a slow one (a day's
  * memory, what its profile learns against: a profile learned against a
  * level that follows the cycle would learn only a part of it). *off: x off
  * the profile around the slow level (an open episode's clear level). */
 static void seas_cycle(const double *p, struct seas_st *st, int c, int64_t ts, double x, double iv, int open,
-                       struct lk_err *j, double *off)
+                       const double *rate, struct lk_err *j, double *off)
 {
     struct seas_cyc *y = &st->cyc[c];
     float *tab = seas_tab(st, c), *spr = st->sday;
@@ -154,13 +155,13 @@ static void seas_cycle(const double *p, struct seas_st *st, int c, int64_t ts, d
     /* learn: levels (per hour, so they forget in the same time at any
      * interval: the fast one s_alpha, the slow one a day), typical error,
      * the nearest knot and its spread */
-    double h = iv < SEAS_KNOT_MS ? iv / SEAS_KNOT_MS : 1;
+    double h = rate[0];
     /* a sample the slow level and the profile explain while the fast level
      * is off by more than the clip (back from a shift): the fast level is
      * back at once */
     if (fabs(se) <= c_lim && fabs(j->err) > c_lim) y->level = y->slow;
-    else y->level += (1 - pow(1 - p[P_S_ALPHA], h)) * ce;
-    y->slow += (1 - pow(1 - 1.0 / 24, h)) * (se < -c_lim ? -c_lim : se > c_lim ? c_lim : se);
+    else y->level += rate[1] * ce;
+    y->slow += rate[2] * (se < -c_lim ? -c_lim : se > c_lim ? c_lim : se);
     if (!open)   /* typical errors are of normal behaviour: an open episode's clear level stays */
         y->scale += (float)((y->m < 30 && age < cyc_ms[c] ? 0.2 : 0.05) * (fabs(ce) - y->scale));
     /* the j-th sample of this visit to the knot: the first period averages
@@ -234,7 +235,11 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     if (!(fabs(x) < 1e30)) st->stale = 1;
     else if (st->stale) seas_restart(st, cx->ts, x);
     if (p[P_SEASON] > 0 && iv > 0 && cx->ts > st->t0 && !st->stale) {
-        for (int c = 0; c < 2; c++) seas_cycle(p, st, c, cx->ts, x, iv, cx->open, &jc[c], &off[c]);
+        /* the interval in hours and the levels' smoothing per sample: per
+         * hour, so they forget in the same time at any interval */
+        double h = iv < SEAS_KNOT_MS ? iv / SEAS_KNOT_MS : 1;
+        double rate[3] = { h, 1 - pow(1 - p[P_S_ALPHA], h), 1 - pow(1 - 1.0 / 24, h) };
+        for (int c = 0; c < 2; c++) seas_cycle(p, st, c, cx->ts, x, iv, cx->open, rate, &jc[c], &off[c]);
         st->active = (int8_t)seas_pick(p, st, cx->ts, iv);
         if (st->active >= 0) j = &jc[st->active];
     }
