@@ -60,6 +60,7 @@ int lk_predict(const struct lk_st *st, double x, struct lk_err *k)
     /* values beyond double range (1e308 swings): the caller starts over */
     if (!isfinite(k->err) || !isfinite(st->var) || !isfinite(st->bvar)) return 0;
     k->sc = lk_scale_floor(st->scale, st->level);
+    k->derr = k->err;
     return 1;
 }
 
@@ -82,7 +83,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     double tail = 0.5 * erfc(zz / M_SQRT2);
     /* drift: a slow average of the signed error strays from its long-run
      * mean (the predictor lags a ramp by a steady error) */
-    double dev = j->err, zs = clampd(j->err / j->sc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
+    double dev = j->err, zs = clampd(j->derr / j->sc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
     if (wb > 0) {
         st->bias = st->n <= 2 ? zs : st->bias + wb * (zs - st->bias);
         double bsd = sqrt(st->bvar);

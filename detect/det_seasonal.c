@@ -133,7 +133,7 @@ static void seas_cycle(const double *p, struct seas_st *st, int c, int64_t ts, d
     double c_lim = p[LK_CLIP] * (j->sc > y->scale ? j->sc : y->scale);
     double ce = j->err < -c_lim ? -c_lim : j->err > c_lim ? c_lim : j->err;
     double se = x - y->slow - season;
-    *off = se;
+    *off = j->derr = se;
     /* the profile's error against the slow level at the knot nearest ts */
     int64_t age = ts - st->t0, ph = ts % cyc_ms[c];
     if (ph < 0) ph += cyc_ms[c];

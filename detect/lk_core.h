@@ -38,8 +38,11 @@ struct lk_st {
     { "drift", 32, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" }
 enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK__COUNT };
 
-/* A prediction of one sample: value, prediction, error, typical error. */
-struct lk_err { double x, pred, err, sc; };
+/* A prediction of one sample: value, prediction, error, typical error, and
+ * the error whose slow average reveals a drift (derr: the error itself for
+ * the plain predictor; a seasonal model's error against its slow level,
+ * which does not follow a fault within hours as the prediction does). */
+struct lk_err { double x, pred, err, sc, derr; };
 
 /* Starts st on a series' first sample (1: no verdict on it; 0: st was
  * already started). */
