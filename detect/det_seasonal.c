@@ -1,23 +1,25 @@
 /* det_seasonal.c - the likelihood detector (lk_core.h) with long memory:
  * a daily and a weekly cycle learned per series. Each cycle is a
- * Holt-Winters-like model: a deseasonalised level (smoothing `s_alpha`)
- * plus an additive profile of one knot per hour of the cycle (24 for the
- * day, 168 for the week, UTC), linearly interpolated between knots, each
- * knot moving by `gamma` of its error per period (faster in the first
- * periods). From its second period on, each cycle compares the spread of
- * the residual with and without its profile around the same level; from
+ * Holt-Winters-like model: a fast level (smoothing `s_alpha` per hour, what
+ * it predicts from), a slow level (a day's memory) and an additive profile
+ * of one knot per hour of the cycle (24 for the day, 168 for the week, UTC),
+ * linearly interpolated between knots; a sample teaches its nearest knot
+ * its deviation from the slow level (the first period as an average, then
+ * by `gamma` per period). The typical error per hour of the day is learned
+ * beside it. From its second period on, each cycle compares the spread of
+ * the residual around its slow level with and without its profile; from
  * the end of its second period, when the series is sampled at least every
  * 2 hours and the residual spread with the profile is below `gain` times
  * the spread without (the series is seasonal), that cycle's prediction is
  * the one judged (the weekly one only when clearly better than the daily
  * one); otherwise the plain predictor's, as in `likelihood`. The judged
  * error goes through the same likelihood machinery (one surprise
- * distribution per series, one episode per incident). An episode opened on
- * the seasonal prediction ends only when the residual is back within
- * `clear_k` typical errors of before the episode (the level and profile
- * learning while it is open do not make it "resolved" early: until then the
- * verdict is DET_HOLD). O(1) per sample; state per series: see
- * sizeof(struct seas_st) (about 920 bytes). */
+ * distribution per series, one episode per incident). While an episode is
+ * open nothing but the levels learns, and it ends only when the residual is
+ * back within `clear_k` typical errors of this hour (and, for a day, the
+ * value back on its profile around the slow level): until then the verdict
+ * is DET_HOLD. O(1) per sample; 1048 bytes of state per series
+ * (docs/detectors.md, "Seasonality"). */
 #include "lk_core.h"
 
 #include <math.h>

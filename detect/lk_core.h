@@ -14,7 +14,7 @@
 
 #include "detector.h"
 
-/* State of the plain predictor and of the surprise distribution (88 bytes). */
+/* State of the plain predictor and of the surprise distribution (80 bytes). */
 struct lk_st {
     double level, trend, scale;   /* predictor and typical absolute error */
     double mu, var;               /* long-run moments of the surprise */
