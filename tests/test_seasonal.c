@@ -301,6 +301,25 @@ TEST(values_beyond_float_and_double_range_leave_no_nan_state)
     cap_done(e, p, &c);
 }
 
+TEST(bad_parameters_are_refused_naming_the_rule)
+{
+    static const char *bad[] = { "\"gamma\":0", "\"gamma\":1.5", "\"s_alpha\":-1", "\"gain\":2", "\"clear_k\":0",
+                                 "\"season\":0.5" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char js[256], err[256] = "";
+        snprintf(js, sizeof js, "{\"rules\":[{\"id\":\"s\",\"detector\":\"seasonal\",\"metric\":\"m\",\"params\":{%s}}]}", bad[i]);
+        struct profile *p = profile_from_json(js, strlen(js), err, sizeof err);
+        CHECK(p == NULL);
+        CHECK(strstr(err, "rule s") != NULL);
+        if (p) profile_free(p);
+    }
+    char ok[] = "{\"rules\":[{\"id\":\"s\",\"detector\":\"seasonal\",\"metric\":\"m\",\"params\":{\"gamma\":1,\"gain\":1,\"season\":0}}]}";
+    char err[256] = "";
+    struct profile *p = profile_from_json(ok, strlen(ok), err, sizeof err);
+    CHECK(p != NULL);
+    if (p) profile_free(p);
+}
+
 int main(void)
 {
     RUN(learns_a_daily_cycle_and_stays_quiet_on_its_peaks);
@@ -312,5 +331,6 @@ int main(void)
     RUN(episode_of_a_slow_recovery_ends_only_back_on_the_profile);
     RUN(learns_a_weekly_cycle_and_alarms_on_a_missing_weekend_dip);
     RUN(values_beyond_float_and_double_range_leave_no_nan_state);
+    RUN(bad_parameters_are_refused_naming_the_rule);
     return TEST_REPORT();
 }
