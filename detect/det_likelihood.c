@@ -9,7 +9,7 @@
  * that update the predictor are clipped at `clip` typical errors, so a spike
  * does not drag the level, while a level shift is learned within tens of
  * samples (one episode, not a flood); after an episode the rule stays quiet
- * for `quiet` samples. O(1) time and 80 bytes of state per series; no window. A slow average of
+ * for `quiet` samples. O(1) time and 88 bytes of state per series; no window. A slow average of
  * the signed error, judged the same way, reveals a drift that the predictor
  * follows too closely to leave a large error (`drift`). The machinery is
  * lk_core.h's, shared with the seasonal detector (det_seasonal.c). */
@@ -38,7 +38,7 @@ int lk_start(struct lk_st *st, double x)
 {
     if (st->n) return 0;
     st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0;
-    st->bias = 0; st->bmu = 0; st->bvar = 0;
+    st->bias = 0; st->bmu = 0; st->bvar = 0; st->nm = 0; st->pad = 0;
     st->n = 1; st->since = UINT32_MAX / 2;
     return 1;
 }
@@ -64,6 +64,20 @@ int lk_predict(const struct lk_st *st, double x, struct lk_err *k)
     return 1;
 }
 
+/* The Gaussian tail beyond zz of a statistic whose spread was estimated
+ * from m samples: zz is read as Student's t with m - 1 degrees of freedom
+ * and mapped to the normal deviate of the same tail (the approximation
+ * z = t (1 - 1/4v) / sqrt(1 + t^2/2v)), so a distribution learnt from a
+ * few samples is not trusted as if it were known. */
+static double lk_tail(double zz, double m)
+{
+    if (m < 1e6 && zz > 0) {
+        double v = m > 3 ? m - 1 : 2;
+        zz = zz * (1 - 1 / (4 * v)) / sqrt(1 + zz * zz / (2 * v));
+    }
+    return 0.5 * erfc(zz / M_SQRT2);
+}
+
 /* lk_core.h: judges j, teaches the plain predictor k, fills o (st and o are
  * the caller's). */
 int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *cx, const struct lk_err *k,
@@ -79,8 +93,11 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     if (sd < 0.05) sd = 0.05;
     /* the short average has the variance of the surprise over ~short samples */
     double sd_short = sd * sqrt(ws / (2 - ws));
-    double zz = (st->shrt - st->mu) / sd_short;
-    double tail = 0.5 * erfc(zz / M_SQRT2);
+    /* the moments' own uncertainty: a new sample against moments of m
+     * samples varies by sqrt(1 + 1/m) and is Student-t distributed */
+    double m = st->nm == 0 ? 1e6 : st->nm < p[LK_LONG] ? st->nm : p[LK_LONG];
+    double zz = (st->shrt - st->mu) / (sd_short * sqrt(1 + 1 / m));
+    double tail = lk_tail(zz, m);
     /* drift: a slow average of the signed error strays from its long-run
      * mean (the predictor lags a ramp by a steady error) */
     double dev = j->err, zs = clampd(j->derr / j->sc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
@@ -88,12 +105,20 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
         st->bias = st->n <= 2 ? zs : st->bias + wb * (zs - st->bias);
         double bsd = sqrt(st->bvar);
         if (bsd < 0.05) bsd = 0.05;
-        double tb = erfc(fabs(st->bias - st->bmu) / bsd / M_SQRT2);
+        double tb = 2 * lk_tail(fabs(st->bias - st->bmu) / (bsd * sqrt(1 + 1 / m)), m);
         if (tb < tail) { tail = tb; dev = st->bias - st->bmu; }
     }
-    int ready = st->n > p[LK_LEARN];
+    /* ready after `learn` samples, with moments of at least learn/2 (or
+     * none: a series constant so far, whose first movement is judged
+     * against the floor as it is) */
+    int ready = st->n > p[LK_LEARN] && (st->nm == 0 || 2.0 * st->nm >= p[LK_LEARN]);
+    int moved = st->scale > 0;
     /* learn: predictor (clipped error), typical error, long-run moments */
-    double c = p[LK_CLIP] * k->sc, ce = clampd(k->err, -c, c);
+    /* while learning, errors are not clipped: the first samples define the
+     * typical error (clipped against a typical error still at its floor -
+     * a series that starts with a run of zeros - neither the level nor
+     * the typical error could ever grow out of it) */
+    double c = p[LK_CLIP] * k->sc, ce = st->n <= p[LK_LEARN] ? k->err : clampd(k->err, -c, c);
     if (st->n == 1) { st->scale = fabs(k->err); st->level = k->x; }
     else {
         st->level = k->pred + p[LK_ALPHA] * ce;
@@ -101,7 +126,11 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
         double as = st->n < 30 ? 1.0 / st->n : 0.05;
         st->scale += as * (fabs(ce) - st->scale);
     }
-    double wl = st->n < p[LK_LONG] ? 1.0 / st->n : 1.0 / p[LK_LONG];
+    /* the surprise moments learn only once the series has moved: against
+     * the typical error of a constant start (its floor) every first
+     * movement is a surprise of 20 and would set the long-run spread */
+    if (moved && st->nm < UINT32_MAX) st->nm++;
+    double wl = !moved ? 0 : st->nm < p[LK_LONG] ? 1.0 / st->nm : 1.0 / p[LK_LONG];
     double d = s - st->mu;
     st->mu += wl * d;
     st->var = (1 - wl) * (st->var + wl * d * d);

@@ -14,20 +14,21 @@
 
 #include "detector.h"
 
-/* State of the plain predictor and of the surprise distribution (80 bytes). */
+/* State of the plain predictor and of the surprise distribution (88 bytes). */
 struct lk_st {
     double level, trend, scale;   /* predictor and typical absolute error */
     double mu, var;               /* long-run moments of the surprise */
     double shrt;                  /* short average of the surprise */
     double bias, bmu, bvar;       /* slow average of the signed error (z) and its long-run moments */
     uint32_t n, since;            /* samples seen; samples since the last anomalous verdict */
+    uint32_t nm, pad;             /* samples the surprise moments learnt (not those of a constant start) */
 };
 
 /* The likelihood parameters, first in every detector that uses lk_core
  * (their indices are the enum below). */
 #define LK_PARAMS \
-    { "tail", 1e-3, "anomalous when the short-term surprise is this unlikely under the long-run one" }, \
-    { "learn", 60, "samples before judging" }, \
+    { "tail", 3e-4, "anomalous when the short-term surprise is this unlikely under the long-run one" }, \
+    { "learn", 30, "samples before judging (and at least learn/2 of a moving series; early verdicts are Student-t calibrated)" }, \
     { "short", 4, "samples averaged into the short-term surprise" }, \
     { "long", 2000, "memory of the long-run surprise distribution (samples)" }, \
     { "alpha", 0.15, "level smoothing of the predictor" }, \

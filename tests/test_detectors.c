@@ -434,6 +434,43 @@ TEST(likelihood_calibrated_quiet_on_noise_and_trend_scale_free)
     CHECK(det_likelihood.state_size <= 96);
 }
 
+/* Starts of rule lk (profile prof) on the values v[0..n) one minute apart;
+ * the first start's sample index in *first (-1: none). */
+static int lk_run(const char *prof, const double *v, int n, int *first)
+{
+    struct profile *p = prof_of(prof);
+    if (!p) return -1;
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    for (int i = 0; i < n; i++) sample(e, "h", -1, i * 60, "m", v[i], NULL);
+    int k = c.n[0];
+    *first = -1;
+    for (int i = 0; i < c.nrec; i++)
+        if (!strcmp(c.type[i], "start")) { *first = (int)((c.start_field[i] - T0) / 60000); break; }
+    cap_done(e, p, &c);
+    return k;
+}
+
+TEST(likelihood_learns_counts_after_a_run_of_zeros)
+{
+    /* weekly case counts: 20 zeros (inside the warm-up), then counts of
+     * 0-7, an outbreak of 200 at sample 120. The typical error learnt
+     * during the zeros is at its floor; clipped against it, neither the
+     * level nor the typical error could grow out of it, and the surprise
+     * distribution learnt the first counts' surprises against the floor
+     * (the outbreak was never seen): one episode, at the outbreak */
+    double v[200];
+    uint64_t rs = 5;
+    for (int i = 0; i < 200; i++) {
+        double g = gauss(&rs);
+        v[i] = i < 20 ? 0 : floor(3 + 1.5 * g < 0 ? 0 : 3 + 1.5 * g);
+        if (i == 120) v[i] = 200;
+    }
+    int first = -2;
+    CHECK_EQ_INT(lk_run(LK_PROFILE, v, 200, &first), 1);
+    CHECK_EQ_INT(first, 120);
+}
+
 TEST(generic_profile_state_per_series_without_windows)
 {
     /* the generic profile's one rule keeps its state itself: no 800-byte
@@ -702,6 +739,7 @@ int main(void)
     RUN(slow_series_warm_up_judge_and_count_gaps);
     RUN(likelihood_spike_and_level_shift_are_one_episode_each);
     RUN(likelihood_calibrated_quiet_on_noise_and_trend_scale_free);
+    RUN(likelihood_learns_counts_after_a_run_of_zeros);
     RUN(generic_profile_state_per_series_without_windows);
     RUN(xid_burst_is_one_episode);
     RUN(xid_mapped_to_gpu_by_bus_id);
