@@ -145,7 +145,13 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     if (!ready) return DET_UNKNOWN;
     int bad = tail < p[LK_TAIL] && det_direction_ok(dev, p[LK_DIRECTION]);
     if (!bad) return DET_NORMAL;
-    if (!cx->open && st->since < p[LK_QUIET]) { st->since = 0; return DET_UNKNOWN; }
+    if (!cx->open && st->since < p[LK_QUIET]) {
+        /* quiet after an episode: a verdict that continues its burst (within
+         * `short` samples of the last one) prolongs the quiet; a lone one
+         * later does not, or noise in the quiet would hide the next incident */
+        if (st->since <= p[LK_SHORT]) st->since = 0;
+        return DET_UNKNOWN;
+    }
     st->since = 0;
     o->excess = det_clamp01((o->score + log10(p[LK_TAIL])) / 6);
     o->why = why;

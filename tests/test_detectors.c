@@ -471,6 +471,30 @@ TEST(likelihood_learns_counts_after_a_run_of_zeros)
     CHECK_EQ_INT(first, 120);
 }
 
+TEST(likelihood_lone_verdict_in_the_quiet_does_not_prolong_it)
+{
+    /* spikes at 300 (an episode), 318 (inside the 30-sample quiet after
+     * it: no episode) and 345: 45 samples after the episode's last
+     * verdict, a new incident. The lone verdict at 318 restarted the quiet
+     * and hid it (episodes of the noise before 290 are not counted) */
+    double v[600];
+    uint64_t rs = 9;
+    for (int i = 0; i < 600; i++) v[i] = 100 + 2 * gauss(&rs) + (i == 300 || i == 318 || i == 345 ? 40 : 0);
+    struct profile *p = prof_of(LK_PROFILE);
+    if (!p) { CHECK(0); return; }
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    for (int i = 0; i < 600; i++) sample(e, "h", -1, i * 60, "m", v[i], NULL);
+    int64_t st[3] = { 0, 0, 0 };
+    int k = 0;
+    for (int i = 0; i < c.nrec; i++)
+        if (!strcmp(c.type[i], "start") && c.start_field[i] >= T0 + 290 * 60000LL && k < 3) st[k++] = c.start_field[i];
+    CHECK_EQ_INT(k, 2);
+    CHECK_EQ_INT(st[0], T0 + 300 * 60000LL);
+    CHECK_EQ_INT(st[1], T0 + 345 * 60000LL);
+    cap_done(e, p, &c);
+}
+
 TEST(generic_profile_state_per_series_without_windows)
 {
     /* the generic profile's one rule keeps its state itself: no 800-byte
@@ -740,6 +764,7 @@ int main(void)
     RUN(likelihood_spike_and_level_shift_are_one_episode_each);
     RUN(likelihood_calibrated_quiet_on_noise_and_trend_scale_free);
     RUN(likelihood_learns_counts_after_a_run_of_zeros);
+    RUN(likelihood_lone_verdict_in_the_quiet_does_not_prolong_it);
     RUN(generic_profile_state_per_series_without_windows);
     RUN(xid_burst_is_one_episode);
     RUN(xid_mapped_to_gpu_by_bus_id);
