@@ -205,6 +205,12 @@ static inline int json_plain(const char *s, size_t n)
     return 1;
 }
 
+uint32_t event_key_info(const char *key)
+{
+    size_t n = strlen(key);
+    return (uint32_t)n | (json_plain(key, n) ? EV_KLEN_PLAIN : 0);
+}
+
 /* Keys are static strings or strings owned by a parser's header table, so
  * the same pointers come back event after event: a small direct-mapped cache
  * remembers whether each (pointer, length) needs JSON escaping. */
@@ -388,6 +394,7 @@ void event_to_json(const struct event *ev, struct buf *b)
     for (size_t i = 0; i < ev->nf; i++) {
         const struct ev_field *f = &ev->f[i];
         size_t kl = event_key_len(f);
+        int plain = (f->klen & EV_KLEN_PLAIN) || key_plain(f->key, kl);   /* the adder's verdict, else the cache's */
         /* worst case: the key escaped, quotes, colon, comma and a 20-digit
          * integer or "false" (numbers and strings grow the buffer themselves) */
         size_t room = 6 * kl + 32;
@@ -397,7 +404,7 @@ void event_to_json(const struct event *ev, struct buf *b)
             RELOAD_P();
         }
         *p++ = ',';
-        PUT_STR(f->key, kl, key_plain(f->key, kl));
+        PUT_STR(f->key, kl, plain);
         *p++ = ':';
         switch (f->type) {
         case EV_INT: p = w_i64(p, f->v.i); break;

@@ -20,7 +20,8 @@ enum ev_type { EV_INT, EV_NUM, EV_STR, EV_BOOL };
 struct ev_field {
     const char *key;
     enum ev_type type;
-    uint32_t klen;          /* strlen(key) when the adder knew it (event_add_*_k), else 0: measured when needed */
+    uint32_t klen;          /* strlen(key) when the adder knew it (event_add_*_k), else 0: measured
+                             * when needed; | EV_KLEN_PLAIN: the key needs no JSON escaping */
     union {
         int64_t i;
         double d;
@@ -54,9 +55,13 @@ void event_reset(struct event *ev);
 void event_add_int(struct event *ev, const char *key, int64_t v);
 void event_add_num(struct event *ev, const char *key, double v);
 void event_add_bool(struct event *ev, const char *key, int v);
-/* The same with the key's length known (klen == strlen(key)): the hot path
- * of the table parsers, whose header tables measure each key once, so
- * neither the schema check at emission nor the encoder measures it again. */
+/* The same with the key's length known (klen == strlen(key), or
+ * event_key_info(key): the length and whether the key needs escaping): the
+ * hot path of the table parsers, whose header tables measure each key once,
+ * so neither the schema check at emission nor the encoder measures (or
+ * looks up) it again. */
+#define EV_KLEN_PLAIN 0x80000000u
+uint32_t event_key_info(const char *key);
 void event_fields_grow(struct event *ev);
 static inline struct ev_field *event_field_k(struct event *ev, const char *key, size_t klen, enum ev_type t)
 {
@@ -82,7 +87,7 @@ static inline void event_add_num_k(struct event *ev, const char *key, size_t kle
 /* The length of f's key (its klen, or measured). */
 static inline size_t event_key_len(const struct ev_field *f)
 {
-    return f->klen ? f->klen : strlen(f->key);
+    return f->klen ? f->klen & ~EV_KLEN_PLAIN : strlen(f->key);
 }
 void event_add_str(struct event *ev, const char *key, const char *s, size_t n);
 /* Replaces the value of key if present, else adds it. */

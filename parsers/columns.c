@@ -124,7 +124,7 @@ void col_name_all(struct col_def *cols, const char *const *tok, const size_t *tl
         struct col_def *c = &cols[i];
         c->kind = dflt;
         c->key = col_key_of(map, nmap, prefix, tok[i], tl[i], &c->kind, &c->dyn);
-        c->klen = strlen(c->key);
+        c->klen = event_key_info(c->key);
         for (int j = 0; j < i; j++)
             if (!strcmp(cols[j].key, c->key)) { c->kind = skip; break; }
     }

@@ -53,7 +53,7 @@ const char *col_key_of(const struct col_map *map, size_t nmap, const char *prefi
  * key (static, or the dyn it owns) and the parser's kind for it. */
 struct col_def {
     const char *key;
-    size_t klen;          /* strlen(key), for event_add_*_k */
+    uint32_t klen;        /* event_key_info(key), for event_add_*_k */
     int kind;
     char *dyn;
 };

@@ -251,12 +251,35 @@ TEST(json_keys_with_known_length)
         event_add_num(&a, keys[n - 1], n + 0.25);
         event_add_num_k(&b, keys[n - 1], (size_t)n, n + 0.25);
     }
-    struct buf ja, jb;
+    /* with event_key_info (length and the plain verdict) too, and keys
+     * that need escaping: their verdict says so, they are escaped */
+    struct event c;
+    event_init(&c);
+    for (int n = 1; n <= 40; n++) {
+        event_add_int_k(&c, keys[n - 1], event_key_info(keys[n - 1]), n * 1000003LL - 7);
+        event_add_bool_k(&c, keys[n - 1], event_key_info(keys[n - 1]), n & 1);
+        event_add_num_k(&c, keys[n - 1], event_key_info(keys[n - 1]), n + 0.25);
+    }
+    static const char *const odd[] = { "odd\"key", "back\\slash", "tab\tkey", "caf\xc3\xa9.pct" };
+    for (size_t i = 0; i < GL_ARRAY_LEN(odd); i++) {
+        CHECK_EQ_INT(event_key_info(odd[i]), strlen(odd[i]));   /* no plain flag */
+        event_add_int(&a, odd[i], 1);
+        event_add_int_k(&b, odd[i], strlen(odd[i]), 1);
+        event_add_int_k(&c, odd[i], event_key_info(odd[i]), 1);
+    }
+    CHECK_EQ_INT(event_key_info("gpu.power.usage"), 15 | EV_KLEN_PLAIN);
+    struct buf ja, jb, jc;
     buf_init(&ja);
     buf_init(&jb);
+    buf_init(&jc);
     event_to_json(&a, &ja);
     event_to_json(&b, &jb);
+    event_to_json(&c, &jc);
     CHECK_EQ_STR(jb.p, ja.p);
+    CHECK_EQ_STR(jc.p, ja.p);
+    CHECK(strstr(ja.p, ",\"odd\\\"key\":1,\"back\\\\slash\":1,\"tab\\tkey\":1,") != NULL);
+    buf_free(&jc);
+    event_free(&c);
     CHECK(strstr(ja.p, ",\"op.rstuvwxyzabcdefghijklmnopqrstuvwxyzab\":40000113,") != NULL);
     CHECK(strstr(ja.p, ",\".ef\":3000002,\".ef\":true,\".ef\":3.25,") != NULL);
     buf_free(&ja);
