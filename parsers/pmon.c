@@ -169,10 +169,10 @@ static int pmon_feed(struct parser *p, void *st, const struct line_src *src,
                 double dv;
                 if (c->kind != PC_INT || !gl_parse_double(t, l, &dv))
                     return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a number: '%.*s'", i + 1, SHOW(l), t);
-                event_add_num(ev, c->key, dv);
+                event_add_num_k(ev, c->key, c->klen, dv);
                 break;
             }
-            event_add_int(ev, c->key, v);
+            event_add_int_k(ev, c->key, c->klen, v);
             if (c->kind == PC_PID) have_pid = 1;
             else if (c->kind == PC_GPU) have_gpu = 1;
             break;
