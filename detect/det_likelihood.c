@@ -38,7 +38,8 @@ int lk_start(struct lk_st *st, double x)
 {
     if (st->n) return 0;
     st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0;
-    st->bias = 0; st->bmu = 0; st->bvar = 0; st->nm = 0; st->pad = 0;
+    st->bias = 0; st->bmu = 0; st->bvar = 0; st->nm = 0; st->edge = 0;
+    st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0;
     st->n = 1; st->since = UINT32_MAX / 2;
     return 1;
 }
@@ -76,6 +77,44 @@ static double lk_tail(double zz, double m)
         zz = zz * (1 - 1 / (4 * v)) / sqrt(1 + zz * zz / (2 * v));
     }
     return 0.5 * erfc(zz / M_SQRT2);
+}
+
+/* Recurring surprises (st's): a series whose excursions of the surprise
+ * (runs of anomalous verdicts; score: -log10 of the tail) come at a steady
+ * period - every beat of a heartbeat, every cycle of a machine - has them
+ * as part of its normal behaviour, which the Gaussian long-run
+ * distribution cannot tell. Tracks their period and typical peak; returns
+ * 1 while the current excursion is one more of them: on schedule (within a
+ * quarter period of a whole number, 1-4, of periods after the last one on
+ * schedule), the third or later in a row, its score at most 1.5 times
+ * their typical peak + 1. One that comes early (a premature beat) is
+ * judged and leaves the schedule as it was; one that comes late and off
+ * schedule starts a new one. O(1), no history kept. */
+static int lk_recurring(struct lk_st *st, double score, int notable)
+{
+    if (notable && !st->exc) {
+        double gap = (double)(st->n - st->edge), per = st->per, k = per > 0 ? floor(gap / per + 0.5) : 0;
+        if (k >= 1 && k <= 4 && fabs(gap - k * per) <= 0.25 * per) {
+            st->exc = 1;
+            if (st->reg < 255) st->reg++;
+            if (k == 1) st->per = (float)(per + 0.25 * (gap - per));
+            st->edge = st->n;
+        } else if (per > 0 && gap < per) {
+            st->exc = 2;   /* early: judged, the schedule stays */
+        } else {
+            st->exc = 2; st->reg = 0; st->per = (float)gap; st->edge = st->n;
+        }
+        st->exmax = 0;
+    }
+    if (notable && score > st->exmax) st->exmax = (float)score;
+    if (!notable && st->exc) {
+        /* an excursion ended: one on schedule teaches the typical peak (the
+         * first of a new schedule sets it) */
+        if (st->exc == 1) st->peak = st->reg > 1 ? (float)(st->peak + 0.25 * (st->exmax - st->peak)) : st->exmax;
+        else if (st->reg == 0) st->peak = st->exmax;
+        st->exc = 0;
+    }
+    return st->exc == 1 && st->reg >= 3 && score <= 1.5 * st->peak + 1;
 }
 
 /* lk_core.h: judges j, teaches the plain predictor k, fills o (st and o are
@@ -142,8 +181,9 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     o->value = j->x; o->lo = j->pred - p[LK_CLIP] * j->sc; o->hi = j->pred + p[LK_CLIP] * j->sc;
     o->mean = j->pred; o->std = j->sc * 1.2533;
     o->score = tail > 1e-300 ? -log10(tail) : 300;
+    int recurring = lk_recurring(st, o->score, tail < p[LK_TAIL]);
     if (!ready) return DET_UNKNOWN;
-    int bad = tail < p[LK_TAIL] && det_direction_ok(dev, p[LK_DIRECTION]);
+    int bad = tail < p[LK_TAIL] && !recurring && det_direction_ok(dev, p[LK_DIRECTION]);
     if (!bad) return DET_NORMAL;
     if (!cx->open && st->since < p[LK_QUIET]) {
         /* quiet after an episode: a verdict that continues its burst (within

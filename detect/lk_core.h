@@ -14,14 +14,17 @@
 
 #include "detector.h"
 
-/* State of the plain predictor and of the surprise distribution (88 bytes). */
+/* State of the plain predictor and of the surprise distribution (104 bytes). */
 struct lk_st {
     double level, trend, scale;   /* predictor and typical absolute error */
     double mu, var;               /* long-run moments of the surprise */
     double shrt;                  /* short average of the surprise */
     double bias, bmu, bvar;       /* slow average of the signed error (z) and its long-run moments */
     uint32_t n, since;            /* samples seen; samples since the last anomalous verdict */
-    uint32_t nm, pad;             /* samples the surprise moments learnt (not those of a constant start) */
+    uint32_t nm;                  /* samples the surprise moments learnt (not those of a constant start) */
+    uint32_t edge;                /* sample (n) at which the last notable excursion of the surprise began */
+    float per, peak, exmax;       /* recurring excursions: their period (samples), typical peak score, this one's peak */
+    uint8_t reg, exc;             /* excursions on schedule in a row; 1 while in one on schedule, 2 off it */
 };
 
 /* The likelihood parameters, first in every detector that uses lk_core

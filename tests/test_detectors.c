@@ -431,7 +431,7 @@ TEST(likelihood_calibrated_quiet_on_noise_and_trend_scale_free)
     CHECK(at1400);
     CHECK(!c.out.p || (strstr(c.out.p, "nan") == NULL && strstr(c.out.p, "inf") == NULL));
     cap_done(e, p, &c);
-    CHECK(det_likelihood.state_size <= 96);
+    CHECK(det_likelihood.state_size <= 104);
 }
 
 /* Starts of rule lk (profile prof) on the values v[0..n) one minute apart;
@@ -495,6 +495,57 @@ TEST(likelihood_lone_verdict_in_the_quiet_does_not_prolong_it)
     cap_done(e, p, &c);
 }
 
+/* A heartbeat-like signal (made here): a sharp beat every ~150 samples
+ * (period jitter 3 %, amplitude 10 %), a slow T wave, a slow baseline
+ * wander and noise; extra: a premature beat at sample extra (-1: none). */
+static void heartbeat(double *v, int n, int extra)
+{
+    uint64_t rs = 3;
+    for (int i = 0; i < n; i++) v[i] = 0.1 * sin(i / 300.0) + 0.02 * gauss(&rs);
+    double b = 20;
+    for (int k = 0; b < n; k++) {
+        double a = 1 + 0.1 * gauss(&rs);
+        for (int d = -10; d < 80; d++) {
+            int i = (int)b + d;
+            if (i < 0 || i >= n) continue;
+            v[i] += a * exp(-(d / 2.0) * (d / 2.0)) + 0.3 * exp(-((d - 40) / 10.0) * ((d - 40) / 10.0));
+        }
+        b += 150 * (1 + 0.03 * gauss(&rs));
+    }
+    if (extra >= 0)
+        for (int d = -10; d < 10; d++) v[extra + d] += 1.2 * exp(-(d / 2.0) * (d / 2.0));
+}
+
+TEST(likelihood_recurring_beats_are_normal_a_premature_one_is_not)
+{
+    /* every beat is a surprise to the level-and-trend predictor and the
+     * Gaussian long-run distribution calls each one unlikely (an episode
+     * every beat); beats that recur on schedule are normal behaviour. Past
+     * the first beats: no episode on 6000 samples, and one for a premature
+     * beat between two others */
+    static double v[6000];
+    heartbeat(v, 6000, -1);
+    int k = 0, first = -1;
+    for (int pass = 0; pass < 2; pass++) {
+        struct profile *p = prof_of(LK_PROFILE);
+        if (!p) { CHECK(0); return; }
+        struct cap c;
+        struct engine *e = cap_engine(&c, p);
+        for (int i = 0; i < 6000; i++) sample(e, "h", -1, i * 60, "m", v[i], NULL);
+        k = 0; first = -1;
+        for (int i = 0; i < c.nrec; i++)
+            if (!strcmp(c.type[i], "start") && c.start_field[i] >= T0 + 1000 * 60000LL) {
+                if (!k) first = (int)((c.start_field[i] - T0) / 60000);
+                k++;
+            }
+        cap_done(e, p, &c);
+        if (pass == 0) CHECK_EQ_INT(k, 0);
+        heartbeat(v, 6000, 4545);
+    }
+    CHECK_EQ_INT(k, 1);
+    CHECK(first >= 4540 && first <= 4550);
+}
+
 TEST(generic_profile_state_per_series_without_windows)
 {
     /* the generic profile's one rule keeps its state itself: no 800-byte
@@ -520,8 +571,8 @@ TEST(generic_profile_state_per_series_without_windows)
     size_t per = (engine_memory(e) - m0) / 40;
     printf("  generic profile: %zu bytes per series\n", per);
     CHECK_EQ_INT((int)engine_get_stats(e)->series, 40);
-    /* the seasonal detector: likelihood 88 bytes + daily and weekly
-     * profiles (216 floats) = 1016; about 220 bytes with plain likelihood */
+    /* the seasonal detector: likelihood 104 bytes + daily and weekly
+     * profiles (216 floats) and levels = 1072; about 240 bytes with plain likelihood */
     CHECK(per < 1400);
     engine_free(e);
     profile_free(p);
@@ -765,6 +816,7 @@ int main(void)
     RUN(likelihood_calibrated_quiet_on_noise_and_trend_scale_free);
     RUN(likelihood_learns_counts_after_a_run_of_zeros);
     RUN(likelihood_lone_verdict_in_the_quiet_does_not_prolong_it);
+    RUN(likelihood_recurring_beats_are_normal_a_premature_one_is_not);
     RUN(generic_profile_state_per_series_without_windows);
     RUN(xid_burst_is_one_episode);
     RUN(xid_mapped_to_gpu_by_bus_id);
