@@ -152,17 +152,20 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * against the floor as it is) */
     int ready = st->n > p[LK_LEARN] && (st->nm == 0 || 2.0 * st->nm >= p[LK_LEARN]);
     int moved = st->scale > 0;
-    /* learn: predictor (clipped error), typical error, long-run moments */
-    /* while learning, errors are not clipped: the first samples define the
-     * typical error (clipped against a typical error still at its floor -
-     * a series that starts with a run of zeros - neither the level nor
-     * the typical error could ever grow out of it) */
-    double c = p[LK_CLIP] * k->sc, ce = st->n <= p[LK_LEARN] ? k->err : clampd(k->err, -c, c);
+    /* learn: predictor (clipped error), typical error, long-run moments.
+     * The warm-up counts the samples since the series first moved (nm): a
+     * constant run (zeros, an idle value) teaches nothing. While warming
+     * up, errors are not clipped and the typical error is their plain
+     * average: the first samples define it (clipped against a typical
+     * error still at its floor, neither the level nor the typical error
+     * could grow out of a constant run but by 15 % a sample) */
+    int warm = st->nm + 2 <= p[LK_LEARN];
+    double c = p[LK_CLIP] * k->sc, ce = warm ? k->err : clampd(k->err, -c, c);
     if (st->n == 1) { st->scale = fabs(k->err); st->level = k->x; }
     else {
         st->level = k->pred + p[LK_ALPHA] * ce;
         st->trend += p[LK_ALPHA] * p[LK_BETA] * ce;
-        double as = st->n < 30 ? 1.0 / st->n : 0.05;
+        double as = st->nm < 28 ? 1.0 / (st->nm + 2) : 0.05;
         st->scale += as * (fabs(ce) - st->scale);
     }
     /* the surprise moments learn only once the series has moved: against

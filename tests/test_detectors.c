@@ -472,6 +472,35 @@ TEST(likelihood_learns_counts_after_a_run_of_zeros)
     CHECK_EQ_INT(first, 120);
 }
 
+TEST(likelihood_warms_up_again_when_a_constant_series_starts_moving)
+{
+    /* 100 zeros (longer than the warm-up), then counts of 0-7 and a spike
+     * of 40 at 400: the first movement is an episode; then the predictor
+     * learns the counts as at a start (the warm-up counts samples since
+     * the series moved). Its typical error grew from the floor by 15 % a
+     * sample and the surprise distribution learnt the surprises against
+     * it: the spike went unseen */
+    static double v[600];
+    uint64_t rs = 11;
+    for (int i = 0; i < 600; i++) {
+        double g = 3 + 1.5 * gauss(&rs);
+        v[i] = i < 100 ? 0 : i == 400 ? 40 : floor(g < 0 ? 0 : g);
+    }
+    struct profile *p = prof_of(LK_PROFILE);
+    if (!p) { CHECK(0); return; }
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    for (int i = 0; i < 600; i++) sample(e, "h", -1, i * 60, "m", v[i], NULL);
+    int64_t st[3] = { 0, 0, 0 };
+    int k = 0;
+    for (int i = 0; i < c.nrec; i++)
+        if (!strcmp(c.type[i], "start") && k < 3) st[k++] = c.start_field[i];
+    cap_done(e, p, &c);
+    CHECK_EQ_INT(k, 2);
+    CHECK_EQ_INT(st[0], T0 + 100 * 60000LL);
+    CHECK_EQ_INT(st[1], T0 + 400 * 60000LL);
+}
+
 TEST(likelihood_lone_verdict_in_the_quiet_does_not_prolong_it)
 {
     /* spikes at 300 (an episode), 318 (inside the 30-sample quiet after
@@ -840,6 +869,7 @@ int main(void)
     RUN(likelihood_spike_and_level_shift_are_one_episode_each);
     RUN(likelihood_calibrated_quiet_on_noise_and_trend_scale_free);
     RUN(likelihood_learns_counts_after_a_run_of_zeros);
+    RUN(likelihood_warms_up_again_when_a_constant_series_starts_moving);
     RUN(likelihood_lone_verdict_in_the_quiet_does_not_prolong_it);
     RUN(likelihood_recurring_beats_are_normal_a_premature_one_is_not);
     RUN(likelihood_early_verdicts_allow_for_few_samples);
