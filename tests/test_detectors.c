@@ -435,19 +435,24 @@ TEST(likelihood_calibrated_quiet_on_noise_and_trend_scale_free)
     CHECK(det_likelihood.state_size <= 104);
 }
 
-/* Starts of rule lk (profile prof) on the values v[0..n) one minute apart;
- * the first start's sample index in *first (-1: none). */
-static int lk_run(const char *prof, const double *v, int n, int *first)
+/* Episode starts of rule lk (LK_PROFILE) on the values v[0..n) one minute
+ * apart, from sample `from` on: their count, the first `max` sample indices
+ * in at[] (-1 where none). */
+static int lk_run(const double *v, int n, int from, int *at, int max)
 {
-    struct profile *p = prof_of(prof);
+    for (int i = 0; i < max; i++) at[i] = -1;
+    struct profile *p = prof_of(LK_PROFILE);
     if (!p) return -1;
     struct cap c;
     struct engine *e = cap_engine(&c, p);
     for (int i = 0; i < n; i++) sample(e, "h", -1, i * 60, "m", v[i], NULL);
-    int k = c.n[0];
-    *first = -1;
-    for (int i = 0; i < c.nrec; i++)
-        if (!strcmp(c.type[i], "start")) { *first = (int)((c.start_field[i] - T0) / 60000); break; }
+    int k = 0;
+    for (int i = 0; i < c.nrec; i++) {
+        int ix = (int)((c.start_field[i] - T0) / 60000);
+        if (strcmp(c.type[i], "start") || ix < from) continue;
+        if (k < max) at[k] = ix;
+        k++;
+    }
     cap_done(e, p, &c);
     return k;
 }
@@ -467,9 +472,9 @@ TEST(likelihood_learns_counts_after_a_run_of_zeros)
         v[i] = i < 20 ? 0 : floor(3 + 1.5 * g < 0 ? 0 : 3 + 1.5 * g);
         if (i == 120) v[i] = 200;
     }
-    int first = -2;
-    CHECK_EQ_INT(lk_run(LK_PROFILE, v, 200, &first), 1);
-    CHECK_EQ_INT(first, 120);
+    int at[1];
+    CHECK_EQ_INT(lk_run(v, 200, 0, at, 1), 1);
+    CHECK_EQ_INT(at[0], 120);
 }
 
 TEST(likelihood_warms_up_again_when_a_constant_series_starts_moving)
@@ -486,19 +491,10 @@ TEST(likelihood_warms_up_again_when_a_constant_series_starts_moving)
         double g = 3 + 1.5 * gauss(&rs);
         v[i] = i < 100 ? 0 : i == 400 ? 40 : floor(g < 0 ? 0 : g);
     }
-    struct profile *p = prof_of(LK_PROFILE);
-    if (!p) { CHECK(0); return; }
-    struct cap c;
-    struct engine *e = cap_engine(&c, p);
-    for (int i = 0; i < 600; i++) sample(e, "h", -1, i * 60, "m", v[i], NULL);
-    int64_t st[3] = { 0, 0, 0 };
-    int k = 0;
-    for (int i = 0; i < c.nrec; i++)
-        if (!strcmp(c.type[i], "start") && k < 3) st[k++] = c.start_field[i];
-    cap_done(e, p, &c);
-    CHECK_EQ_INT(k, 2);
-    CHECK_EQ_INT(st[0], T0 + 100 * 60000LL);
-    CHECK_EQ_INT(st[1], T0 + 400 * 60000LL);
+    int at[2];
+    CHECK_EQ_INT(lk_run(v, 600, 0, at, 2), 2);
+    CHECK_EQ_INT(at[0], 100);
+    CHECK_EQ_INT(at[1], 400);
 }
 
 TEST(likelihood_lone_verdict_in_the_quiet_does_not_prolong_it)
@@ -510,19 +506,10 @@ TEST(likelihood_lone_verdict_in_the_quiet_does_not_prolong_it)
     double v[600];
     uint64_t rs = 9;
     for (int i = 0; i < 600; i++) v[i] = 100 + 2 * gauss(&rs) + (i == 300 || i == 318 || i == 345 ? 40 : 0);
-    struct profile *p = prof_of(LK_PROFILE);
-    if (!p) { CHECK(0); return; }
-    struct cap c;
-    struct engine *e = cap_engine(&c, p);
-    for (int i = 0; i < 600; i++) sample(e, "h", -1, i * 60, "m", v[i], NULL);
-    int64_t st[3] = { 0, 0, 0 };
-    int k = 0;
-    for (int i = 0; i < c.nrec; i++)
-        if (!strcmp(c.type[i], "start") && c.start_field[i] >= T0 + 290 * 60000LL && k < 3) st[k++] = c.start_field[i];
-    CHECK_EQ_INT(k, 2);
-    CHECK_EQ_INT(st[0], T0 + 300 * 60000LL);
-    CHECK_EQ_INT(st[1], T0 + 345 * 60000LL);
-    cap_done(e, p, &c);
+    int at[2];
+    CHECK_EQ_INT(lk_run(v, 600, 290, at, 2), 2);
+    CHECK_EQ_INT(at[0], 300);
+    CHECK_EQ_INT(at[1], 345);
 }
 
 /* A heartbeat-like signal (made here): a sharp beat every ~150 samples
@@ -555,25 +542,11 @@ TEST(likelihood_recurring_beats_are_normal_a_premature_one_is_not)
      * beat between two others */
     static double v[6000];
     heartbeat(v, 6000, -1);
-    int k = 0, first = -1;
-    for (int pass = 0; pass < 2; pass++) {
-        struct profile *p = prof_of(LK_PROFILE);
-        if (!p) { CHECK(0); return; }
-        struct cap c;
-        struct engine *e = cap_engine(&c, p);
-        for (int i = 0; i < 6000; i++) sample(e, "h", -1, i * 60, "m", v[i], NULL);
-        k = 0; first = -1;
-        for (int i = 0; i < c.nrec; i++)
-            if (!strcmp(c.type[i], "start") && c.start_field[i] >= T0 + 1000 * 60000LL) {
-                if (!k) first = (int)((c.start_field[i] - T0) / 60000);
-                k++;
-            }
-        cap_done(e, p, &c);
-        if (pass == 0) CHECK_EQ_INT(k, 0);
-        heartbeat(v, 6000, 4545);
-    }
-    CHECK_EQ_INT(k, 1);
-    CHECK(first >= 4540 && first <= 4550);
+    int at[1];
+    CHECK_EQ_INT(lk_run(v, 6000, 1000, at, 1), 0);
+    heartbeat(v, 6000, 4545);
+    CHECK_EQ_INT(lk_run(v, 6000, 1000, at, 1), 1);
+    CHECK(at[0] >= 4540 && at[0] <= 4550);
 }
 
 TEST(likelihood_early_verdicts_allow_for_few_samples)
