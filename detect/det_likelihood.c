@@ -9,7 +9,10 @@
  * that update the predictor are clipped at `clip` typical errors, so a spike
  * does not drag the level, while a level shift is learned within tens of
  * samples (one episode, not a flood); after an episode the rule stays quiet
- * for `quiet` samples. O(1) time and 88 bytes of state per series; no window. A slow average of
+ * for `quiet` samples. The warm-up counts from the series' first movement,
+ * a distribution learnt from few samples is read as Student's t, and
+ * excursions that recur on schedule (heartbeats) are normal (lk_recurring).
+ * O(1) time and 104 bytes of state per series; no window. A slow average of
  * the signed error, judged the same way, reveals a drift that the predictor
  * follows too closely to leave a large error (`drift`). The machinery is
  * lk_core.h's, shared with the seasonal detector (det_seasonal.c). */

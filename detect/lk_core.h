@@ -4,7 +4,9 @@
  * trend) and the post-processing that turns a prediction error into a
  * calibrated tail probability (short average of the surprise judged under
  * its long-run distribution on the series, plus a slow average of the
- * signed error for drifts) and a verdict with a quiet time. The plain
+ * signed error for drifts; Student-t while the distribution rests on few
+ * samples; excursions that recur on schedule are normal) and a verdict
+ * with a quiet time. The plain
  * predictor always learns from its own error; the error that is judged may
  * come from another predictor (a seasonal one), so one series keeps one
  * surprise distribution whichever predictor judges it.
