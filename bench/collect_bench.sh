@@ -26,7 +26,8 @@
 # Env: KAFKA_BROKERS (from services/env.sh), COLLECT_BENCH_LINES (400000),
 #      COLLECT_BENCH_ROUNDS (7: per-round CPU varies by +-15 % on the shared
 #      2-core machine, 3 rounds did not settle the ratio), BUILD / GPULOG,
-#      COLLECT_BENCH_BASE.
+#      COLLECT_BENCH_BASE, COLLECT_BENCH_PAUSE (seconds of idle before each
+#      timed run, 0).
 # Needs scripts/services.sh up.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +39,7 @@ GB=${COLLECT_BENCH_BASE:-}
 if [ -z "${KAFKA_BROKERS:-}" ]; then echo "collect_bench: KAFKA_BROKERS unset (scripts/services.sh up)"; echo "0 passed, 1 failed"; exit 1; fi
 N=${COLLECT_BENCH_LINES:-400000}
 R=${COLLECT_BENCH_ROUNDS:-7}
+PAUSE=${COLLECT_BENCH_PAUSE:-0}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/collect-bench.XXXXXX")
 # the topics are deleted at exit: a run leaves 1-2 GB of events on the broker otherwise
 cleanup() {
@@ -90,6 +92,7 @@ fail=0
 timed() {
   local name=$1; shift
   local t0 t1 rc
+  sleep "$PAUSE"   # the broker's work on the previous run (flush, acks) settles first
   t0=$(date +%s.%N)
   /usr/bin/time -f "%U %S %M" -o "$tmp/$name.time" "$@" >/dev/null 2>"$tmp/$name.err"; rc=$?
   t1=$(date +%s.%N)
