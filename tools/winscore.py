@@ -30,11 +30,16 @@ Optional fields of a series in labels.json (tools/realdata.py writes them):
 "score_from" (detections before it are ignored: a probation period).
 Series of the third group (unlabelled, after a second --) are scored for
 false alarms only and are not part of either split's totals.
+--holdout DIR and --holdout-unlabelled DIR (each may repeat) add a third
+split, scored and printed after the report split with the same baseline
+settings (chosen on the tune split): a fresh hold-out that nobody tunes on.
 
-usage: winscore.py [--name NAME] [--per-dataset] TUNE_DIR... -- [REPORT_DIR... [-- UNLABELLED_DIR...]]
+usage: winscore.py [--name NAME] [--per-dataset] [--holdout DIR]... [--holdout-unlabelled DIR]...
+                   TUNE_DIR... -- [REPORT_DIR... [-- UNLABELLED_DIR...]]
 (no REPORT_DIR: the tune split only, for tuning)
 Last line: "eval-NAME: report split: gpulog window score A, F1 B; baseline window score C, F1 D"
-(NAME generic by default)
+(NAME generic by default); with --holdout the line before it says the same
+of the "holdout split".
 """
 import bisect
 import calendar
@@ -47,9 +52,18 @@ import time
 A_FP = 0.11
 
 
+_DAYS = {}
+
+
 def ts_of(s):
-    s = s.rstrip("Z").split(".")[0]
-    return calendar.timegm(time.strptime(s, "%Y-%m-%dT%H:%M:%S"))
+    """An ISO time YYYY-MM-DDTHH:MM:SS[.fff][Z] (UTC) -> epoch seconds; the
+    days are cached (series of 450,000 samples are read)."""
+    d = _DAYS.get(s[:10])
+    if d is None:
+        d = _DAYS[s[:10]] = calendar.timegm(time.strptime(s[:10], "%Y-%m-%d"))
+    if len(s) < 19 or s[10] != "T" or s[13] != ":" or s[16] != ":":
+        raise ValueError("not an ISO time: %r" % s)
+    return d + int(s[11:13]) * 3600 + int(s[14:16]) * 60 + int(s[17:19])
 
 
 def sig(y):
@@ -176,23 +190,28 @@ def per_dataset(series):
             n, len(sub), g["nwin"], g["score"], g["f1"], g["tp"], g["fp"], b["score"], b["f1"], b["tp"], b["fp"]))
 
 
-def false_alarms(series):
-    """The third group: series without labels, false alarms only."""
+def false_alarms(series, title="unlabelled series (false alarms only, not in the splits' totals)"):
+    """Series without labels: false alarms only."""
     samples = sum(len(s["ts"]) for s in series)
     fa = {}
     for key in ("gpulog", "base"):
         fa[key] = sum(len([t for t in s[key] if s.get("from") is None or t >= s["from"]]) for s in series)
-    print("unlabelled series (false alarms only, not in the splits' totals): %d series, %d samples" % (
-        len(series), samples))
+    print("%s: %d series, %d samples" % (title, len(series), samples))
     for key, name in (("gpulog", "gpulog generic"), ("base", "rolling Gaussian")):
         print("  %-18s %5d false alarms, %.2f per 1000 samples" % (name, fa[key], 1000.0 * fa[key] / samples))
 
 
 def main(argv):
-    name, perds = "generic", False
+    name, perds, hold_dirs, hunl_dirs = "generic", False, [], []
     while argv and argv[0].startswith("--") and argv[0] != "--":
         if argv[0] == "--name" and len(argv) > 1:
             name, argv = argv[1], argv[2:]
+        elif argv[0] == "--holdout" and len(argv) > 1:
+            hold_dirs.append(argv[1])
+            argv = argv[2:]
+        elif argv[0] == "--holdout-unlabelled" and len(argv) > 1:
+            hunl_dirs.append(argv[1])
+            argv = argv[2:]
         elif argv[0] == "--per-dataset":
             perds, argv = True, argv[1:]
         else:
@@ -206,6 +225,8 @@ def main(argv):
     tune = [s for d in argv[:cut] for s in load_dir(d)]
     rep = [s for d in rest[:cut2] for s in load_dir(d)]
     unl = [s for d in rest[cut2 + 1:] for s in load_dir(d)]
+    hold = [s for d in hold_dirs for s in load_dir(d)]
+    hunl = [s for d in hunl_dirs for s in load_dir(d)]
     # the baseline's window and threshold, chosen on the tune split
     best = None
     for W in (32, 100, 300):
@@ -216,7 +237,7 @@ def main(argv):
             if best is None or sc > best[0]:
                 best = (sc, W, thr)
     _, W, thr = best
-    for s in tune + rep + unl:
+    for s in tune + rep + unl + hold + hunl:
         s["base"] = baseline(s["ts"], s["vs"], W, thr)
     print("baseline rolling Gaussian: window %d samples, tail threshold %g (best window score on the tune split)" % (W, thr))
     if name == "generic":
@@ -237,6 +258,15 @@ def main(argv):
         per_dataset(rep)
     if unl:
         false_alarms(unl)
+    if hold or hunl:
+        hrows = table("holdout split (fresh: fixed before gpulog ran on it, never tuned on)", hold)
+        if perds:
+            per_dataset(hold)
+        if hunl:
+            false_alarms(hunl, "holdout unlabelled series (false alarms only, not in the holdout totals)")
+        g, b = hrows[0][1], hrows[1][1]
+        print("eval-%s: holdout split: gpulog window score %.1f, F1 %.2f; baseline window score %.1f, F1 %.2f" % (
+            name, g["score"], g["f1"], b["score"], b["f1"]))
     g, b = rows[0][1], rows[1][1]
     print("eval-%s: report split: gpulog window score %.1f, F1 %.2f; baseline window score %.1f, F1 %.2f" % (
         name, g["score"], g["f1"], b["score"], b["f1"]))
