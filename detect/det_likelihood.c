@@ -7,12 +7,14 @@
  * probability is the verdict: its calibration follows the series' own
  * noise, so a noisy series and a quiet one alarm equally rarely. Errors
  * that update the predictor are clipped at `clip` typical errors, so a spike
- * does not drag the level, while a level shift is learned within tens of
- * samples (one episode, not a flood); after an episode the rule stays quiet
- * for `quiet` samples. The warm-up counts from the series' first movement,
+ * does not drag the level, while a level shift (a run of `short` errors
+ * beyond 2 typical errors on one side that holds together) moves the level
+ * at once (lk_shift: one episode, not a flood); after an episode the rule
+ * stays quiet for `quiet` samples, or until the series was explained as
+ * usual for `short` samples (the incident is over). The warm-up counts from the series' first movement,
  * a distribution learnt from few samples is read as Student's t, and
  * excursions that recur on schedule (heartbeats) are normal (lk_recurring).
- * O(1) time and 104 bytes of state per series; no window. A slow average of
+ * O(1) time and 128 bytes of state per series; no window. A slow average of
  * the signed error, judged the same way, reveals a drift that the predictor
  * follows too closely to leave a large error (`drift`). The machinery is
  * lk_core.h's, shared with the seasonal detector (det_seasonal.c). */
@@ -42,7 +44,8 @@ int lk_start(struct lk_st *st, double x)
     if (st->n) return 0;
     st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0;
     st->bias = 0; st->bmu = 0; st->bvar = 0; st->nm = 0; st->edge = 0;
-    st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0;
+    st->rmean = 0; st->rsc = 0; st->rm2 = 0; st->rn = 0; st->rsign = 0;
+    st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0; st->calm = 0;
     st->n = 1; st->since = UINT32_MAX / 2;
     return 1;
 }
@@ -120,6 +123,36 @@ static int lk_recurring(struct lk_st *st, double score, int notable)
     return st->exc == 1 && st->reg >= 3 && score <= 1.5 * st->peak + 1;
 }
 
+/* Level shifts (st's): a run of `short` errors beyond half the clip (2
+ * typical errors) on one side whose values stay within 2 typical errors
+ * of their mean (a new level, not a beat or a burst) is a change point,
+ * not noise: the level moves at once to the mean of the run's values (the post-change mean, as
+ * a CUSUM estimates it from the samples since its change-time estimate;
+ * Page 1954, Basseville and Nikiforov 1993, as robust Holt filters restart
+ * their level after a run of outliers on one side), and the typical error
+ * goes back to what it was before the run (the errors of the old level
+ * against the new one are no noise). Without it the clipped level took
+ * tens of samples to follow, the typical error grew 2-3 fold meanwhile and
+ * the next change went unseen. side: this sample's error beyond half the
+ * clip (+1, -1) or not (0); k: its prediction; sc0: the typical error
+ * before this sample. */
+static void lk_shift(const double *p, struct lk_st *st, const struct lk_err *k, int side, double sc0)
+{
+    if (!side) { st->rn = 0; st->rsign = 0; return; }
+    if (side != st->rsign || st->rn == 0) { st->rsign = (int8_t)side; st->rn = 0; st->rmean = 0; st->rm2 = 0; st->rsc = (float)sc0; }
+    if (st->rn < 255) st->rn++;
+    double d = k->x - st->rmean;
+    st->rmean += d / st->rn;
+    st->rm2 += (float)(d * (k->x - st->rmean));
+    /* a new level holds its values together (their spread within 2
+     * typical errors); a beat or a burst beyond it does not */
+    if (st->rn >= p[LK_SHORT] && st->rm2 <= 4 * st->rsc * st->rsc * st->rn) {
+        st->level = st->rmean;
+        if (st->rsc > 0 && st->rsc < st->scale) st->scale = st->rsc;
+        st->rn = 0; st->rsign = 0;
+    }
+}
+
 /* lk_core.h: judges j, teaches the plain predictor k, fills o (st and o are
  * the caller's). */
 int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *cx, const struct lk_err *k,
@@ -168,8 +201,9 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     else {
         st->level = k->pred + p[LK_ALPHA] * ce;
         st->trend += p[LK_ALPHA] * p[LK_BETA] * ce;
-        double as = st->nm < 28 ? 1.0 / (st->nm + 2) : 0.05;
+        double as = st->nm < 28 ? 1.0 / (st->nm + 2) : 0.05, sc0 = st->scale;
         st->scale += as * (fabs(ce) - st->scale);
+        lk_shift(p, st, k, warm ? 0 : k->err > c / 2 ? 1 : k->err < -c / 2 ? -1 : 0, sc0);
     }
     /* the surprise moments learn only once the series has moved: against
      * the typical error of a constant start (its floor) every first
@@ -190,15 +224,21 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     int recurring = lk_recurring(st, o->score, tail < p[LK_TAIL]);
     if (!ready) return DET_UNKNOWN;
     int bad = tail < p[LK_TAIL] && !recurring && det_direction_ok(dev, p[LK_DIRECTION]);
+    /* the incident is over once the predictor explained the series as well
+     * as usual again: the short surprise within one deviation of its
+     * long-run mean for `short` samples in a row after the last anomalous
+     * verdict, before this sample (then it stays over until the next one) */
+    int over = st->calm >= p[LK_SHORT];
+    if (!over) st->calm = st->shrt <= st->mu + sd_short ? st->calm + 1 : 0;
     if (!bad) return DET_NORMAL;
-    if (!cx->open && st->since < p[LK_QUIET]) {
+    if (!cx->open && st->since < p[LK_QUIET] && !over) {
         /* quiet after an episode: a verdict that continues its burst (within
          * `short` samples of the last one) prolongs the quiet; a lone one
          * later does not, or noise in the quiet would hide the next incident */
         if (st->since <= p[LK_SHORT]) st->since = 0;
         return DET_UNKNOWN;
     }
-    st->since = 0;
+    st->since = 0; st->calm = 0;
     o->excess = det_clamp01((o->score + log10(p[LK_TAIL])) / 6);
     o->why = why;
     o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;

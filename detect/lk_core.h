@@ -5,8 +5,10 @@
  * calibrated tail probability (short average of the surprise judged under
  * its long-run distribution on the series, plus a slow average of the
  * signed error for drifts; Student-t while the distribution rests on few
- * samples; excursions that recur on schedule are normal) and a verdict
- * with a quiet time. The plain
+ * samples; excursions that recur on schedule are normal; a run of errors
+ * on one side that holds together is a level shift the level jumps to) and
+ * a verdict with a quiet time that ends once the series is explained as
+ * usual again. The plain
  * predictor always learns from its own error; the error that is judged may
  * come from another predictor (a seasonal one), so one series keeps one
  * surprise distribution whichever predictor judges it.
@@ -16,17 +18,22 @@
 
 #include "detector.h"
 
-/* State of the plain predictor and of the surprise distribution (104 bytes). */
+/* State of the plain predictor and of the surprise distribution (128 bytes). */
 struct lk_st {
     double level, trend, scale;   /* predictor and typical absolute error */
     double mu, var;               /* long-run moments of the surprise */
     double shrt;                  /* short average of the surprise */
     double bias, bmu, bvar;       /* slow average of the signed error (z) and its long-run moments */
+    double rmean;                 /* mean of the values of the current run of errors beyond half the clip on one side */
     uint32_t n, since;            /* samples seen; samples since the last anomalous verdict */
     uint32_t nm;                  /* samples the surprise moments learnt (not those of a constant start) */
     uint32_t edge;                /* sample (n) at which the last notable excursion of the surprise began */
     float per, peak, exmax;       /* recurring excursions: their period (samples), typical peak score, this one's peak */
+    float rsc, rm2;               /* the typical error before that run began; the run's sum of squared deviations from its mean */
     uint8_t reg, exc;             /* excursions on schedule in a row; 1 while in one on schedule, 2 off it */
+    uint8_t calm;                 /* samples in a row after the last anomalous verdict with the short surprise within a deviation of its long-run mean */
+    uint8_t rn;                   /* length of that run */
+    int8_t rsign;                 /* its side: +1 above, -1 below, 0 none */
 };
 
 /* The likelihood parameters, first in every detector that uses lk_core
@@ -39,7 +46,7 @@ struct lk_st {
     { "alpha", 0.15, "level smoothing of the predictor" }, \
     { "beta", 0.01, "trend smoothing of the predictor" }, \
     { "clip", 4, "errors beyond this many typical errors update the predictor as this many" }, \
-    { "quiet", 30, "samples after an anomalous verdict before a new episode may open" }, \
+    { "quiet", 30, "samples after an anomalous verdict before a new episode may open (fewer once the series is explained as usual for `short` samples)" }, \
     { "direction", 0, "+1 only high, -1 only low, 0 both" }, \
     { "drift", 32, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" }
 enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK__COUNT };

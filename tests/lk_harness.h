@@ -1,0 +1,51 @@
+/*
+ * lk_harness.h - shared by the likelihood tests (test_detectors.c,
+ * test_likelihood.c): deterministic normal noise, a profile with one
+ * likelihood rule, and the episode starts of that rule on a series.
+ * Header-only; everything is static inline.
+ */
+#ifndef GPULOG_TEST_LK_HARNESS_H
+#define GPULOG_TEST_LK_HARNESS_H
+
+#include "cap_harness.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Deterministic standard normal numbers (xorshift64 + Box-Muller; st is the caller's). */
+static inline double gauss(uint64_t *st)
+{
+    double u[2];
+    for (int i = 0; i < 2; i++) {
+        *st ^= *st << 13; *st ^= *st >> 7; *st ^= *st << 17;
+        u[i] = ((double)(*st >> 11) + 0.5) / 9007199254740992.0;
+    }
+    return sqrt(-2 * log(u[0])) * cos(2 * M_PI * u[1]);
+}
+
+static const char *LK_PROFILE = "{\"rules\":[{\"id\":\"lk\",\"detector\":\"likelihood\",\"metric\":\"m\",\"for\":1,\"clear\":5}]}";
+
+/* Episode starts of rule lk (LK_PROFILE) on the values v[0..n) one minute
+ * apart, from sample `from` on: their count, the first `max` sample indices
+ * in at[] (-1 where none). */
+static inline int lk_run(const double *v, int n, int from, int *at, int max)
+{
+    for (int i = 0; i < max; i++) at[i] = -1;
+    struct profile *p = prof_of(LK_PROFILE);
+    if (!p) return -1;
+    struct cap c;
+    struct engine *e = cap_engine(&c, p);
+    for (int i = 0; i < n; i++) sample(e, "h", -1, i * 60, "m", v[i], NULL);
+    int k = 0;
+    for (int i = 0; i < c.nrec; i++) {
+        int ix = (int)((c.start_field[i] - T0) / 60000);
+        if (strcmp(c.type[i], "start") || ix < from) continue;
+        if (k < max) at[k] = ix;
+        k++;
+    }
+    cap_done(e, p, &c);
+    return k;
+}
+
+#endif

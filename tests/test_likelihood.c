@@ -1,0 +1,48 @@
+/*
+ * test_likelihood.c - the likelihood core (detect/lk_core.h,
+ * detect/det_likelihood.c; shared by the seasonal detector) on change
+ * points: one episode per incident, and a new incident seen as soon as the
+ * last one is over (test_detectors.c holds the older likelihood tests).
+ * Series: one sample a minute, deterministic normal noise.
+ */
+#include "lk_harness.h"
+
+/* level plus noise of sd 1 (seed rs) with steps: from step_at[i] on the
+ * level is step_to[i] (k steps); into v[0..n). */
+static void steps(double *v, int n, uint64_t rs, double level, const int *step_at, const double *step_to, int k)
+{
+    for (int i = 0; i < n; i++) {
+        double l = level;
+        for (int s = 0; s < k; s++) if (i >= step_at[s]) l = step_to[s];
+        v[i] = l + gauss(&rs);
+    }
+}
+
+TEST(likelihood_change_back_inside_the_quiet_is_a_new_incident)
+{
+    /* a plateau: up by 8 sd at 150, back at 175 (an interval-training run,
+     * a service switched over and back). Once the predictor explains the
+     * plateau as well as it explains normal noise, the first incident is
+     * over: the step back is a new one, though it comes within `quiet`
+     * samples of the first episode's verdicts (before, the quiet hid it) */
+    double v[400];
+    int at[3];
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        steps(v, 400, seed, 50, (const int[]){ 150, 175 }, (const double[]){ 58, 50 }, 2);
+        CHECK_EQ_INT(lk_run(v, 400, 100, at, 3), 2);
+        CHECK(at[0] >= 150 && at[0] <= 152);
+        CHECK(at[1] >= 175 && at[1] <= 177);
+    }
+    /* a step that stays is one incident: one episode */
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        steps(v, 400, seed, 50, (const int[]){ 150 }, (const double[]){ 58 }, 1);
+        CHECK_EQ_INT(lk_run(v, 400, 100, at, 3), 1);
+        CHECK(at[0] >= 150 && at[0] <= 152);
+    }
+}
+
+int main(void)
+{
+    RUN(likelihood_change_back_inside_the_quiet_is_a_new_incident);
+    return TEST_REPORT();
+}
