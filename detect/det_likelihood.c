@@ -26,6 +26,9 @@
 
 static const struct det_param params[] = { LK_PARAMS, { NULL, 0, NULL } };
 
+/* The typical error of data rounded to a resolution r is at least r/4:
+ * the mean absolute value of the rounding error, uniform on +-r/2. */
+#define LK_RES_F 0.25
 static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* lk_core.h: the reason of an unlikely sample (s: metric; a: value,
@@ -38,13 +41,25 @@ void lk_why(const struct det_out *o, const char *who, char *buf, size_t n)
              who, label, o->a[0], unit, o->a[1], unit, o->a[2], o->a[3]);
 }
 
+/* The resolution of x: the largest of 1, 0.1, ... 1e-6 that x is a whole
+ * multiple of; 0 when none is. */
+static double lk_resolution(double x)
+{
+    double m = 1;
+    for (int k = 0; k <= 6; k++, m *= 10) {
+        double y = x * m;
+        if (fabs(y - nearbyint(y)) <= 1e-9 * (fabs(y) > 1 ? fabs(y) : 1)) return 1 / m;
+    }
+    return 0;
+}
+
 /* lk_core.h: the caller's state, started on its first sample. */
 int lk_start(struct lk_st *st, double x)
 {
     if (st->n) return 0;
     st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0;
     st->bias = 0; st->bmu = 0; st->bvar = 0; st->nm = 0; st->edge = 0;
-    st->rmean = 0; st->rsc = 0; st->rm2 = 0; st->rn = 0; st->rsign = 0;
+    st->rmean = 0; st->rsc = 0; st->rm2 = 0; st->rn = 0; st->rsign = 0; st->res = (float)lk_resolution(x);
     st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0; st->calm = 0;
     st->n = 1; st->since = UINT32_MAX / 2;
     return 1;
@@ -67,6 +82,7 @@ int lk_predict(const struct lk_st *st, double x, struct lk_err *k)
     /* values beyond double range (1e308 swings): the caller starts over */
     if (!isfinite(k->err) || !isfinite(st->var) || !isfinite(st->bvar)) return 0;
     k->sc = lk_scale_floor(st->scale, st->level);
+    if (k->sc < LK_RES_F * st->res) k->sc = LK_RES_F * st->res;
     k->derr = k->err;
     return 1;
 }
@@ -159,7 +175,12 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
             const struct lk_err *j, struct det_out *o, det_why_fn why)
 {
     const double *p = rc->p;
-    double z = fabs(j->err) / j->sc;
+    /* count data: a typical error that decayed below the data's resolution
+     * (a run of zeros) made a single count a surprise (z of 10 for a 1
+     * after 18 zeros): judged against at least a quarter of the resolution */
+    if (st->res > 0) { double r = lk_resolution(k->x); if (r < st->res) st->res = (float)r; }
+    double jsc = j->sc < LK_RES_F * st->res ? LK_RES_F * st->res : j->sc;
+    double z = fabs(j->err) / jsc;
     double s = log1p(z);
     /* the short average before the long-run moments learn this sample */
     double ws = 2.0 / (p[LK_SHORT] + 1);
@@ -175,7 +196,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     double tail = lk_tail(zz, m);
     /* drift: a slow average of the signed error strays from its long-run
      * mean (the predictor lags a ramp by a steady error) */
-    double dev = j->err, zs = clampd(j->derr / j->sc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
+    double dev = j->err, zs = clampd(j->derr / jsc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
     if (wb > 0) {
         st->bias = st->n <= 2 ? zs : st->bias + wb * (zs - st->bias);
         double bsd = sqrt(st->bvar);
@@ -218,8 +239,8 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     st->bvar = (1 - wl) * (st->bvar + wl * db * db);
     if (st->n < UINT32_MAX) st->n++;
     if (st->since < UINT32_MAX / 2) st->since++;
-    o->value = j->x; o->lo = j->pred - p[LK_CLIP] * j->sc; o->hi = j->pred + p[LK_CLIP] * j->sc;
-    o->mean = j->pred; o->std = j->sc * 1.2533;
+    o->value = j->x; o->lo = j->pred - p[LK_CLIP] * jsc; o->hi = j->pred + p[LK_CLIP] * jsc;
+    o->mean = j->pred; o->std = jsc * 1.2533;
     o->score = tail > 1e-300 ? -log10(tail) : 300;
     int recurring = lk_recurring(st, o->score, tail < p[LK_TAIL]);
     if (!ready) return DET_UNKNOWN;
@@ -242,7 +263,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     o->excess = det_clamp01((o->score + log10(p[LK_TAIL])) / 6);
     o->why = why;
     o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
-    o->a[0] = j->x; o->a[1] = j->pred; o->a[2] = j->sc; o->a[3] = tail;
+    o->a[0] = j->x; o->a[1] = j->pred; o->a[2] = jsc; o->a[3] = tail;
     return DET_ANOMALY;
 }
 

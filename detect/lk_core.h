@@ -30,6 +30,7 @@ struct lk_st {
     uint32_t edge;                /* sample (n) at which the last notable excursion of the surprise began */
     float per, peak, exmax;       /* recurring excursions: their period (samples), typical peak score, this one's peak */
     float rsc, rm2;               /* the typical error before that run began; the run's sum of squared deviations from its mean */
+    float res;                    /* the data's resolution (1: integers, 0.1: one decimal, ...; 0: finer than 1e-6 or none) */
     uint8_t reg, exc;             /* excursions on schedule in a row; 1 while in one on schedule, 2 off it */
     uint8_t calm;                 /* samples in a row after the last anomalous verdict with the short surprise within a deviation of its long-run mean */
     uint8_t rn;                   /* length of that run */

@@ -2,7 +2,8 @@
  * test_likelihood.c - the likelihood core (detect/lk_core.h,
  * detect/det_likelihood.c; shared by the seasonal detector) on change
  * points: one episode per incident, and a new incident seen as soon as the
- * last one is over (test_detectors.c holds the older likelihood tests).
+ * last one is over; count data judged at its resolution (test_detectors.c
+ * holds the older likelihood tests).
  * Series: one sample a minute, deterministic normal noise.
  */
 #include "lk_harness.h"
@@ -41,8 +42,31 @@ TEST(likelihood_change_back_inside_the_quiet_is_a_new_incident)
     }
 }
 
+TEST(likelihood_single_count_after_a_run_of_zeros_is_no_incident)
+{
+    /* weekly case counts of 0-7 for 100 weeks, then 60 weeks of zeros (the
+     * typical error decays towards 0), a single case at 170 and an
+     * outbreak of 15 at 190. Against a typical error of 0.1, the single
+     * case was an incident; the data's resolution (whole counts) bounds
+     * the typical error from below at a quarter of it: only the outbreak */
+    double v[220];
+    uint64_t rs = 11;
+    for (int i = 0; i < 220; i++) {
+        double g = 3 + 1.5 * gauss(&rs);
+        v[i] = i < 100 ? floor(g < 0 ? 0 : g) : i == 170 ? 1 : i == 190 ? 15 : 0;
+    }
+    int at[2];
+    CHECK_EQ_INT(lk_run(v, 220, 160, at, 2), 1);
+    CHECK_EQ_INT(at[0], 190);
+    /* the same series in tenths of a case (one decimal): the same verdicts */
+    for (int i = 0; i < 220; i++) v[i] = v[i] / 10;
+    CHECK_EQ_INT(lk_run(v, 220, 160, at, 2), 1);
+    CHECK_EQ_INT(at[0], 190);
+}
+
 int main(void)
 {
     RUN(likelihood_change_back_inside_the_quiet_is_a_new_incident);
+    RUN(likelihood_single_count_after_a_run_of_zeros_is_no_incident);
     return TEST_REPORT();
 }
