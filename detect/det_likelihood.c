@@ -231,7 +231,12 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * movement is a surprise of 20 and would set the long-run spread */
     if (moved && st->nm < UINT32_MAX) st->nm++;
     double wl = !moved ? 0 : st->nm < p[LK_LONG] ? 1.0 / st->nm : 1.0 / p[LK_LONG];
-    double d = s - st->mu;
+    /* surprises beyond `clip` deviations teach the moments as that many
+     * (winsorised, as the predictor's errors are clipped): one incident's
+     * surprises of 20 deviations doubled the spread for thousands of
+     * samples and hid the next, smaller one */
+    double sl = st->mu + p[LK_CLIP] * sd;
+    double d = (ready && s > sl ? sl : s) - st->mu;
     st->mu += wl * d;
     st->var = (1 - wl) * (st->var + wl * d * d);
     double db = st->bias - st->bmu;

@@ -64,9 +64,28 @@ TEST(likelihood_single_count_after_a_run_of_zeros_is_no_incident)
     CHECK_EQ_INT(at[0], 190);
 }
 
+TEST(likelihood_huge_incidents_do_not_hide_the_next_one)
+{
+    /* five spikes of 200 sd (each an incident), then one of 10 sd at 330.
+     * The long-run moments of the surprise learnt the huge spikes' surprises
+     * in full: their spread grew to about twice that of the noise and the
+     * 10 sd spike went unseen; winsorised at `clip` deviations it is seen */
+    double v[400];
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        uint64_t rs = seed;
+        for (int i = 0; i < 400; i++)
+            v[i] = 50 + gauss(&rs) + (i >= 150 && i <= 230 && i % 20 == 10 ? 200 : 0) + (i == 330 ? 10 : 0);
+        int at[6];
+        CHECK_EQ_INT(lk_run(v, 400, 100, at, 6), 6);
+        CHECK_EQ_INT(at[0], 150);
+        CHECK_EQ_INT(at[5], 330);
+    }
+}
+
 int main(void)
 {
     RUN(likelihood_change_back_inside_the_quiet_is_a_new_incident);
     RUN(likelihood_single_count_after_a_run_of_zeros_is_no_incident);
+    RUN(likelihood_huge_incidents_do_not_hide_the_next_one);
     return TEST_REPORT();
 }
