@@ -81,6 +81,8 @@ int lk_predict(const struct lk_st *st, double x, struct lk_err *k)
     k->err = x - k->pred;
     /* values beyond double range (1e308 swings): the caller starts over */
     if (!isfinite(k->err) || !isfinite(st->var) || !isfinite(st->bvar)) return 0;
+    /* a resolution read back from a snapshot outside [0, 1]: start over */
+    if (!(st->res >= 0 && st->res <= 1)) return 0;
     k->sc = lk_scale_floor(st->scale, st->level);
     if (k->sc < LK_RES_F * st->res) k->sc = LK_RES_F * st->res;
     k->derr = k->err;

@@ -7,6 +7,7 @@
  * Series: one sample a minute, deterministic normal noise.
  */
 #include "lk_harness.h"
+#include "../detect/lk_core.h"
 
 /* level plus noise of sd 1 (seed rs) with steps: from step_at[i] on the
  * level is step_to[i] (k steps); into v[0..n). */
@@ -82,10 +83,39 @@ TEST(likelihood_huge_incidents_do_not_hide_the_next_one)
     }
 }
 
+TEST(likelihood_state_with_a_bad_resolution_starts_over)
+{
+    /* state bytes read back from a snapshot: a resolution outside [0, 1]
+     * (NaN, negative) would floor the typical error at nonsense; the
+     * series starts over instead (never a NaN verdict) */
+    static char id[] = "lk", metric[] = "m";
+    struct rule_cfg rc;
+    memset(&rc, 0, sizeof rc);
+    rc.id = id; rc.metric = metric; rc.slot = -1;
+    int np = 0;
+    for (const struct det_param *q = det_likelihood.params; q->name; q++) rc.p[np++] = q->def;
+    struct lk_st st;
+    memset(&st, 0, sizeof st);
+    struct det_out o;
+    struct det_ctx cx;
+    memset(&cx, 0, sizeof cx);
+    cx.slot = -1;
+    for (int i = 0; i < 100; i++) { cx.v = i % 5; det_likelihood.update(&rc, &st, &cx, &o); }
+    CHECK_NEAR(st.res, 1, 1e-9);
+    st.res = NAN;
+    cx.v = 3;
+    CHECK_EQ_INT(det_likelihood.update(&rc, &st, &cx, &o), DET_UNKNOWN);
+    CHECK_EQ_INT((int)st.n, 0);
+    det_likelihood.update(&rc, &st, &cx, &o);
+    CHECK(st.res >= 0 && st.res <= 1);
+    CHECK_EQ_INT((int)st.n, 1);
+}
+
 int main(void)
 {
     RUN(likelihood_change_back_inside_the_quiet_is_a_new_incident);
     RUN(likelihood_single_count_after_a_run_of_zeros_is_no_incident);
     RUN(likelihood_huge_incidents_do_not_hide_the_next_one);
+    RUN(likelihood_state_with_a_bad_resolution_starts_over);
     return TEST_REPORT();
 }
