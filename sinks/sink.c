@@ -14,10 +14,16 @@
 enum sink_stream sink_stream_of(const char *dataset)
 {
     if (!dataset) return STREAM_METRICS;
-    if (!strcmp(dataset, "gpu.xid") || !strcmp(dataset, "gpu.sxid") || !strcmp(dataset, "gpulog.collector"))
-        return STREAM_EVENTS;
-    if (!strcmp(dataset, "gpu.anomaly") || !strcmp(dataset, "gpu.incident")) return STREAM_ANOMALIES;
-    return STREAM_METRICS;
+    /* by length first: every event of a metric stream asks (five strcmp
+     * calls were ~100 instructions an event on collect's main thread) */
+    switch (strlen(dataset)) {
+    case 7: return memcmp(dataset, "gpu.xid", 7) ? STREAM_METRICS : STREAM_EVENTS;
+    case 8: return memcmp(dataset, "gpu.sxid", 8) ? STREAM_METRICS : STREAM_EVENTS;
+    case 11: return memcmp(dataset, "gpu.anomaly", 11) ? STREAM_METRICS : STREAM_ANOMALIES;
+    case 12: return memcmp(dataset, "gpu.incident", 12) ? STREAM_METRICS : STREAM_ANOMALIES;
+    case 16: return memcmp(dataset, "gpulog.collector", 16) ? STREAM_METRICS : STREAM_EVENTS;
+    default: return STREAM_METRICS;
+    }
 }
 
 void sink_doc_of(struct sink_doc *d, const struct event *ev, enum sink_stream stream, const char *default_host,

@@ -21,8 +21,9 @@
 /* Routing class of a document: decides topic / data stream. */
 enum sink_stream { STREAM_METRICS, STREAM_EVENTS, STREAM_ANOMALIES };
 
-/* Maps event.dataset to a routing class: gpu.xid/gpu.sxid -> events,
- * gpu.anomaly -> anomalies, everything else -> metrics. */
+/* Maps event.dataset to a routing class: gpu.xid, gpu.sxid and
+ * gpulog.collector -> events, gpu.anomaly and gpu.incident -> anomalies,
+ * everything else (NULL too) -> metrics. */
 enum sink_stream sink_stream_of(const char *dataset);
 
 struct sink_doc;

@@ -37,6 +37,21 @@ TEST(stream_names)
     CHECK(!es_ns_valid("a*"));
 }
 
+/* Which stream a dataset goes to: the five routed names exactly, anything
+ * else (a prefix, a longer name, a name of the same length) is metrics. */
+TEST(stream_of_dataset)
+{
+    CHECK_EQ_INT(sink_stream_of("gpu.xid"), STREAM_EVENTS);
+    CHECK_EQ_INT(sink_stream_of("gpu.sxid"), STREAM_EVENTS);
+    CHECK_EQ_INT(sink_stream_of("gpulog.collector"), STREAM_EVENTS);
+    CHECK_EQ_INT(sink_stream_of("gpu.anomaly"), STREAM_ANOMALIES);
+    CHECK_EQ_INT(sink_stream_of("gpu.incident"), STREAM_ANOMALIES);
+    const char *metrics[] = { NULL, "", "gpu.dmon", "csv.generic", "gpu.xidx", "gpu.xi", "gpu.anomalies",
+                              "gpu.anomalY", "gpu.incidenT", "gpulog.collectoR", "gpu.sxiD", "gpu.xiD" };
+    for (size_t i = 0; i < sizeof metrics / sizeof *metrics; i++)
+        CHECK_EQ_INT(sink_stream_of(metrics[i]), STREAM_METRICS);
+}
+
 TEST(bulk_body)
 {
     struct buf b;
@@ -429,6 +444,7 @@ TEST(pending_below_batch)
 int main(void)
 {
     RUN(stream_names);
+    RUN(stream_of_dataset);
     RUN(bulk_body);
     RUN(verdicts);
     RUN(parse_mixed);
