@@ -29,7 +29,6 @@ static const struct det_param params[] = { LK_PARAMS, { NULL, 0, NULL } };
 /* The typical error of data rounded to a resolution r is at least r/4:
  * the mean absolute value of the rounding error, uniform on +-r/2. */
 #define LK_RES_F 0.25
-static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* lk_core.h: the reason of an unlikely sample (s: metric; a: value,
  * prediction, typical error, likelihood). */
@@ -173,6 +172,48 @@ static void lk_shift(const double *p, struct lk_st *st, const struct lk_err *k, 
 
 /* lk_core.h: judges j, teaches the plain predictor k, fills o (st and o are
  * the caller's). */
+/* One sample's learning (st is the caller's): the predictor from its own
+ * error k (clipped but while warming up), the typical error, a change
+ * point (lk_shift), and the long-run moments of the surprise s (sd their
+ * spread before this sample; winsorised once ready). */
+static void lk_learn(const double *p, struct lk_st *st, const struct lk_err *k, int ready, double s, double sd)
+{
+    int moved = st->scale > 0;
+    /* learn: predictor (clipped error), typical error, long-run moments.
+     * The warm-up counts the samples since the series first moved (nm): a
+     * constant run (zeros, an idle value) teaches nothing. While warming
+     * up, errors are not clipped and the typical error is their plain
+     * average: the first samples define it (clipped against a typical
+     * error still at its floor, neither the level nor the typical error
+     * could grow out of a constant run but by 15 % a sample) */
+    int warm = st->nm + 2 <= p[LK_LEARN];
+    double c = p[LK_CLIP] * k->sc, ce = warm ? k->err : det_clamp(k->err, -c, c);
+    if (st->n == 1) { st->scale = fabs(k->err); st->level = k->x; }
+    else {
+        st->level = k->pred + p[LK_ALPHA] * ce;
+        st->trend += p[LK_ALPHA] * p[LK_BETA] * ce;
+        double as = st->nm < 28 ? 1.0 / (st->nm + 2) : 0.05, sc0 = st->scale;
+        st->scale += as * (fabs(ce) - st->scale);
+        lk_shift(p, st, k, warm ? 0 : k->err > c / 2 ? 1 : k->err < -c / 2 ? -1 : 0, sc0);
+    }
+    /* the surprise moments learn only once the series has moved: against
+     * the typical error of a constant start (its floor) every first
+     * movement is a surprise of 20 and would set the long-run spread */
+    if (moved && st->nm < UINT32_MAX) st->nm++;
+    double wl = !moved ? 0 : st->nm < p[LK_LONG] ? 1.0 / st->nm : 1.0 / p[LK_LONG];
+    /* surprises beyond `clip` deviations teach the moments as that many
+     * (winsorised, as the predictor's errors are clipped): one incident's
+     * surprises of 20 deviations doubled the spread for thousands of
+     * samples and hid the next, smaller one */
+    double sl = st->mu + p[LK_CLIP] * sd;
+    double d = (ready && s > sl ? sl : s) - st->mu;
+    st->mu += wl * d;
+    st->var = (1 - wl) * (st->var + wl * d * d);
+    double db = st->bias - st->bmu;
+    st->bmu += wl * db;
+    st->bvar = (1 - wl) * (st->bvar + wl * db * db);
+}
+
 int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *cx, const struct lk_err *k,
             const struct lk_err *j, struct det_out *o, det_why_fn why)
 {
@@ -198,7 +239,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     double tail = lk_tail(zz, m);
     /* drift: a slow average of the signed error strays from its long-run
      * mean (the predictor lags a ramp by a steady error) */
-    double dev = j->err, zs = clampd(j->derr / jsc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
+    double dev = j->err, zs = det_clamp(j->derr / jsc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
     if (wb > 0) {
         st->bias = st->n <= 2 ? zs : st->bias + wb * (zs - st->bias);
         double bsd = sqrt(st->bvar);
@@ -210,40 +251,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * none: a series constant so far, whose first movement is judged
      * against the floor as it is) */
     int ready = st->n > p[LK_LEARN] && (st->nm == 0 || 2.0 * st->nm >= p[LK_LEARN]);
-    int moved = st->scale > 0;
-    /* learn: predictor (clipped error), typical error, long-run moments.
-     * The warm-up counts the samples since the series first moved (nm): a
-     * constant run (zeros, an idle value) teaches nothing. While warming
-     * up, errors are not clipped and the typical error is their plain
-     * average: the first samples define it (clipped against a typical
-     * error still at its floor, neither the level nor the typical error
-     * could grow out of a constant run but by 15 % a sample) */
-    int warm = st->nm + 2 <= p[LK_LEARN];
-    double c = p[LK_CLIP] * k->sc, ce = warm ? k->err : clampd(k->err, -c, c);
-    if (st->n == 1) { st->scale = fabs(k->err); st->level = k->x; }
-    else {
-        st->level = k->pred + p[LK_ALPHA] * ce;
-        st->trend += p[LK_ALPHA] * p[LK_BETA] * ce;
-        double as = st->nm < 28 ? 1.0 / (st->nm + 2) : 0.05, sc0 = st->scale;
-        st->scale += as * (fabs(ce) - st->scale);
-        lk_shift(p, st, k, warm ? 0 : k->err > c / 2 ? 1 : k->err < -c / 2 ? -1 : 0, sc0);
-    }
-    /* the surprise moments learn only once the series has moved: against
-     * the typical error of a constant start (its floor) every first
-     * movement is a surprise of 20 and would set the long-run spread */
-    if (moved && st->nm < UINT32_MAX) st->nm++;
-    double wl = !moved ? 0 : st->nm < p[LK_LONG] ? 1.0 / st->nm : 1.0 / p[LK_LONG];
-    /* surprises beyond `clip` deviations teach the moments as that many
-     * (winsorised, as the predictor's errors are clipped): one incident's
-     * surprises of 20 deviations doubled the spread for thousands of
-     * samples and hid the next, smaller one */
-    double sl = st->mu + p[LK_CLIP] * sd;
-    double d = (ready && s > sl ? sl : s) - st->mu;
-    st->mu += wl * d;
-    st->var = (1 - wl) * (st->var + wl * d * d);
-    double db = st->bias - st->bmu;
-    st->bmu += wl * db;
-    st->bvar = (1 - wl) * (st->bvar + wl * db * db);
+    lk_learn(p, st, k, ready, s, sd);
     if (st->n < UINT32_MAX) st->n++;
     if (st->since < UINT32_MAX / 2) st->since++;
     o->value = j->x; o->lo = j->pred - p[LK_CLIP] * jsc; o->hi = j->pred + p[LK_CLIP] * jsc;

@@ -118,7 +118,7 @@ static void tm_learn_slope(const struct rule_cfg *rc, struct tm_st *st, double t
     double psd = rc->p[P_MIN_PSD];
     if (st->n >= 10 && st->vp >= psd * psd) {
         double k = st->cpt / st->vp;
-        st->k = (float)(k < 0 ? 0 : k > rc->p[P_MAX_K] ? rc->p[P_MAX_K] : k);
+        st->k = (float)det_clamp(k, 0, rc->p[P_MAX_K]);
         st->have_k = 1;
     }
 }
@@ -165,8 +165,8 @@ static int tm_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     if (!cx->open) {
         /* the inlet level follows the room; the step is clipped at
          * min_dev/4, so a fault moves it by at most that per level_s */
-        double wl = dt / rc->p[P_LEVEL_S], cl = lim / 4, rcl = r > cl ? cl : r < -cl ? -cl : r;
-        st->c += (float)((wl > 1 ? 1 : wl) * rcl);
+        double wl = dt / rc->p[P_LEVEL_S];
+        st->c += (float)((wl > 1 ? 1 : wl) * det_clamp(r, -lim / 4, lim / 4));
     }
     double expect = temp - excess;
     o->value = temp; o->metric_slot = rc->aux[S_TEMP];

@@ -251,6 +251,8 @@ static inline double ent_interval_ms(const struct ent *e, double fallback)
 }
 /* Clamps to [0,1]; NaN -> 0. */
 double det_clamp01(double x);
+/* v limited to [lo, hi] (lo <= hi). */
+static inline double det_clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* The detectors (one file each). */
 extern const struct det_ops det_threshold, det_zscore, det_robust_z, det_ewma, det_cusum,
