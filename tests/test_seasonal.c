@@ -173,6 +173,14 @@ TEST(state_is_bounded)
     profile_free(p);
 }
 
+/* How many of the n times in v lie in [lo, hi). */
+static int count_in(const int64_t *v, int n, int64_t lo, int64_t hi)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) k += v[i] >= lo && v[i] < hi;
+    return k;
+}
+
 /* The tenth day from 18:00 for 6 hours: +400 while the level moves it back
  * at most 4 typical errors a sample (the clip), slower than the episode's
  * clear level would let it end. */
@@ -188,15 +196,10 @@ TEST(episode_ends_only_when_the_residual_is_back_within_its_clear_level)
     int seas = 0, ne = 0;
     int n = run_series(SEAS_PROFILE, 12, STEP_S, shift_6h, st, &seas, en, &ne);
     int64_t s = 9 * DAY_S + 18 * 3600, back = s + 6 * 3600;
-    int in = 0;
-    for (int i = 0; i < n && i < 16; i++)
-        if (st[i] >= s && st[i] < back) in++;
-    CHECK_EQ_INT(in, 1);           /* one episode for the 6 hours */
+    CHECK_EQ_INT(count_in(st, n < 16 ? n : 16, s, back), 1);   /* one episode for the 6 hours */
     /* and it is not "resolved" before the value came back */
-    for (int i = 0; i < ne; i++) CHECK(!(en[i] > s && en[i] < back));
-    int ended = 0;
-    for (int i = 0; i < ne; i++) if (en[i] >= back && en[i] <= back + 6 * 3600) ended = 1;
-    CHECK(ended);                  /* and it does end once it is back */
+    CHECK_EQ_INT(count_in(en, ne, s + 1, back), 0);
+    CHECK(count_in(en, ne, back, back + 6 * 3600 + 1) > 0);      /* and it does end once it is back */
 }
 
 /* The tenth day from 18:00: +400 for 4 hours, then recovering linearly
@@ -218,16 +221,11 @@ TEST(episode_of_a_slow_recovery_ends_only_back_on_the_profile)
     int seas = 0, ne = 0;
     int n = run_series(SEAS_PROFILE, 12, STEP_S, slow_recovery, st, &seas, en, &ne);
     int64_t s = 9 * DAY_S + 18 * 3600, r = s + 4 * 3600;
-    int in = 0;
-    for (int i = 0; i < n && i < 16; i++)
-        if (st[i] >= s && st[i] < r + 8 * 3600) in++;
-    CHECK_EQ_INT(in, 1);
+    CHECK_EQ_INT(count_in(st, n < 16 ? n : 16, s, r + 8 * 3600), 1);
     /* 7 hours into the recovery the value is still 50 (5 noise sd) above
      * its profile: the episode is still open */
-    for (int i = 0; i < ne; i++) CHECK(!(en[i] > s && en[i] < r + 7 * 3600));
-    int ended = 0;
-    for (int i = 0; i < ne; i++) if (en[i] >= r + 7 * 3600 && en[i] <= r + 12 * 3600) ended = 1;
-    CHECK(ended);
+    CHECK_EQ_INT(count_in(en, ne, s + 1, r + 7 * 3600), 0);
+    CHECK(count_in(en, ne, r + 7 * 3600, r + 12 * 3600 + 1) > 0);
 }
 
 /* Hourly samples of a cycle whose weekend days (T0 is a Friday: days 1 and
