@@ -12,6 +12,7 @@
  * and the decode bench compare it with.
  */
 #include "event_json_int.h"
+#include "jsonbytes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,10 +89,7 @@ static int jstr(struct jp *j, const char **s, size_t *n)
         while (end - p >= 8) {
             uint64_t w;
             memcpy(&w, p, 8);
-            uint64_t q = w ^ 0x2222222222222222ull, b = w ^ 0x5C5C5C5C5C5C5C5Cull;
-            uint64_t hit = ((w - 0x2020202020202020ull) | (q - 0x0101010101010101ull) | (b - 0x0101010101010101ull) | w) &
-                           0x8080808080808080ull;
-            if (hit) break;
+            if (json_bad8(w)) break;
             p += 8;
         }
         while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80) p++;
