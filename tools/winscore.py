@@ -33,13 +33,15 @@ false alarms only and are not part of either split's totals.
 --holdout DIR and --holdout-unlabelled DIR (each may repeat) add a third
 split, scored and printed after the report split with the same baseline
 settings (chosen on the tune split): a fresh hold-out that nobody tunes on.
+--holdout2 DIR (may repeat) adds a second such split, printed before it.
 
-usage: winscore.py [--name NAME] [--per-dataset] [--holdout DIR]... [--holdout-unlabelled DIR]...
+usage: winscore.py [--name NAME] [--per-dataset] [--holdout DIR]... [--holdout-unlabelled DIR]... [--holdout2 DIR]...
                    TUNE_DIR... -- [REPORT_DIR... [-- UNLABELLED_DIR...]]
 (no REPORT_DIR: the tune split only, for tuning)
 Last line: "eval-NAME: report split: gpulog window score A, F1 B; baseline window score C, F1 D"
 (NAME generic by default); with --holdout the line before it says the same
-of the "holdout split".
+of the "holdout split"; with --holdout2 a line of the "holdout2 split" comes
+after its table, before the holdout split's table.
 """
 import bisect
 import calendar
@@ -181,13 +183,14 @@ def table(title, series):
 def per_dataset(series):
     """One row per dataset (the "dataset" field) of a split."""
     names = sorted({s["dataset"] for s in series})
-    print("  %-18s %6s %7s | %-29s | %-29s" % ("per dataset", "series", "windows", "gpulog: score   F1   TP   FP",
-                                                "baseline: score   F1   TP   FP"))
+    w = max([18] + [len(n) for n in names])
+    print("  %-*s %6s %7s | %-29s | %-29s" % (w, "per dataset", "series", "windows", "gpulog: score   F1   TP   FP",
+                                              "baseline: score   F1   TP   FP"))
     for n in names:
         sub = [s for s in series if s["dataset"] == n]
         g, b = summary(sub, "gpulog"), summary(sub, "base")
-        print("  %-18s %6d %7d | %13.1f %4.2f %4d %4d | %15.1f %4.2f %4d %4d" % (
-            n, len(sub), g["nwin"], g["score"], g["f1"], g["tp"], g["fp"], b["score"], b["f1"], b["tp"], b["fp"]))
+        print("  %-*s %6d %7d | %13.1f %4.2f %4d %4d | %15.1f %4.2f %4d %4d" % (
+            w, n, len(sub), g["nwin"], g["score"], g["f1"], g["tp"], g["fp"], b["score"], b["f1"], b["tp"], b["fp"]))
 
 
 def false_alarms(series, title="unlabelled series (false alarms only, not in the splits' totals)"):
@@ -201,13 +204,23 @@ def false_alarms(series, title="unlabelled series (false alarms only, not in the
         print("  %-18s %5d false alarms, %.2f per 1000 samples" % (name, fa[key], 1000.0 * fa[key] / samples))
 
 
+def eval_line(name, split, rows):
+    """The one summary line of a split (table()'s rows), read by scripts."""
+    g, b = rows[0][1], rows[1][1]
+    print("eval-%s: %s split: gpulog window score %.1f, F1 %.2f; baseline window score %.1f, F1 %.2f" % (
+        name, split, g["score"], g["f1"], b["score"], b["f1"]))
+
+
 def main(argv):
-    name, perds, hold_dirs, hunl_dirs = "generic", False, [], []
+    name, perds, hold_dirs, hunl_dirs, hold2_dirs = "generic", False, [], [], []
     while argv and argv[0].startswith("--") and argv[0] != "--":
         if argv[0] == "--name" and len(argv) > 1:
             name, argv = argv[1], argv[2:]
         elif argv[0] == "--holdout" and len(argv) > 1:
             hold_dirs.append(argv[1])
+            argv = argv[2:]
+        elif argv[0] == "--holdout2" and len(argv) > 1:
+            hold2_dirs.append(argv[1])
             argv = argv[2:]
         elif argv[0] == "--holdout-unlabelled" and len(argv) > 1:
             hunl_dirs.append(argv[1])
@@ -227,6 +240,7 @@ def main(argv):
     unl = [s for d in rest[cut2 + 1:] for s in load_dir(d)]
     hold = [s for d in hold_dirs for s in load_dir(d)]
     hunl = [s for d in hunl_dirs for s in load_dir(d)]
+    hold2 = [s for d in hold2_dirs for s in load_dir(d)]
     # the baseline's window and threshold, chosen on the tune split
     best = None
     for W in (32, 100, 300):
@@ -237,7 +251,7 @@ def main(argv):
             if best is None or sc > best[0]:
                 best = (sc, W, thr)
     _, W, thr = best
-    for s in tune + rep + unl + hold + hunl:
+    for s in tune + rep + unl + hold + hunl + hold2:
         s["base"] = baseline(s["ts"], s["vs"], W, thr)
     print("baseline rolling Gaussian: window %d samples, tail threshold %g (best window score on the tune split)" % (W, thr))
     if name == "generic":
@@ -249,27 +263,26 @@ def main(argv):
     if perds:
         per_dataset(tune)
     if not rep:   # tuning: the report split stays unseen
-        g, b = summary(tune, "gpulog"), summary(tune, "base")
-        print("eval-%s: tune split: gpulog window score %.1f, F1 %.2f; baseline window score %.1f, F1 %.2f" % (
-            name, g["score"], g["f1"], b["score"], b["f1"]))
+        eval_line(name, "tune", [("", summary(tune, "gpulog")), ("", summary(tune, "base"))])
         return 0
     rows = table(titles[1], rep)
     if perds:
         per_dataset(rep)
     if unl:
         false_alarms(unl)
+    if hold2:
+        h2 = table("holdout2 split (fresh: fixed before gpulog ran on it, never tuned on)", hold2)
+        if perds:
+            per_dataset(hold2)
+        eval_line(name, "holdout2", h2)
     if hold or hunl:
         hrows = table("holdout split (fresh: fixed before gpulog ran on it, never tuned on)", hold)
         if perds:
             per_dataset(hold)
         if hunl:
             false_alarms(hunl, "holdout unlabelled series (false alarms only, not in the holdout totals)")
-        g, b = hrows[0][1], hrows[1][1]
-        print("eval-%s: holdout split: gpulog window score %.1f, F1 %.2f; baseline window score %.1f, F1 %.2f" % (
-            name, g["score"], g["f1"], b["score"], b["f1"]))
-    g, b = rows[0][1], rows[1][1]
-    print("eval-%s: report split: gpulog window score %.1f, F1 %.2f; baseline window score %.1f, F1 %.2f" % (
-        name, g["score"], g["f1"], b["score"], b["f1"]))
+        eval_line(name, "holdout", hrows)
+    eval_line(name, "report", rows)
     return 0
 
 
