@@ -23,7 +23,8 @@ test_tmp t_collect
 RUN=$$$(date +%s)
 export GPULOG_READ_TIME=2025-03-01T00:00:00Z
 
-# dmon writer: writer.py PATH N RATE MODE  (RATE 0 = all at once; MODE plain|rotate|stdout)
+# dmon writer: writer.py PATH N RATE MODE  (RATE 0 = all at once; MODE plain|rotate|stdout;
+# MODE header: only creates PATH with the header, for a collector to open before any row)
 cat > "$tmp/writer.py" <<'PY'
 import os, shutil, sys, time
 path, n, rate, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -41,6 +42,7 @@ def emit(text):
             if new: f.write(HDR)
             f.write(text)
 if mode == "stdout": emit(HDR)
+if mode == "header": emit(""); sys.exit(0)
 batch = max(1, rate // 20) if rate else n
 t0 = time.time(); i = 0; rotated = copied = False
 while i < n:
@@ -157,7 +159,10 @@ topic=t-collect-noack-$RUN
 "$G" collect --host n1 --tz UTC --state-dir "$tmp/st6" --file "$f1" --brokers 127.0.0.1:1 --topic "$topic" \
    --shutdown-timeout 2 --stats-interval 0 2>"$tmp/c6.err" &
 cpid=$!; pids+=("$cpid")
-sleep 2
+# the signal must come after start-up (signal handlers, the file read and
+# queued), however slow the start (sanitizer build, loaded machine)
+wait_for 600 grep -qs "msg=started" "$tmp/c6.err"
+sleep 1
 t0=$(date +%s); kill -TERM "$cpid"; wait "$cpid"; rc=$?; took=$(( $(date +%s) - t0 ))
 off=$(sed -n 's/^offset=//p' "$tmp"/st6/ckpt-file-* 2>/dev/null | head -n 1)
 first=$(head -n 1 "$tmp/p1.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["log.offset"])')
@@ -189,9 +194,13 @@ else bad deadletter_permanent_error "rc=$rc deadletters=$dl offset=${off:-none} 
 # ---------------------------------------------------------------- rotation
 topic=t-collect-rot-$RUN
 f2=$tmp/rot.log
+# the collector opens the file before the writer's first row: a collector
+# that started after the rename (at 1.75 s) would never see the first file
+python3 "$tmp/writer.py" "$f2" 0 0 header
 "$G" collect --host n1 --state-dir "$tmp/st2" --file "$f2" --brokers "$B" --topic "$topic" \
    --stats-interval 0 2>"$tmp/c2.err" &
 cpid=$!; pids+=("$cpid")
+wait_for 600 grep -qs "msg=started" "$tmp/c2.err" || bad rotation_collector_started "no msg=started in 60 s: $(tail -n 2 "$tmp/c2.err")"
 python3 "$tmp/writer.py" "$f2" 5000 1000 rotate
 n=$(wait_distinct "$topic" 5000 40)
 kill -TERM "$cpid"; wait "$cpid"; rc=$?
@@ -212,7 +221,10 @@ python3 "$tmp/writer.py" "$f3" 4000 1000 plain &
 wpid=$!; pids+=("$wpid")
 "$G" collect --host n1 --state-dir "$tmp/st3" --file "$f3" --brokers "$B" --topic "$topic" --stats-interval 0 2>"$tmp/c3a.err" &
 cpid=$!; pids+=("$cpid")
-sleep 2.5
+# killed mid-stream: once its first checkpoint moved (lines delivered), while
+# the writer still writes (4 s), whatever the start-up took
+ckpt_moved() { [ "$(sed -n 's/^offset=//p' "$tmp"/st3/ckpt-file-* 2>/dev/null | head -n 1)" -gt 0 ] 2>/dev/null; }
+wait_for 600 ckpt_moved || bad sigkill_checkpoint_moved "no checkpoint in 60 s: $(tail -n 2 "$tmp/c3a.err")"
 kill -9 "$cpid"; wait "$cpid" 2>/dev/null
 "$G" collect --host n1 --state-dir "$tmp/st3" --file "$f3" --brokers "$B" --topic "$topic" --stats-interval 0 2>"$tmp/c3b.err" &
 cpid=$!; pids+=("$cpid")
@@ -248,11 +260,8 @@ chmod +x "$tmp/exits.sh" "$tmp/hang.sh" "$tmp/garbage.sh"
    --exec "$tmp/garbage.sh" --stale-after 2 --brokers "$B" --topic "$topic" --events-topic "$etopic" \
    --stats-interval 0 2>"$tmp/c5.err" &
 cpid=$!; pids+=("$cpid")
-sleep 9
-kill -0 "$cpid" 2>/dev/null && alive=1 || alive=0
-kill -TERM "$cpid"; wait "$cpid"; rc=$?
-consume "$etopic" > "$tmp/k5.tsv"
-if out=$(python3 - "$tmp/k5.tsv" "$tmp" <<'PY'
+# exec_check.py TSV: the events topic holds the restarts and stale kills below
+cat > "$tmp/exec_check.py" <<'PY'
 import collections, json, sys
 c = collections.Counter()
 for l in open(sys.argv[1]):
@@ -265,7 +274,14 @@ need = [(("exits.sh", "source-restarted"), 2), (("hang.sh", "source-stale"), 1),
 miss = [k for k, n in need if c[k] < n]
 if miss: print("missing:", miss); sys.exit(1)
 PY
-) && [ "$rc" = 0 ] && [ "$alive" = 1 ]; then ok "exec_exit_hang_garbage_restarted ($out)"
+# until they are all there (about 4 s: restarts after 1 and 2 s, stale after
+# 2 s), however slow the machine; a minute at most
+exec_seen() { consume "$etopic" > "$tmp/k5.tsv"; python3 "$tmp/exec_check.py" "$tmp/k5.tsv" >/dev/null 2>&1; }
+for _ in $(seq 1 60); do exec_seen && break; sleep 1; done
+kill -0 "$cpid" 2>/dev/null && alive=1 || alive=0
+kill -TERM "$cpid"; wait "$cpid"; rc=$?
+consume "$etopic" > "$tmp/k5.tsv"
+if out=$(python3 "$tmp/exec_check.py" "$tmp/k5.tsv") && [ "$rc" = 0 ] && [ "$alive" = 1 ]; then ok "exec_exit_hang_garbage_restarted ($out)"
 else bad exec_exit_hang_garbage_restarted "rc=$rc alive=$alive $out $(tail -n 3 "$tmp/c5.err")"; fi
 m=$(consume "$topic" | grep -c '"gpu.index":0')
 if [ "$m" -ge 2 ]; then ok "exec_lines_delivered_across_restarts ($m)"; else bad exec_lines_delivered_across_restarts "only $m events from exits.sh"; fi
