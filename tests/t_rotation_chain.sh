@@ -28,7 +28,8 @@ export GPULOG_READ_TIME=2025-03-01T00:00:00Z
 # number is the fb column) at RATE lines/s; every ROT_S seconds a rotation, the
 # next letter of PLAN (cycled): r = rename (NAME.1 .. NAME.KEEP, logrotate's
 # numbering), c = copytruncate (copy to NAME.1 after the shift, then truncate).
-# Every new or truncated file starts with the dmon header.
+# Every new or truncated file starts with the dmon header. N 0: only the
+# header (a file for the collector to open before the first row).
 cat > "$tmp/writer.py" <<'PY'
 import os, shutil, sys, time
 path, first, n, rate, rot_s, keep, plan = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
@@ -47,6 +48,7 @@ def emit(text):
     with open(path, "a") as f:
         if f.tell() == 0: f.write(HDR)
         f.write(text)
+if n == 0: emit(""); sys.exit(0)
 batch = max(1, rate // 20)
 t0 = time.time(); i = first; last_rot = t0; k = 0
 while i < first + n:
@@ -92,9 +94,13 @@ PY
 topic=t-rotchain-out-$RUN
 f=$tmp/out/dmon.log; mkdir -p "$tmp/out"
 N=6000
+# the collector holds the first file before the first row and rotation: one
+# that started after it (slow start) would never see the first generation
+python3 "$tmp/writer.py" "$f" 0 0 0 0 20 r
 "$G" collect --host n1 --state-dir "$tmp/st-out" --file "$f" --brokers "$B" --topic "$topic" \
    --stats-interval 0 -X queue.buffering.max.messages=1000 2>"$tmp/out.err" &
 cpid=$!; pids+=("$cpid")
+wait_for 600 grep -qs "msg=started" "$tmp/out.err" || bad outage_collector_started "no msg=started in 60 s"
 python3 "$tmp/writer.py" "$f" 0 "$N" 500 2 20 r &
 wpid=$!; pids+=("$wpid")
 sleep 2
@@ -117,12 +123,19 @@ chain_kill() {   # name plan
   local name=$1 plan=$2 topic=t-rotchain-$1-$RUN d=$tmp/$1 N=5000
   mkdir -p "$d"
   local f=$d/dmon.log
-  python3 "$tmp/writer.py" "$f" 0 "$N" 500 1.5 20 "$plan" &
-  local wpid=$!; pids+=("$wpid")
+  # the collector holds the first file before the first row and rotation (a
+  # slow start must not skip a generation), and is killed no sooner than
+  # 2.5 s into the writing and once it checkpointed something
+  python3 "$tmp/writer.py" "$f" 0 0 0 0 20 "$plan"
   "$G" collect --host n1 --state-dir "$d/st" --file "$f" --brokers "$B" --topic "$topic" \
      --stats-interval 0 2>"$d/c1.err" &
   local cpid=$!; pids+=("$cpid")
+  wait_for 600 grep -qs "msg=started" "$d/c1.err" || bad "${name}_collector_started" "no msg=started in 60 s"
+  python3 "$tmp/writer.py" "$f" 0 "$N" 500 1.5 20 "$plan" &
+  local wpid=$!; pids+=("$wpid")
   sleep 2.5
+  ckpt_moved() { [ "$(sed -n 's/^offset=//p' "$d"/st/ckpt-file-* 2>/dev/null | head -n 1)" -gt 0 ] 2>/dev/null; }
+  wait_for 600 ckpt_moved || bad "${name}_checkpoint_moved" "no checkpoint in 60 s"
   kill -9 "$cpid"; wait "$cpid" 2>/dev/null
   sleep 5   # three rotations while stopped
   "$G" collect --host n1 --state-dir "$d/st" --file "$f" --brokers "$B" --topic "$topic" \
