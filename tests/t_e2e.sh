@@ -64,9 +64,13 @@ count() {   # $1 data stream kind [$2 cluster URL, default OpenSearch]
 "$G" detect --brokers "$BROKERS" --group "g1$ID" --topics "$MT,$ET" --es http://127.0.0.1:1 \
   --es-namespace "$NS" --index-metrics --output /dev/null > "$tmp/detect.crash.out" 2>&1 &
 dpid=$!
-sleep 8
+# killed 3 s (three commit ticks) after its first failed bulk request (it
+# has consumed and tried to store), however long its start and group join
+# take (up to 60 s): not a fixed 8 s after its start
+wait_for 600 grep -qs "bulk request failed" "$tmp/detect.crash.out"; rc=$?
+sleep 3
 kill -9 "$dpid" 2>/dev/null; wait "$dpid" 2>/dev/null
-grep -q "bulk request failed" "$tmp/detect.crash.out"; check "a detect whose bulk requests fail (no cluster) was killed after 8 s" $?
+check "a detect whose bulk requests fail (no cluster) was killed 3 s after its first failed bulk request" $rc
 detect "g1$ID" "$tmp/records1.ndjson"; check "gpulog detect --once --es, same group (g1$ID), cluster reachable" $?
 consumed=$(sed -n 's/.*consumed \([0-9]*\) messages.*/\1/p' "$tmp/detect.g1$ID.out")
 [ "$consumed" = "$((nmetrics + nxid))" ]; check "it consumed all $consumed messages again: nothing was committed for them" $?
@@ -165,7 +169,7 @@ timeout 180 "$G" detect --once --brokers "$BROKERS" --group "g4$ID" --topics "$M
   --index-metrics --es-batch-age-ms 200 --es-batch-bytes 16k --es-max-pending-bytes 32k --output "$tmp/records4.ndjson" \
   -X session.timeout.ms=6000 -X heartbeat.interval.ms=500 > "$tmp/detect.g4.out" 2>&1 &
 dpid=$!
-wait_for 100 grep -q "partitions paused" "$tmp/detect.g4.out"
+wait_for 600 grep -q "partitions paused" "$tmp/detect.g4.out"
 gpid=$(pgrep -P "$dpid" | head -n 1)   # gpulog itself, under timeout(1)
 kill -STOP "$gpid"; sleep 10; kill -CONT "$gpid"
 wait "$dpid"; rc=$?
