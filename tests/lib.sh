@@ -161,6 +161,18 @@ PYEOF
   tail -n +1401 "$tmp/keyed" > "$tmp/part2"
 }
 
+# group_committed GROUP TOPIC N: the offsets GROUP committed at the broker
+# for the partitions of TOPIC add up to N or more (the first N messages of a
+# fresh topic consumed, settled and committed): a condition to wait for
+# (wait_for) where a test used to sleep while detect worked; asked of the
+# broker, as a member's own lag gauge counts the commit it only requested.
+group_committed() {
+  local np n
+  np=$(kcat -b "$B" -L -t "$2" 2>/dev/null | grep -c "partition [0-9]*, leader")
+  n=$("$PY" tests/tools/kafka_admin.py "$B" --committed "$1" "$2" "${np:-0}" 2>/dev/null)
+  [ "${n:-0}" -ge "$3" ] 2>/dev/null
+}
+
 # consume TOPIC: "key<TAB>value" lines of the whole topic on stdout
 consume() { timeout 60 kcat -b "$B" -C -t "$1" -e -q -f '%k\t%s\n' 2>/dev/null; }
 # count_distinct_fb TOPIC: distinct gpu.memory.framebuffer.used_size values delivered

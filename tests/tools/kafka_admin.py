@@ -5,6 +5,7 @@ cannot make (python3 stdlib only, one broker):
     kafka_admin.py HOST:PORT TOPIC PARTITIONS [key=value ...]
     kafka_admin.py HOST:PORT --delete TOPIC...
     kafka_admin.py HOST:PORT --members GROUP
+    kafka_admin.py HOST:PORT --committed GROUP TOPIC PARTITIONS
 
 The first creates a topic with that many partitions (the broker
 auto-creates them with its num.partitions, 3 for the tests' broker):
@@ -12,7 +13,10 @@ CreateTopics v2, replication factor 1, the key=value pairs as topic
 configs. --delete deletes topics (a test that writes much deletes its own
 at exit): DeleteTopics v1. --members prints the group's state and then its
 members' ids, one a line, sorted (DescribeGroups v1; a member that left and
-joined again has a new id). Exit 0 when the broker did it, 1 with the
+joined again has a new id). --committed prints the sum of the group's
+offsets committed at the broker for partitions 0..PARTITIONS-1 of TOPIC
+(none counts 0; OffsetFetch v1): what a process that reports a commit it
+only requested cannot tell. Exit 0 when the broker did it, 1 with the
 broker's error otherwise, 2 for usage."""
 import socket
 import struct
@@ -91,7 +95,32 @@ def members(hostport, group):
     return 0
 
 
+def committed(hostport, group, topic, nparts):
+    """OffsetFetch v1: group, [topic, [partition]]; answers [topic, [partition, offset, metadata, error]]."""
+    body = kstr(group) + struct.pack(">i", 1) + kstr(topic) + struct.pack(">i", nparts)
+    body += b"".join(struct.pack(">i", i) for i in range(nparts))
+    r = call(hostport, 9, 1, body)
+    total, p = 0, 4
+    for _ in range(struct.unpack(">i", r[0:4])[0]):
+        _, p = rstr(r, p)
+        count = struct.unpack(">i", r[p:p + 4])[0]
+        p += 4
+        for _ in range(count):
+            part, off = struct.unpack(">iq", r[p:p + 12])
+            _, p = rstr(r, p + 12)
+            err = struct.unpack(">h", r[p:p + 2])[0]
+            p += 2
+            if err:
+                sys.stderr.write("kafka_admin: committed %s[%d]: error %d\n" % (topic, part, err))
+                return 1
+            total += max(off, 0)
+    print(total)
+    return 0
+
+
 def main(argv):
+    if len(argv) == 6 and argv[2] == "--committed":
+        return committed(argv[1], argv[3], argv[4], int(argv[5]))
     if len(argv) >= 4 and argv[2] == "--delete":
         return delete(argv[1], argv[3:])
     if len(argv) == 4 and argv[2] == "--members":
