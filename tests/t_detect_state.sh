@@ -38,7 +38,11 @@ member "$tmp/a.ndjson" "$tmp/a.err"; pa=$!
 wait_for 300 has_rec "$tmp/a.ndjson" start; check "the first member opens the gpu.temp.high episode" $? "$(tail -3 "$tmp/a.err")"
 has_snapshot() { [ -n "$(kcat -b "$B" -C -t "$ST" -e -q -f '%k\n' 2>/dev/null)" ]; }
 wait_for 100 has_snapshot; check "it writes snapshots to the state topic" $? "$(tail -3 "$tmp/a.err")"
-sleep 2   # everything consumed is committed and in a snapshot
+# everything consumed is committed at the broker (all 1400 events of part 1),
+# then in a snapshot (written at most --snapshot-interval 1 s after the commit)
+wait_for 600 group_committed "$group" "$topic" "$(wc -l < "$tmp/part1")"
+check "the first member consumed and committed the first 700 s (at the broker)" $? "$(tail -3 "$tmp/a.err")"
+sleep 1.5
 kill -9 "$pa"; wait "$pa" 2>/dev/null
 kcat -b "$B" -P -t "$topic" -K '\t' -l "$tmp/part2" 2>> "$tmp/kcat.err"; check "produce the rest after SIGKILL" $?
 
