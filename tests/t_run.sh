@@ -173,12 +173,14 @@ if command -v script > /dev/null; then
   grep -q "OPEN" "$tmp/tty" && grep -q "CLEAR" "$tmp/tty" && grep -q -- "-- summary --" "$tmp/tty" &&
     grep -q "GPU 3" "$tmp/tty" && ! grep -q '"event.kind"' "$tmp/tty"
   check "terminal view: anomalies, GPU status lines and a summary, no JSON" $? "$(tail -5 "$tmp/tty")"
-  # incidents apart from the rules and first in the summary (not counted as a rule)
+  # incidents apart from the rules and first in the summary (not counted as a rule);
+  # grep -c, not grep -q, after tail: grep -q stops reading at its match and
+  # tail's next write (past 4 KB) then dies of SIGPIPE, which pipefail counts
   ninc=$(grep -c '"event.type":"start","rule.id":"gpu.incident"' "$tmp/out.ndjson")
   sed 's/\x1b\[[0-9;]*m//g' "$tmp/tty" > "$tmp/tty.txt"
   [ "$(grep -cE "INCIDENT {2,}risk" "$tmp/tty.txt")" = "$ninc" ] && [ "$ninc" -gt 0 ] &&
     awk '/-- incidents --/ && !i {i=NR} /-- summary --/ {s=NR} END {exit !(i && s && i < s)}' "$tmp/tty.txt" &&
-    tail -40 "$tmp/tty.txt" | grep -q "^  $ninc incidents" && ! grep -Eq '^  gpu\.incident +[0-9]' "$tmp/tty.txt"
+    [ "$(tail -40 "$tmp/tty.txt" | grep -c "^  $ninc incidents")" -gt 0 ] && ! grep -Eq '^  gpu\.incident +[0-9]' "$tmp/tty.txt"
   check "terminal view: $ninc incidents shown apart and listed first at the end" $? "$(tail -20 "$tmp/tty.txt")"
 else
   check "terminal view (script(1) missing)" 1
