@@ -127,7 +127,9 @@ kafka_setup() {
   KSTART=${COLLECT_KAFKA_START:-scripts/services.sh start-kafka}
   [ -n "${KAFKA_BROKERS:-}" ] || fail setup "KAFKA_BROKERS is unset: start the broker with scripts/services.sh up"
   B=$KAFKA_BROKERS
-  timeout 15 kcat -b "$B" -L -m 5 2>/dev/null | grep -q "broker " || fail setup "no Kafka broker answers at $B"
+  # grep -c reads all: grep -q would stop reading at the first broker line,
+  # kcat then fails on the closed pipe (exit 1) and pipefail fails the setup
+  [ "$(timeout 15 kcat -b "$B" -L -m 5 2>/dev/null | grep -c "broker ")" -gt 0 ] || fail setup "no Kafka broker answers at $B"
 }
 # opensearch_kafka_setup: OpenSearch ($OPENSEARCH_URL) and Kafka
 # ($KAFKA_BROKERS), from services/env.sh when unset, must answer, else the

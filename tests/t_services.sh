@@ -18,7 +18,7 @@ TAG="t$$-$(date +%s%N)"
 test_tmp t_services
 
 # ---- Kafka
-if timeout 15 kcat -b "$B" -L -m 5 2>"$tmp/kerr" | grep -q "broker .* at"; then
+if [ "$(timeout 15 kcat -b "$B" -L -m 5 2>"$tmp/kerr" | grep -c "broker .* at")" -gt 0 ]; then   # -c: reads all (see kafka_setup)
   ok "kafka metadata from $B"
 else
   bad "kafka metadata from $B" "$(head -c 300 "$tmp/kerr")"
