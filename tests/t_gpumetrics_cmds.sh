@@ -37,12 +37,12 @@ for mode in auto off; do
   port=$(port_of "$tmp/c.$mode.err") || { bad "collect ($mode) starts" "$(cat "$tmp/c.$mode.err")"; exec 7>&-; continue; }
   lab='{gpu="1",UUID="",device="nvidia1",modelName="",Hostname="c1"}'
   if [ "$mode" = auto ]; then
-    wait_for 50 has "$port" "DCGM_FI_DEV_GPU_TEMP$lab 46"
+    wait_for 300 has "$port" "DCGM_FI_DEV_GPU_TEMP$lab 46"
     check "collect: DCGM_FI_DEV_GPU_TEMP of GPU 1 is the newest line's (46)" $? "$(scrape "$port" | grep -E '^DCGM_FI_DEV_(GPU_TEMP|POWER)')"
     has "$port" "DCGM_FI_DEV_POWER_USAGE$lab 105"; check "collect: DCGM_FI_DEV_POWER_USAGE of GPU 1 is 105" $?
     has "$port" "gpulog_gpu_up$lab 1"; check "collect: gpulog_gpu_up 1" $? "$(scrape "$port" | grep gpu_up)"
   else
-    wait_for 50 has "$port" "gpulog_lines_read_total 14"
+    wait_for 300 has "$port" "gpulog_lines_read_total 14"
     n=$(scrape "$port" | grep -c '^DCGM_FI_DEV\|^gpulog_gpu_up')
     check_eq "collect with gpu_metrics off: no GPU table" "$n" 0
   fi
