@@ -102,7 +102,13 @@ cp "$CSV" "$tmp/argv.csv"
 pids+=($!); cpid=$!
 sleep 5 | "$GPULOG" run --es http://elastic:URL-S3CR3T@127.0.0.1:1 - >/dev/null 2>&1 &
 pids+=($!); rpid=$!
-sleep 0.5
+# each has started and scrubbed (the first thing main does) once its masked
+# form shows: waited for (up to 10 s), not a fixed 0.5 s, which a slow start
+# (sanitizer, loaded machine) can overrun; the checks below still fail if the
+# secret stays
+shows() { [[ "$(cmdline_of "$1")" == *"$2"* ]]; }
+wait_for 100 shows "$cpid" "sasl.password=*"
+wait_for 100 shows "$rpid" "http://elastic:*"
 cl=$(cmdline_of "$cpid")
 check "collect: -X sasl.password=... is not in /proc/PID/cmdline" \
   "$([[ "$cl" == *"sasl.password=*"* && "$cl" != *S3CR3T* && "$cl" == *"sasl.username=u"* ]]; echo $?)" "$cl"
