@@ -316,7 +316,7 @@ for cmd in $METRICS_CMDS; do
   printf '%s\n' '# gpu   pwr  temp    sm   mem' '# Idx     W     C     %     %' \
     '    0   111    83    25     7' '    1   111    84    18     5' >&7
   body=""; lines=0
-  for _ in $(seq 1 50); do
+  for _ in $(seq 1 300); do   # up to 30 s: ends as soon as the lines are counted
     body=$(curl -sf "http://127.0.0.1:$port/metrics") || body=""
     lines=$(sed -n 's/^gpulog_lines_read_total \([0-9]*\)$/\1/p' <<<"$body")
     case "$cmd" in run|collect) [ "${lines:-0}" -ge 4 ] && break ;; *) [ -n "$body" ] && break ;; esac
