@@ -66,7 +66,7 @@ static void note_incident(struct live *l, const struct event *rec, int start)
         in->open = 0;
         if (l->inc_open) l->inc_open--;
     }
-    fstr(rec, "host.name", in->host, sizeof in->host);
+    snprintf(in->host, sizeof in->host, "%s", rec->host ? rec->host : "");   /* a header field, not among the fields */
     fstr(rec, "event.start", in->start, sizeof in->start);
     fstr(rec, "anomaly.rules", in->rules, sizeof in->rules);
     double g = -1;

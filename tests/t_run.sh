@@ -180,8 +180,9 @@ if command -v script > /dev/null; then
   sed 's/\x1b\[[0-9;]*m//g' "$tmp/tty" > "$tmp/tty.txt"
   [ "$(grep -cE "INCIDENT {2,}risk" "$tmp/tty.txt")" = "$ninc" ] && [ "$ninc" -gt 0 ] &&
     awk '/-- incidents --/ && !i {i=NR} /-- summary --/ {s=NR} END {exit !(i && s && i < s)}' "$tmp/tty.txt" &&
-    [ "$(tail -40 "$tmp/tty.txt" | grep -c "^  $ninc incidents")" -gt 0 ] && ! grep -Eq '^  gpu\.incident +[0-9]' "$tmp/tty.txt"
-  check "terminal view: $ninc incidents shown apart and listed first at the end" $? "$(tail -20 "$tmp/tty.txt")"
+    [ "$(tail -40 "$tmp/tty.txt" | grep -c "^  $ninc incidents")" -gt 0 ] && ! grep -Eq '^  gpu\.incident +[0-9]' "$tmp/tty.txt" &&
+    grep -Eq '^  tr-7 +GPU [0-9]+ +since' "$tmp/tty.txt" && ! grep -Eq '^ +GPU -?[0-9]+ +since' "$tmp/tty.txt"
+  check "terminal view: $ninc incidents shown apart, listed first at the end, each with its host" $? "$(tail -20 "$tmp/tty.txt")"
 else
   check "terminal view (script(1) missing)" 1
 fi
