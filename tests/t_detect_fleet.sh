@@ -101,15 +101,19 @@ lag_of() {
   curl -s -m 2 "http://127.0.0.1:$(port_of "$tmp/$1.err")/metrics" | awk '/^gpulog_consumer_lag_messages / {print $2}'
 }
 caught_up() { local m; for m in "${live[@]}"; do [ "$(lag_of "$m")" = 0 ] || return 1; done; }
-settle() {   # all consumed and committed (the lag gauge is refreshed every 2 s); $1 = snap: snapshots written (every 1 s)
-  sleep 2.5; wait_for 900 caught_up || return 1
-  [ "${1:-}" != snap ] || sleep 1.5
+settle() {   # $1 messages produced so far: both groups committed them at the broker (asked of it: a
+  # member's lag gauge reads 0 before its first refresh and counts a commit once requested), and
+  # every live member's gauge (refreshed every 2 s) reads 0; $2 = snap: snapshots written (every 1 s)
+  wait_for 900 group_committed "gpulog-fleet-s-$ID" "$topic" "$1" || return 1
+  wait_for 900 group_committed "gpulog-fleet-c-$ID" "$topic" "$1" || return 1
+  wait_for 900 caught_up || return 1
+  [ "${2:-}" != snap ] || sleep 1.5
 }
 for m in "${live[@]}"; do member "${m:0:1}" "${m:1}"; done
 wait_for 300 all_held; check "two groups of 3 members share the $NPART partitions" $? "$(for m in "${live[@]}"; do echo "$m $(held "$m")"; done)"
 sleep 1   # a late joiner's rebalance ends (no partition may move while part 1 is read: its new owner would start cold)
 produce 1; check "produce part 1 ($T1 s, $(( T1 * 2000 )) samples)" $? "$(cat "$tmp/kcat.err")"
-settle snap; check "part 1 consumed and committed by both groups" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
+settle $((T1 * 2000)) snap; check "part 1 consumed and committed by both groups" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
 
 # SIGKILL one member of each group; the others take its partitions
 for g in s c; do
@@ -122,7 +126,7 @@ t0=$(date +%s%N); live=(s2 s3 c2 c3)
 wait_for 600 all_held; rc=$?; kill_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "SIGKILL: the survivors hold all partitions again after ${kill_ms} ms (moved: S $(paste -sd, "$tmp/s.moved"), C $(paste -sd, "$tmp/c.moved"))" $rc
 produce 2; check "produce part 2 ($(( (T2 - T1) * 2000 )) samples, the faults)" $? "$(cat "$tmp/kcat.err")"
-settle; check "part 2 consumed and committed" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
+settle $((T2 * 2000)); check "part 2 consumed and committed" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
 
 # a member joins each group, then another stops cleanly
 member s 4; member c 4; t0=$(date +%s%N); live=(s2 s3 s4 c2 c3 c4)
@@ -135,7 +139,7 @@ live=(s3 s4 c3 c4)
 wait_for 600 all_held; rc=$?; term_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "SIGTERM: the others hold all partitions ${term_ms} ms after the signal" $rc
 produce 3; check "produce part 3" $? "$(cat "$tmp/kcat.err")"
-settle; check "part 3 consumed and committed" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
+settle $((T3 * 2000)); check "part 3 consumed and committed" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
 nrest=$(cat "$tmp"/s[0-9].err | grep -c "restored from its snapshot")
 [ "$nrest" -ge "$(wc -l < "$tmp/s.moved")" ]; check "S: partitions that moved were restored from their snapshots ($nrest restores)" $?
 echo "     rebalance: SIGKILL ${kill_ms} ms (session.timeout.ms 6000), join ${join_ms} ms, SIGTERM ${term_ms} ms"
