@@ -40,12 +40,13 @@ void lk_why(const struct det_out *o, const char *who, char *buf, size_t n)
              who, label, o->a[0], unit, o->a[1], unit, o->a[2], o->a[3]);
 }
 
-/* The resolution of x: the largest of 1, 0.1, ... 1e-6 that x is a whole
- * multiple of; 0 when none is. */
-static double lk_resolution(double x)
+/* The resolution of x at most `from` (1, 0.1, ... 1e-6: a resolution
+ * already seen): the largest of from, from/10, ... 1e-6 that x is a whole
+ * multiple of; 0 when none is. Starting from the series' resolution, an
+ * integer series costs one test a sample, not one per coarser power. */
+static double lk_resolution(double x, double from)
 {
-    double m = 1;
-    for (int k = 0; k <= 6; k++, m *= 10) {
+    for (double m = nearbyint(1 / from); m <= 1e6; m *= 10) {
         double y = x * m;
         if (fabs(y - nearbyint(y)) <= 1e-9 * (fabs(y) > 1 ? fabs(y) : 1)) return 1 / m;
     }
@@ -58,7 +59,7 @@ int lk_start(struct lk_st *st, double x)
     if (st->n) return 0;
     st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0;
     st->bias = 0; st->bmu = 0; st->bvar = 0; st->nm = 0; st->edge = 0;
-    st->rmean = 0; st->rsc = 0; st->rm2 = 0; st->rn = 0; st->rsign = 0; st->res = (float)lk_resolution(x);
+    st->rmean = 0; st->rsc = 0; st->rm2 = 0; st->rn = 0; st->rsign = 0; st->res = (float)lk_resolution(x, 1);
     st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0; st->calm = 0;
     st->n = 1; st->since = UINT32_MAX / 2;
     return 1;
@@ -170,8 +171,6 @@ static void lk_shift(const double *p, struct lk_st *st, const struct lk_err *k, 
     }
 }
 
-/* lk_core.h: judges j, teaches the plain predictor k, fills o (st and o are
- * the caller's). */
 /* One sample's learning (st is the caller's): the predictor from its own
  * error k (clipped but while warming up), the typical error, a change
  * point (lk_shift), and the long-run moments of the surprise s (sd their
@@ -214,6 +213,8 @@ static void lk_learn(const double *p, struct lk_st *st, const struct lk_err *k, 
     st->bvar = (1 - wl) * (st->bvar + wl * db * db);
 }
 
+/* lk_core.h: judges j, teaches the plain predictor k, fills o (st and o are
+ * the caller's). */
 int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *cx, const struct lk_err *k,
             const struct lk_err *j, struct det_out *o, det_why_fn why)
 {
@@ -221,7 +222,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     /* count data: a typical error that decayed below the data's resolution
      * (a run of zeros) made a single count a surprise (z of 10 for a 1
      * after 18 zeros): judged against at least a quarter of the resolution */
-    if (st->res > 0) { double r = lk_resolution(k->x); if (r < st->res) st->res = (float)r; }
+    if (st->res > 0) st->res = (float)lk_resolution(k->x, st->res);
     double jsc = j->sc < LK_RES_F * st->res ? LK_RES_F * st->res : j->sc;
     double z = fabs(j->err) / jsc;
     double s = log1p(z);
