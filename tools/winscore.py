@@ -212,18 +212,13 @@ def eval_line(name, split, rows):
 
 
 def main(argv):
-    name, perds, hold_dirs, hunl_dirs, hold2_dirs = "generic", False, [], [], []
+    name, perds = "generic", False
+    dirs = {"--holdout": [], "--holdout2": [], "--holdout-unlabelled": []}   # options that may repeat
     while argv and argv[0].startswith("--") and argv[0] != "--":
         if argv[0] == "--name" and len(argv) > 1:
             name, argv = argv[1], argv[2:]
-        elif argv[0] == "--holdout" and len(argv) > 1:
-            hold_dirs.append(argv[1])
-            argv = argv[2:]
-        elif argv[0] == "--holdout2" and len(argv) > 1:
-            hold2_dirs.append(argv[1])
-            argv = argv[2:]
-        elif argv[0] == "--holdout-unlabelled" and len(argv) > 1:
-            hunl_dirs.append(argv[1])
+        elif argv[0] in dirs and len(argv) > 1:
+            dirs[argv[0]].append(argv[1])
             argv = argv[2:]
         elif argv[0] == "--per-dataset":
             perds, argv = True, argv[1:]
@@ -238,9 +233,8 @@ def main(argv):
     tune = [s for d in argv[:cut] for s in load_dir(d)]
     rep = [s for d in rest[:cut2] for s in load_dir(d)]
     unl = [s for d in rest[cut2 + 1:] for s in load_dir(d)]
-    hold = [s for d in hold_dirs for s in load_dir(d)]
-    hunl = [s for d in hunl_dirs for s in load_dir(d)]
-    hold2 = [s for d in hold2_dirs for s in load_dir(d)]
+    hold, hold2, hunl = ([s for d in dirs[o] for s in load_dir(d)]
+                         for o in ("--holdout", "--holdout2", "--holdout-unlabelled"))
     # the baseline's window and threshold, chosen on the tune split
     best = None
     for W in (32, 100, 300):
@@ -259,26 +253,23 @@ def main(argv):
     else:
         titles = ("tune split (may be looked at while tuning; the baseline's settings are chosen on it)",
                   "report split (not looked at while tuning)")
-    table(titles[0], tune)
-    if perds:
-        per_dataset(tune)
+    def split(title, series):   # a split's table (and rows per dataset): its rows
+        rows = table(title, series)
+        if perds:
+            per_dataset(series)
+        return rows
+    trows = split(titles[0], tune)
     if not rep:   # tuning: the report split stays unseen
-        eval_line(name, "tune", [("", summary(tune, "gpulog")), ("", summary(tune, "base"))])
+        eval_line(name, "tune", trows)
         return 0
-    rows = table(titles[1], rep)
-    if perds:
-        per_dataset(rep)
+    rows = split(titles[1], rep)
     if unl:
         false_alarms(unl)
+    fresh = "split (fresh: fixed before gpulog ran on it, never tuned on)"
     if hold2:
-        h2 = table("holdout2 split (fresh: fixed before gpulog ran on it, never tuned on)", hold2)
-        if perds:
-            per_dataset(hold2)
-        eval_line(name, "holdout2", h2)
+        eval_line(name, "holdout2", split("holdout2 " + fresh, hold2))
     if hold or hunl:
-        hrows = table("holdout split (fresh: fixed before gpulog ran on it, never tuned on)", hold)
-        if perds:
-            per_dataset(hold)
+        hrows = split("holdout " + fresh, hold)
         if hunl:
             false_alarms(hunl, "holdout unlabelled series (false alarms only, not in the holdout totals)")
         eval_line(name, "holdout", hrows)
