@@ -106,6 +106,14 @@ wait_for() {
   return 1
 }
 
+# started LOG: the process logging to LOG has logged msg=started (its
+# start-up is over): a condition to wait for (wait_for) before the work a
+# test times or races against it begins.
+started() { grep -qs "msg=started" "$1"; }
+# ckpt_moved STATE_DIR: a collector's first file checkpoint in STATE_DIR has
+# moved past 0 (lines delivered): it is mid-stream, however slow its start.
+ckpt_moved() { [ "$(sed -n 's/^offset=//p' "$1"/ckpt-file-* 2>/dev/null | head -n 1)" -gt 0 ] 2>/dev/null; }
+
 # lines_at_least FILE N: FILE has N lines or more (a missing file has none).
 lines_at_least() { [ "$({ wc -l < "$1"; } 2>/dev/null || echo 0)" -ge "$2" ]; }
 

@@ -161,7 +161,7 @@ topic=t-collect-noack-$RUN
 cpid=$!; pids+=("$cpid")
 # the signal must come after start-up (signal handlers, the file read and
 # queued), however slow the start (sanitizer build, loaded machine)
-wait_for 600 grep -qs "msg=started" "$tmp/c6.err"
+wait_for 600 started "$tmp/c6.err"
 sleep 1
 t0=$(date +%s); kill -TERM "$cpid"; wait "$cpid"; rc=$?; took=$(( $(date +%s) - t0 ))
 off=$(sed -n 's/^offset=//p' "$tmp"/st6/ckpt-file-* 2>/dev/null | head -n 1)
@@ -200,7 +200,7 @@ python3 "$tmp/writer.py" "$f2" 0 0 header
 "$G" collect --host n1 --state-dir "$tmp/st2" --file "$f2" --brokers "$B" --topic "$topic" \
    --stats-interval 0 2>"$tmp/c2.err" &
 cpid=$!; pids+=("$cpid")
-wait_for 600 grep -qs "msg=started" "$tmp/c2.err" || bad rotation_collector_started "no msg=started in 60 s: $(tail -n 2 "$tmp/c2.err")"
+wait_for 600 started "$tmp/c2.err" || bad rotation_collector_started "no msg=started in 60 s: $(tail -n 2 "$tmp/c2.err")"
 python3 "$tmp/writer.py" "$f2" 5000 1000 rotate
 n=$(wait_distinct "$topic" 5000 40)
 kill -TERM "$cpid"; wait "$cpid"; rc=$?
@@ -223,8 +223,7 @@ wpid=$!; pids+=("$wpid")
 cpid=$!; pids+=("$cpid")
 # killed mid-stream: once its first checkpoint moved (lines delivered), while
 # the writer still writes (4 s), whatever the start-up took
-ckpt_moved() { [ "$(sed -n 's/^offset=//p' "$tmp"/st3/ckpt-file-* 2>/dev/null | head -n 1)" -gt 0 ] 2>/dev/null; }
-wait_for 600 ckpt_moved || bad sigkill_checkpoint_moved "no checkpoint in 60 s: $(tail -n 2 "$tmp/c3a.err")"
+wait_for 600 ckpt_moved "$tmp/st3" || bad sigkill_checkpoint_moved "no checkpoint in 60 s: $(tail -n 2 "$tmp/c3a.err")"
 kill -9 "$cpid"; wait "$cpid" 2>/dev/null
 "$G" collect --host n1 --state-dir "$tmp/st3" --file "$f3" --brokers "$B" --topic "$topic" --stats-interval 0 2>"$tmp/c3b.err" &
 cpid=$!; pids+=("$cpid")

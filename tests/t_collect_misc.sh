@@ -20,7 +20,7 @@ check_idle() {   # $1 name, rest: collect arguments
   "$GPULOG" collect "$@" --state-dir "$tmp/st-$name" --output /dev/null 2>"$tmp/$name.err" &
   local pid=$!
   # measured from after its start-up (its CPU is no idling), however slow
-  wait_for 300 grep -qs "msg=started" "$tmp/$name.err"
+  wait_for 300 started "$tmp/$name.err"
   sleep 1
   local t0 t1
   t0=$(awk '{print $14+$15}' /proc/$pid/stat 2>/dev/null || echo 0)

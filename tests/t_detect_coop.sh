@@ -66,7 +66,7 @@ member "$tmp/b.err"
 # timed from B's msg=started (logged once it subscribed: its join has begun),
 # not from its launch: the process start (slow under the sanitizer on a
 # loaded machine) is no part of the rebalance
-wait_for 600 grep -qs "msg=started" "$tmp/b.err"
+wait_for 600 started "$tmp/b.err"
 t0=$(date +%s%N)
 wait_for 300 grep -q ": assigned " "$tmp/b.err"; rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))

@@ -100,7 +100,7 @@ python3 "$tmp/writer.py" "$f" 0 0 0 0 20 r
 "$G" collect --host n1 --state-dir "$tmp/st-out" --file "$f" --brokers "$B" --topic "$topic" \
    --stats-interval 0 -X queue.buffering.max.messages=1000 2>"$tmp/out.err" &
 cpid=$!; pids+=("$cpid")
-wait_for 600 grep -qs "msg=started" "$tmp/out.err" || bad outage_collector_started "no msg=started in 60 s"
+wait_for 600 started "$tmp/out.err" || bad outage_collector_started "no msg=started in 60 s"
 python3 "$tmp/writer.py" "$f" 0 "$N" 500 2 20 r &
 wpid=$!; pids+=("$wpid")
 sleep 2
@@ -130,12 +130,11 @@ chain_kill() {   # name plan
   "$G" collect --host n1 --state-dir "$d/st" --file "$f" --brokers "$B" --topic "$topic" \
      --stats-interval 0 2>"$d/c1.err" &
   local cpid=$!; pids+=("$cpid")
-  wait_for 600 grep -qs "msg=started" "$d/c1.err" || bad "${name}_collector_started" "no msg=started in 60 s"
+  wait_for 600 started "$d/c1.err" || bad "${name}_collector_started" "no msg=started in 60 s"
   python3 "$tmp/writer.py" "$f" 0 "$N" 500 1.5 20 "$plan" &
   local wpid=$!; pids+=("$wpid")
   sleep 2.5
-  ckpt_moved() { [ "$(sed -n 's/^offset=//p' "$d"/st/ckpt-file-* 2>/dev/null | head -n 1)" -gt 0 ] 2>/dev/null; }
-  wait_for 600 ckpt_moved || bad "${name}_checkpoint_moved" "no checkpoint in 60 s"
+  wait_for 600 ckpt_moved "$d/st" || bad "${name}_checkpoint_moved" "no checkpoint in 60 s"
   kill -9 "$cpid"; wait "$cpid" 2>/dev/null
   sleep 5   # three rotations while stopped
   "$G" collect --host n1 --state-dir "$d/st" --file "$f" --brokers "$B" --topic "$topic" \
