@@ -18,7 +18,7 @@
 
 #include "detector.h"
 
-/* State of the plain predictor and of the surprise distribution (128 bytes). */
+/* State of the plain predictor and of the surprise distribution (144 bytes). */
 struct lk_st {
     double level, trend, scale;   /* predictor and typical absolute error */
     double mu, var;               /* long-run moments of the surprise */
@@ -31,6 +31,7 @@ struct lk_st {
     float per, peak, exmax;       /* recurring excursions: their period (samples), typical peak score, this one's peak */
     float rsc, rm2;               /* the typical error before that run began; the run's sum of squared deviations from its mean */
     float res;                    /* the data's resolution (1: integers, 0.1: one decimal, ...; 0: finer than 1e-6 or none) */
+    float pr, pm, pv, pk;         /* peaks of the deviate over its 1 % point: their rate, the mean and variance of their excess, their count */
     uint8_t reg, exc;             /* excursions on schedule in a row; 1 while in one on schedule, 2 off it */
     uint8_t calm;                 /* samples in a row after the last anomalous verdict with the short surprise within a deviation of its long-run mean */
     uint8_t rn;                   /* length of that run */
@@ -49,8 +50,9 @@ struct lk_st {
     { "clip", 4, "errors beyond this many typical errors update the predictor as this many" }, \
     { "quiet", 30, "samples after an anomalous verdict before a new episode may open (fewer once the series is explained as usual for `short` samples)" }, \
     { "direction", 0, "+1 only high, -1 only low, 0 both" }, \
-    { "drift", 32, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" }
-enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK__COUNT };
+    { "drift", 32, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" }, \
+    { "peaks", 100, "peaks of the deviate over its 1 % point before their own tail (generalised Pareto) may make verdicts rarer on a heavy-tailed series; also their memory (0 = off)" }
+enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK_PEAKS, LK__COUNT };
 
 /* A prediction of one sample: value, prediction, error, typical error, and
  * the error whose slow average reveals a drift (derr: the error itself for

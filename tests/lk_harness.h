@@ -26,26 +26,36 @@ static inline double gauss(uint64_t *st)
 
 static const char *LK_PROFILE = "{\"rules\":[{\"id\":\"lk\",\"detector\":\"likelihood\",\"metric\":\"m\",\"for\":1,\"clear\":5}]}";
 
-/* Episode starts of rule lk (LK_PROFILE) on the values v[0..n) one minute
- * apart, from sample `from` on: their count, the first `max` sample indices
- * in at[] (-1 where none). */
-static inline int lk_run(const double *v, int n, int from, int *at, int max)
+/* Episode starts of rule lk of profile json (LK_PROFILE: its defaults) on
+ * the values v[0..n) one minute apart, from sample `from` on: their count
+ * (all of them: the capture starts afresh at sample `from`), the first
+ * `max` sample indices in at[] (-1 where none; among the first 64 records
+ * from there). */
+static inline int lk_run_prof(const char *json, const double *v, int n, int from, int *at, int max)
 {
     for (int i = 0; i < max; i++) at[i] = -1;
-    struct profile *p = prof_of(LK_PROFILE);
+    struct profile *p = prof_of(json);
     if (!p) return -1;
     struct cap c;
     struct engine *e = cap_engine(&c, p);
-    for (int i = 0; i < n; i++) sample(e, "h", -1, i * 60, "m", v[i], NULL);
-    int k = 0;
-    for (int i = 0; i < c.nrec; i++) {
-        int ix = (int)((c.start_field[i] - T0) / 60000);
-        if (strcmp(c.type[i], "start") || ix < from) continue;
-        if (k < max) at[k] = ix;
-        k++;
+    for (int i = 0; i < n; i++) {
+        if (i == from) { c.nrec = 0; c.n[0] = c.n[1] = c.n[2] = 0; }
+        sample(e, "h", -1, i * 60, "m", v[i], NULL);
     }
+    int j = 0;
+    for (int i = 0; i < c.nrec && j < max; i++) {
+        int ix = (int)((c.start_field[i] - T0) / 60000);
+        if (!strcmp(c.type[i], "start") && ix >= from) at[j++] = ix;
+    }
+    int k = c.n[0];
     cap_done(e, p, &c);
     return k;
+}
+
+/* lk_run_prof with the likelihood detector's defaults. */
+static inline int lk_run(const double *v, int n, int from, int *at, int max)
+{
+    return lk_run_prof(LK_PROFILE, v, n, from, at, max);
 }
 
 #endif
