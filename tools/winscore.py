@@ -34,8 +34,12 @@ false alarms only and are not part of either split's totals.
 split, scored and printed after the report split with the same baseline
 settings (chosen on the tune split): a fresh hold-out that nobody tunes on.
 --holdout2 DIR (may repeat) adds a second such split, printed before it.
+--tune-unlabelled DIR (may repeat): unlabelled series of the tune split,
+scored for false alarms only and printed after its table (also when
+tuning); they may be looked at while tuning.
 
-usage: winscore.py [--name NAME] [--per-dataset] [--holdout DIR]... [--holdout-unlabelled DIR]... [--holdout2 DIR]...
+usage: winscore.py [--name NAME] [--per-dataset] [--tune-unlabelled DIR]... [--holdout DIR]... [--holdout-unlabelled DIR]...
+                   [--holdout2 DIR]...
                    TUNE_DIR... -- [REPORT_DIR... [-- UNLABELLED_DIR...]]
 (no REPORT_DIR: the tune split only, for tuning)
 Last line: "eval-NAME: report split: gpulog window score A, F1 B; baseline window score C, F1 D"
@@ -213,7 +217,7 @@ def eval_line(name, split, rows):
 
 def main(argv):
     name, perds = "generic", False
-    dirs = {"--holdout": [], "--holdout2": [], "--holdout-unlabelled": []}   # options that may repeat
+    dirs = {"--holdout": [], "--holdout2": [], "--holdout-unlabelled": [], "--tune-unlabelled": []}   # options that may repeat
     while argv and argv[0].startswith("--") and argv[0] != "--":
         if argv[0] == "--name" and len(argv) > 1:
             name, argv = argv[1], argv[2:]
@@ -233,8 +237,8 @@ def main(argv):
     tune = [s for d in argv[:cut] for s in load_dir(d)]
     rep = [s for d in rest[:cut2] for s in load_dir(d)]
     unl = [s for d in rest[cut2 + 1:] for s in load_dir(d)]
-    hold, hold2, hunl = ([s for d in dirs[o] for s in load_dir(d)]
-                         for o in ("--holdout", "--holdout2", "--holdout-unlabelled"))
+    hold, hold2, hunl, tunl = ([s for d in dirs[o] for s in load_dir(d)]
+                               for o in ("--holdout", "--holdout2", "--holdout-unlabelled", "--tune-unlabelled"))
     # the baseline's window and threshold, chosen on the tune split
     best = None
     for W in (32, 100, 300):
@@ -245,7 +249,7 @@ def main(argv):
             if best is None or sc > best[0]:
                 best = (sc, W, thr)
     _, W, thr = best
-    for s in tune + rep + unl + hold + hunl + hold2:
+    for s in tune + rep + unl + hold + hunl + hold2 + tunl:
         s["base"] = baseline(s["ts"], s["vs"], W, thr)
     print("baseline rolling Gaussian: window %d samples, tail threshold %g (best window score on the tune split)" % (W, thr))
     if name == "generic":
@@ -259,6 +263,8 @@ def main(argv):
             per_dataset(series)
         return rows
     trows = split(titles[0], tune)
+    if tunl:
+        false_alarms(tunl, "tune unlabelled series (false alarms only, may be looked at while tuning; not in the totals)")
     if not rep:   # tuning: the report split stays unseen
         eval_line(name, "tune", trows)
         return 0
