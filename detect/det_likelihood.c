@@ -14,7 +14,7 @@
  * usual for `short` samples (the incident is over). The warm-up counts from the series' first movement,
  * a distribution learnt from few samples is read as Student's t, and
  * excursions that recur on schedule (heartbeats) are normal (lk_recurring).
- * O(1) time and 144 bytes of state per series; no window. A slow average of
+ * O(1) time and 160 bytes of state per series; no window. A slow average of
  * the signed error, judged the same way, reveals a drift that the predictor
  * follows too closely to leave a large error (`drift`). The machinery is
  * lk_core.h's, shared with the seasonal detector (det_seasonal.c). */
@@ -68,7 +68,7 @@ int lk_start(struct lk_st *st, double x)
     st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0;
     st->bias = 0; st->bmu = 0; st->bvar = 0; st->nm = 0; st->edge = 0;
     st->rmean = 0; st->rsc = 0; st->rm2 = 0; st->rn = 0; st->rsign = 0; st->res = (float)lk_resolution(x, 1);
-    st->pr = 0; st->pm = 0; st->pv = 0; st->pk = 0; st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0; st->calm = 0;
+    memset(&st->ps, 0, sizeof st->ps); memset(&st->pd, 0, sizeof st->pd); st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0; st->calm = 0;
     st->n = 1; st->since = UINT32_MAX / 2;
     return 1;
 }
@@ -81,6 +81,13 @@ double lk_scale_floor(double scale, double level)
     return scale > floor_sc ? scale : floor_sc;
 }
 
+/* Peaks read back from a snapshot are usable (a rate in [0, 1], the rest
+ * not negative, nothing NaN). */
+static int lk_peaks_ok(const struct lk_peaks *pk)
+{
+    return pk->rate >= 0 && pk->rate <= 1 && pk->mean >= 0 && pk->var >= 0 && pk->n >= 0;
+}
+
 /* lk_core.h: the plain predictor's view of x (st is the caller's). */
 int lk_predict(const struct lk_st *st, double x, struct lk_err *k)
 {
@@ -91,7 +98,7 @@ int lk_predict(const struct lk_st *st, double x, struct lk_err *k)
     if (!isfinite(k->err) || !isfinite(st->var) || !isfinite(st->bvar)) return 0;
     /* a resolution or peaks read back from a snapshot out of range: start over */
     if (!(st->res >= 0 && st->res <= 1)) return 0;
-    if (!(st->pr >= 0 && st->pr <= 1 && st->pm >= 0 && st->pv >= 0 && st->pk >= 0)) return 0;
+    if (!lk_peaks_ok(&st->ps) || !lk_peaks_ok(&st->pd)) return 0;
     k->sc = lk_scale_floor(st->scale, st->level);
     if (k->sc < LK_RES_F * st->res) k->sc = LK_RES_F * st->res;
     k->derr = k->err;
@@ -112,48 +119,49 @@ static double lk_tail(double zz, double m)
     return 0.5 * erfc(zz / M_SQRT2);
 }
 
-/* Heavy tails (st's): the Gaussian reading of the deviate zz is
- * calibrated for a series whose surprise is near normal; many real series
- * (hourly traffic, bike rentals, air quality) have surprises with a much
- * heavier tail, and their deviates pass the 1 % point 3 to 9 times as
- * often as the Gaussian says, so a tail of 3e-4 alarmed dozens of times
- * more often than it promised. As peaks-over-threshold detectors do
- * (Siffer et al., KDD 2017, after Pickands 1975), the excesses of zz over
- * its 1 % point are fitted by a generalised Pareto distribution (by
- * moments: shape xi = (1 - m^2/v) / 2, scale m (m^2/v + 1) / 2, from the
- * excesses' mean m and variance v) and the tail beyond z0 is their rate
- * times its survival function. Once `peaks` of them were seen the tail is
- * the larger of the two: it only ever makes verdicts rarer, on a series
- * whose own peaks say its tail is heavier (a near-normal one has a
- * negative shape and keeps the Gaussian reading). O(1), 16 bytes. */
-static double lk_pot(const double *p, const struct lk_st *st, double zz, double tail)
+/* Heavy tails: the Gaussian reading of a deviate zz is calibrated for a
+ * series whose surprise is near normal; many real series (hourly traffic,
+ * bike rentals, air quality) have surprises with a much heavier tail, and
+ * their deviates pass the 1 % point 3 to 9 times as often as the Gaussian
+ * says, so a tail of 3e-4 alarmed dozens of times more often than it
+ * promised. As peaks-over-threshold detectors do (Siffer et al., KDD 2017,
+ * after Pickands 1975), the excesses of zz over its 1 % point are fitted
+ * by a generalised Pareto distribution (by moments: shape xi = (1 - m^2/v)
+ * / 2, scale m (m^2/v + 1) / 2, from the excesses' mean m and variance v)
+ * and the tail beyond z0 is their rate times its survival function. Once
+ * `peaks` of them were seen (pk's) the tail is the larger of the two: it
+ * only ever makes verdicts rarer, on a series whose own peaks say its tail
+ * is heavier (a near-normal one has a negative shape and keeps the
+ * Gaussian reading). Used for the short surprise and for the drift. O(1),
+ * 16 bytes a deviate. */
+static double lk_pot(const double *p, const struct lk_peaks *pk, double zz, double tail)
 {
-    if (p[LK_PEAKS] <= 0 || st->pk < p[LK_PEAKS] || zz <= LK_POT_Z0 || !(st->pm > 0)) return tail;
-    double m = st->pm, v = st->pv > 1e-9 ? st->pv : 1e-9, r = m * m / v;
+    if (p[LK_PEAKS] <= 0 || pk->n < p[LK_PEAKS] || zz <= LK_POT_Z0 || !(pk->mean > 0)) return tail;
+    double m = pk->mean, v = pk->var > 1e-9 ? pk->var : 1e-9, r = m * m / v;
     double xi = 0.5 * (1 - r), sg = 0.5 * m * (r + 1), y = zz - LK_POT_Z0, t;
-    if (fabs(xi) < 1e-6) t = st->pr * exp(-y / sg);
+    if (fabs(xi) < 1e-6) t = pk->rate * exp(-y / sg);
     else {
         double b = 1 + xi * y / sg;
-        t = b <= 0 ? 0 : st->pr * pow(b, -1 / xi);
+        t = b <= 0 ? 0 : pk->rate * pow(b, -1 / xi);
     }
     return t > tail ? t : tail;
 }
 
-/* One judged deviate into the peaks (st's): the rate of peaks with the
- * memory of the long-run moments, their excess (winsorised at
- * LK_POT_CAP) with a memory of `peaks` peaks. */
-static void lk_pot_learn(const double *p, struct lk_st *st, double zz)
+/* One judged deviate zz into the peaks pk (st's): their rate with the
+ * memory of the long-run moments (nm: the samples they learnt), their
+ * excess (winsorised at LK_POT_CAP) with a memory of `peaks` peaks. */
+static void lk_pot_learn(const double *p, struct lk_peaks *pk, uint32_t nm, double zz)
 {
     if (p[LK_PEAKS] <= 0) return;
-    double wr = st->nm > 0 && st->nm < p[LK_LONG] ? 1.0 / st->nm : 1.0 / p[LK_LONG];
+    double wr = nm > 0 && nm < p[LK_LONG] ? 1.0 / nm : 1.0 / p[LK_LONG];
     int peak = zz > LK_POT_Z0;
-    st->pr += (float)(wr * (peak - st->pr));
+    pk->rate += (float)(wr * (peak - pk->rate));
     if (!peak) return;
     double y = zz - LK_POT_Z0 < LK_POT_CAP ? zz - LK_POT_Z0 : LK_POT_CAP;
-    if (st->pk < 1e6f) st->pk += 1;
-    double wk = st->pk < p[LK_PEAKS] ? 1.0 / st->pk : 1.0 / p[LK_PEAKS], d = y - st->pm;
-    st->pm += (float)(wk * d);
-    st->pv = (float)((1 - wk) * (st->pv + wk * d * d));
+    if (pk->n < 1e6f) pk->n += 1;
+    double wk = pk->n < p[LK_PEAKS] ? 1.0 / pk->n : 1.0 / p[LK_PEAKS], d = y - pk->mean;
+    pk->mean += (float)(wk * d);
+    pk->var = (float)((1 - wk) * (pk->var + wk * d * d));
 }
 
 /* Recurring surprises (st's): a series whose excursions of the surprise
@@ -290,15 +298,16 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * samples varies by sqrt(1 + 1/m) and is Student-t distributed */
     double m = st->nm == 0 ? 1e6 : st->nm < p[LK_LONG] ? st->nm : p[LK_LONG];
     double zz = (st->shrt - st->mu) / (sd_short * sqrt(1 + 1 / m));
-    double tail = lk_pot(p, st, zz, lk_tail(zz, m));
+    double tail = lk_pot(p, &st->ps, zz, lk_tail(zz, m));
     /* drift: a slow average of the signed error strays from its long-run
      * mean (the predictor lags a ramp by a steady error) */
-    double dev = j->err, zs = det_clamp(j->derr / jsc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
+    double zb = -1, dev = j->err, zs = det_clamp(j->derr / jsc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
     if (wb > 0) {
         st->bias = st->n <= 2 ? zs : st->bias + wb * (zs - st->bias);
         double bsd = sqrt(st->bvar);
         if (bsd < 0.05) bsd = 0.05;
-        double tb = 2 * lk_tail(fabs(st->bias - st->bmu) / (bsd * sqrt(1 + 1 / m)), m);
+        zb = fabs(st->bias - st->bmu) / (bsd * sqrt(1 + 1 / m));
+        double tb = lk_pot(p, &st->pd, zb, 2 * lk_tail(zb, m));
         if (tb < tail) { tail = tb; dev = st->bias - st->bmu; }
     }
     /* ready after `learn` samples, with moments of at least learn/2 (or
@@ -306,7 +315,10 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * against the floor as it is) */
     int ready = st->n > p[LK_LEARN] && (st->nm == 0 || 2.0 * st->nm >= p[LK_LEARN]);
     lk_learn(p, st, k, ready, s, sd);
-    if (ready) lk_pot_learn(p, st, zz);
+    if (ready) {
+        lk_pot_learn(p, &st->ps, st->nm, zz);
+        if (zb >= 0) lk_pot_learn(p, &st->pd, st->nm, zb);
+    }
     if (st->n < UINT32_MAX) st->n++;
     if (st->since < UINT32_MAX / 2) st->since++;
     o->value = j->x; o->lo = j->pred - p[LK_CLIP] * jsc; o->hi = j->pred + p[LK_CLIP] * jsc;

@@ -119,24 +119,26 @@ TEST(likelihood_state_with_a_bad_resolution_starts_over)
 
 TEST(likelihood_state_with_bad_peaks_starts_over)
 {
-    /* the same for the peaks' rate (outside [0, 1]) and their excess
-     * statistics (negative, NaN): a tail from them would be nonsense */
+    /* the same for the peaks of either deviate (short surprise, drift):
+     * a rate outside [0, 1], a negative or NaN excess statistic or count
+     * would give a nonsense tail */
     struct rule_cfg rc;
     lk_defaults(&rc);
     struct det_out o;
     struct det_ctx cx;
     memset(&cx, 0, sizeof cx);
     cx.slot = -1;
-    for (int bad = 0; bad < 4; bad++) {
+    for (int bad = 0; bad < 8; bad++) {
         struct lk_st st;
         memset(&st, 0, sizeof st);
         uint64_t rs = 7;
-        for (int i = 0; i < 500; i++) { cx.v = 10 + gauss(&rs); det_likelihood.update(&rc, &st, &cx, &o); }
-        CHECK(st.pk >= 1 && st.pr > 0 && st.pr < 1);
-        if (bad == 0) st.pr = 1.5f;
-        if (bad == 1) st.pm = -1;
-        if (bad == 2) st.pv = NAN;
-        if (bad == 3) st.pk = -3;
+        for (int i = 0; i < 2000; i++) { cx.v = 10 + gauss(&rs); det_likelihood.update(&rc, &st, &cx, &o); }
+        struct lk_peaks *pk = bad < 4 ? &st.ps : &st.pd;
+        CHECK(pk->n >= 1 && pk->rate > 0 && pk->rate < 1);
+        if (bad % 4 == 0) pk->rate = 1.5f;
+        if (bad % 4 == 1) pk->mean = -1;
+        if (bad % 4 == 2) pk->var = NAN;
+        if (bad % 4 == 3) pk->n = -3;
         cx.v = 10;
         CHECK_EQ_INT(det_likelihood.update(&rc, &st, &cx, &o), DET_UNKNOWN);
         CHECK_EQ_INT((int)st.n, 0);
@@ -164,9 +166,11 @@ TEST(likelihood_heavy_tailed_noise_alarms_rarely_normal_noise_as_before)
 {
     /* a series whose surprises have a heavy tail passes the Gaussian's
      * 1 % point of the deviate several times as often: the tail of its own
-     * peaks (peaks over threshold) makes its verdicts rarer (225 episodes
+     * peaks (peaks over threshold) makes its verdicts rarer (206 episodes
      * on these three series against 309 under the Gaussian reading); on
-     * normal noise the Gaussian reading stays (the same 31 episodes) */
+     * normal noise about as before (27 against 31: the short surprise's
+     * deviate keeps its Gaussian reading, the drift's slow average is not
+     * quite normal either) */
     enum { N = 20000 };
     static double v[N];
     int at[1], heavy_pot = 0, heavy_gauss = 0, normal_pot = 0, normal_gauss = 0;
@@ -180,7 +184,7 @@ TEST(likelihood_heavy_tailed_noise_alarms_rarely_normal_noise_as_before)
     }
     printf("  episodes in 3 x %d samples: bursty %d (Gaussian reading %d), normal %d (%d)\n", N, heavy_pot, heavy_gauss, normal_pot, normal_gauss);
     CHECK(heavy_pot * 5 <= heavy_gauss * 4);
-    CHECK_EQ_INT(normal_pot, normal_gauss);
+    CHECK(normal_pot <= normal_gauss && normal_pot * 5 >= normal_gauss * 4);
     /* incidents on the bursty series are still seen: a step of 15 sd for
      * 20 samples at one of five places late in the series is caught within
      * 3 samples as often as under the Gaussian reading (a burst's episode
