@@ -121,7 +121,13 @@ start)
       -e "s#@PARTS@#$PARTS#g" "$HERE/server.properties.in" > "$RUN/server.properties")
   if [ ! -f "$RUN/data/meta.properties" ]; then   # first start: format the log dir
     STORAGE=$(find_class kafka.tools.StorageTool org.apache.kafka.tools.StorageTool)
-    CID=$(python3 -c 'import base64,uuid;print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+    # a cluster id as Kafka's Uuid.randomUuid makes it: base64url of 16 random bytes, never
+    # starting with '-' (kafka-storage's argument parser takes "-t -x..." for a missing value:
+    # one format in 64 failed, seen in CI)
+    CID=$(python3 -c 'import base64,uuid
+while True:
+    s = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    if not s.startswith("-"): print(s); break')
     java -Xmx128m -XX:TieredStopAtLevel=1 $LOGOPTS -cp "$LIB/*" "$STORAGE" format -t "$CID" \
         -c "$RUN/server.properties" -g \
         --add-scram "SCRAM-SHA-512=[name=$SASL_USER,password=$(cat "$TLS/$SASL_USER.password")]" \
