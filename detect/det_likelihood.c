@@ -68,7 +68,8 @@ int lk_start(struct lk_st *st, double x)
     st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0;
     st->bias = 0; st->bmu = 0; st->bvar = 0; st->nm = 0; st->edge = 0;
     st->rmean = 0; st->rsc = 0; st->rm2 = 0; st->rn = 0; st->rsign = 0; st->res = (float)lk_resolution(x, 1);
-    memset(&st->ps, 0, sizeof st->ps); memset(&st->pd, 0, sizeof st->pd); st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0; st->calm = 0;
+    st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0; st->calm = 0;
+    memset(&st->ps, 0, sizeof st->ps); memset(&st->pd, 0, sizeof st->pd);
     st->n = 1; st->since = UINT32_MAX / 2;
     return 1;
 }
@@ -81,8 +82,8 @@ double lk_scale_floor(double scale, double level)
     return scale > floor_sc ? scale : floor_sc;
 }
 
-/* Peaks read back from a snapshot are usable (a rate in [0, 1], the rest
- * not negative, nothing NaN). */
+/* Whether peaks pk (the caller's, read only) read back from a snapshot
+ * are usable: a rate in [0, 1], the rest not negative, nothing NaN. */
 static int lk_peaks_ok(const struct lk_peaks *pk)
 {
     return pk->rate >= 0 && pk->rate <= 1 && pk->mean >= 0 && pk->var >= 0 && pk->n >= 0;
@@ -119,7 +120,9 @@ static double lk_tail(double zz, double m)
     return 0.5 * erfc(zz / M_SQRT2);
 }
 
-/* Heavy tails: the Gaussian reading of a deviate zz is calibrated for a
+/* The tail of deviate zz given its Gaussian reading `tail` and its peaks
+ * pk (the caller's, read only).
+ * Heavy tails: the Gaussian reading of a deviate zz is calibrated for a
  * series whose surprise is near normal; many real series (hourly traffic,
  * bike rentals, air quality) have surprises with a much heavier tail, and
  * their deviates pass the 1 % point 3 to 9 times as often as the Gaussian
@@ -147,7 +150,7 @@ static double lk_pot(const double *p, const struct lk_peaks *pk, double zz, doub
     return t > tail ? t : tail;
 }
 
-/* One judged deviate zz into the peaks pk (st's): their rate with the
+/* One judged deviate zz into the peaks pk (the caller's): their rate with the
  * memory of the long-run moments (nm: the samples they learnt), their
  * excess (winsorised at LK_POT_CAP) with a memory of `peaks` peaks. */
 static void lk_pot_learn(const double *p, struct lk_peaks *pk, uint32_t nm, double zz)
