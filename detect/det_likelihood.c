@@ -82,6 +82,13 @@ double lk_scale_floor(double scale, double level)
     return scale > floor_sc ? scale : floor_sc;
 }
 
+/* The weight of a sample in the long-run statistics after nm samples
+ * learnt: their plain average up to `long` samples, then a moving one. */
+static double lk_wlong(const double *p, uint32_t nm)
+{
+    return nm > 0 && nm < p[LK_LONG] ? 1.0 / nm : 1.0 / p[LK_LONG];
+}
+
 /* Whether peaks pk (the caller's, read only) read back from a snapshot
  * are usable: a rate in [0, 1], the rest not negative, nothing NaN. */
 static int lk_peaks_ok(const struct lk_peaks *pk)
@@ -156,7 +163,7 @@ static double lk_pot(const double *p, const struct lk_peaks *pk, double zz, doub
 static void lk_pot_learn(const double *p, struct lk_peaks *pk, uint32_t nm, double zz)
 {
     if (p[LK_PEAKS] <= 0) return;
-    double wr = nm > 0 && nm < p[LK_LONG] ? 1.0 / nm : 1.0 / p[LK_LONG];
+    double wr = lk_wlong(p, nm);
     int peak = zz > LK_POT_Z0;
     pk->rate += (float)(wr * (peak - pk->rate));
     if (!peak) return;
@@ -263,7 +270,7 @@ static void lk_learn(const double *p, struct lk_st *st, const struct lk_err *k, 
      * the typical error of a constant start (its floor) every first
      * movement is a surprise of 20 and would set the long-run spread */
     if (moved && st->nm < UINT32_MAX) st->nm++;
-    double wl = !moved ? 0 : st->nm < p[LK_LONG] ? 1.0 / st->nm : 1.0 / p[LK_LONG];
+    double wl = !moved ? 0 : lk_wlong(p, st->nm);
     /* surprises beyond `clip` deviations teach the moments as that many
      * (winsorised, as the predictor's errors are clipped): one incident's
      * surprises of 20 deviations doubled the spread for thousands of

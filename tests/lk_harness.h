@@ -13,14 +13,18 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The next deterministic 64-bit number of xorshift64 state st (the caller's). */
+static inline uint64_t xorshift(uint64_t *st)
+{
+    *st ^= *st << 13; *st ^= *st >> 7; *st ^= *st << 17;
+    return *st;
+}
+
 /* Deterministic standard normal numbers (xorshift64 + Box-Muller; st is the caller's). */
 static inline double gauss(uint64_t *st)
 {
     double u[2];
-    for (int i = 0; i < 2; i++) {
-        *st ^= *st << 13; *st ^= *st >> 7; *st ^= *st << 17;
-        u[i] = ((double)(*st >> 11) + 0.5) / 9007199254740992.0;
-    }
+    for (int i = 0; i < 2; i++) u[i] = ((double)(xorshift(st) >> 11) + 0.5) / 9007199254740992.0;
     return sqrt(-2 * log(u[0])) * cos(2 * M_PI * u[1]);
 }
 

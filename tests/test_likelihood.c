@@ -153,8 +153,8 @@ static void noise(double *v, int n, uint64_t rs, int bursty)
     uint64_t u = rs * 7919 + 1;
     int b = 0;
     for (int i = 0; i < n; i++) {
-        u ^= u << 13; u ^= u >> 7; u ^= u << 17;
-        if (bursty && !b && u % 100 == 0) b = 3;
+        uint64_t r = xorshift(&u);   /* every sample, bursty or not: the same stream */
+        if (bursty && !b && r % 100 == 0) b = 3;
         v[i] = 100 + (b ? 5 : 1) * gauss(&rs);
         if (b) b--;
     }

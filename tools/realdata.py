@@ -332,19 +332,7 @@ def read_time_csv(csv_path, column, tfmt, sample=(0, 1, None)):
     """A CSV with the time in its first column (quotes allowed) -> (times,
     values of column); sample = (first row, step, first year) to keep; a
     series that starts before 1970 moves forward by whole years."""
-    tms, vs = [], []
-    with open(csv_path) as f:
-        head = [x.strip('"') for x in f.readline().strip().split(",")]
-        if column not in head:
-            raise ValueError("%s:1: no column %r" % (csv_path, column))
-        ci = head.index(column)
-        for ln, line in enumerate(f, 2):
-            p = [x.strip('"') for x in line.strip().split(",")]
-            try:
-                tms.append(time.strptime(p[0], tfmt))
-                vs.append(float(p[ci]))
-            except (ValueError, IndexError) as e:
-                raise ValueError("%s:%d: %s" % (csv_path, ln, e))
+    tms, vs = _table_rows(csv_path, None, tfmt, column, clean=False)
     first, step, year = sample
     keep = list(range(first, len(tms), step))
     if year is not None:
@@ -358,27 +346,37 @@ def read_table_csv(csv_path, tcols, tfmt, column, year=None):
     column), the time from the columns tcols joined by spaces; rows whose
     value is NA or whose time repeats the last one are dropped; rows before
     the year `year` (None: all) too; moved as epoch_times does."""
+    tms, vs = _table_rows(csv_path, tcols, tfmt, column, True, year)
+    return epoch_times(tms), vs
+
+
+def _table_rows(csv_path, tcols, tfmt, column, clean, year=None):
+    """The rows of a CSV (quotes allowed, no comma inside a field) ->
+    (struct_times, values of column): the time from the columns tcols joined
+    by spaces (None: the first column); clean: rows whose value is NA, whose
+    time repeats the last one or comes before the year `year` are dropped
+    (else an NA is an error like any bad value)."""
     tms, vs = [], []
     with open(csv_path) as f:
         head = [x.strip('"') for x in f.readline().strip().split(",")]
-        for c in tcols + (column,):
+        for c in (tcols or ()) + (column,):
             if c not in head:
                 raise ValueError("%s:1: no column %r" % (csv_path, c))
-        ti, ci = [head.index(c) for c in tcols], head.index(column)
+        ti, ci = [head.index(c) for c in tcols] if tcols else [0], head.index(column)
         for ln, line in enumerate(f, 2):
             p = [x.strip('"') for x in line.strip().split(",")]
             try:
-                if p[ci] == "NA":
+                if clean and p[ci] == "NA":
                     continue
                 t = time.strptime(" ".join(p[i] for i in ti), tfmt)
-                if (year is not None and t.tm_year < year) or (tms and t[:6] == tms[-1][:6]):
+                if clean and ((year is not None and t.tm_year < year) or (tms and t[:6] == tms[-1][:6])):
                     continue
                 v = float(p[ci])
             except (ValueError, IndexError) as e:
                 raise ValueError("%s:%d: %s" % (csv_path, ln, e))
             tms.append(t)
             vs.append(v)
-    return epoch_times(tms), vs
+    return tms, vs
 
 
 def epoch_times(tms):
