@@ -135,10 +135,13 @@ kafka_setup() {
   KSTART=${COLLECT_KAFKA_START:-scripts/services.sh start-kafka}
   [ -n "${KAFKA_BROKERS:-}" ] || fail setup "KAFKA_BROKERS is unset: start the broker with scripts/services.sh up"
   B=$KAFKA_BROKERS
-  # grep -c reads all: grep -q would stop reading at the first broker line,
-  # kcat then fails on the closed pipe (exit 1) and pipefail fails the setup
-  [ "$(timeout 15 kcat -b "$B" -L -m 5 2>/dev/null | grep -c "broker ")" -gt 0 ] || fail setup "no Kafka broker answers at $B"
+  kafka_answers -b "$B" || fail setup "no Kafka broker answers at $B"
 }
+# kafka_answers KCAT_ARGS...: a broker lists itself in the metadata kcat
+# gets with those arguments. grep -c reads all: grep -q would stop reading
+# at the first broker line, kcat then fails on the closed pipe (exit 1) and
+# pipefail fails the caller.
+kafka_answers() { [ "$(timeout 15 kcat "$@" -L -m 5 2>/dev/null | grep -c "broker ")" -gt 0 ]; }
 # opensearch_kafka_setup: OpenSearch ($OPENSEARCH_URL) and Kafka
 # ($KAFKA_BROKERS), from services/env.sh when unset, must answer, else the
 # test fails there; sets URL and B.
@@ -171,17 +174,14 @@ PYEOF
   tail -n +1401 "$tmp/keyed" > "$tmp/part2"
 }
 
-# group_committed GROUP TOPIC N: the offsets GROUP committed at the broker
-# for the partitions of TOPIC add up to N or more (the first N messages of a
-# fresh topic consumed, settled and committed): a condition to wait for
-# (wait_for) where a test used to sleep while detect worked; asked of the
-# broker, as a member's own lag gauge counts the commit it only requested.
-group_committed() {
-  local np n
-  np=$(kcat -b "$B" -L -t "$2" 2>/dev/null | grep -c "partition [0-9]*, leader")
-  n=$("$PY" tests/tools/kafka_admin.py "$B" --committed "$1" "$2" "${np:-0}" 2>/dev/null)
-  [ "${n:-0}" -ge "$3" ] 2>/dev/null
-}
+# committed_total GROUP TOPIC: the sum of the offsets GROUP committed at the
+# broker for the partitions of TOPIC (an error on stderr, nothing on stdout)
+committed_total() { "$PY" tests/tools/kafka_admin.py "$B" --committed "$1" "$2"; }
+# group_committed GROUP TOPIC N: they add up to N or more (the first N
+# messages of a fresh topic consumed, settled and committed): a condition to
+# wait for (wait_for) where a test used to sleep while detect worked; asked
+# of the broker, as a member's own lag gauge counts the commit it only requested.
+group_committed() { local n; n=$(committed_total "$1" "$2" 2>/dev/null); [ "${n:-0}" -ge "$3" ] 2>/dev/null; }
 
 # consume TOPIC: "key<TAB>value" lines of the whole topic on stdout
 consume() { timeout 60 kcat -b "$B" -C -t "$1" -e -q -f '%k\t%s\n' 2>/dev/null; }

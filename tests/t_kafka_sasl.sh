@@ -29,7 +29,7 @@ done
 [ -n "${KAFKA_SASL_BROKERS:-}" ] || fail setup "KAFKA_SASL_BROKERS is unset: the broker runs without its SASL_SSL listener (started before it existed?): scripts/services.sh stop-kafka && scripts/services.sh start-kafka"
 SB=$KAFKA_SASL_BROKERS
 KC=(-F "$KAFKA_SASL_CLIENT_CONF" -b "$SB")
-[ "$(timeout 15 kcat "${KC[@]}" -L -m 5 2>/dev/null | grep -c "broker ")" -gt 0 ] || fail setup "no SASL_SSL answer at $SB"   # -c: see kafka_setup
+kafka_answers "${KC[@]}" || fail setup "no SASL_SSL answer at $SB"
 PW=$(cat "$KAFKA_SASL_PASSWORD_FILE")
 run=$$-$RANDOM
 

@@ -5,7 +5,7 @@ cannot make (python3 stdlib only, one broker):
     kafka_admin.py HOST:PORT TOPIC PARTITIONS [key=value ...]
     kafka_admin.py HOST:PORT --delete TOPIC...
     kafka_admin.py HOST:PORT --members GROUP
-    kafka_admin.py HOST:PORT --committed GROUP TOPIC PARTITIONS
+    kafka_admin.py HOST:PORT --committed GROUP TOPIC
 
 The first creates a topic with that many partitions (the broker
 auto-creates them with its num.partitions, 3 for the tests' broker):
@@ -14,9 +14,9 @@ configs. --delete deletes topics (a test that writes much deletes its own
 at exit): DeleteTopics v1. --members prints the group's state and then its
 members' ids, one a line, sorted (DescribeGroups v1; a member that left and
 joined again has a new id). --committed prints the sum of the group's
-offsets committed at the broker for partitions 0..PARTITIONS-1 of TOPIC
-(none counts 0; OffsetFetch v1): what a process that reports a commit it
-only requested cannot tell. Exit 0 when the broker did it, 1 with the
+offsets committed at the broker for the partitions of TOPIC (none counts 0;
+OffsetFetch v2 for all the group's topics, so no partition count is needed):
+what a process that reports a commit it only requested cannot tell. Exit 0 when the broker did it, 1 with the
 broker's error otherwise, 2 for usage."""
 import socket
 import struct
@@ -95,14 +95,13 @@ def members(hostport, group):
     return 0
 
 
-def committed(hostport, group, topic, nparts):
-    """OffsetFetch v1: group, [topic, [partition]]; answers [topic, [partition, offset, metadata, error]]."""
-    body = kstr(group) + struct.pack(">i", 1) + kstr(topic) + struct.pack(">i", nparts)
-    body += b"".join(struct.pack(">i", i) for i in range(nparts))
-    r = call(hostport, 9, 1, body)
+def committed(hostport, group, topic):
+    """OffsetFetch v2: group, null topics (all of the group's); answers
+    [topic, [partition, offset, metadata, error]], error."""
+    r = call(hostport, 9, 2, kstr(group) + struct.pack(">i", -1))
     total, p = 0, 4
     for _ in range(struct.unpack(">i", r[0:4])[0]):
-        _, p = rstr(r, p)
+        name, p = rstr(r, p)
         count = struct.unpack(">i", r[p:p + 4])[0]
         p += 4
         for _ in range(count):
@@ -111,16 +110,21 @@ def committed(hostport, group, topic, nparts):
             err = struct.unpack(">h", r[p:p + 2])[0]
             p += 2
             if err:
-                sys.stderr.write("kafka_admin: committed %s[%d]: error %d\n" % (topic, part, err))
+                sys.stderr.write("kafka_admin: committed %s[%d]: error %d\n" % (name, part, err))
                 return 1
-            total += max(off, 0)
+            if name == topic:
+                total += max(off, 0)
+    err = struct.unpack(">h", r[p:p + 2])[0]
+    if err:
+        sys.stderr.write("kafka_admin: committed (group %s): error %d\n" % (group, err))
+        return 1
     print(total)
     return 0
 
 
 def main(argv):
-    if len(argv) == 6 and argv[2] == "--committed":
-        return committed(argv[1], argv[3], argv[4], int(argv[5]))
+    if len(argv) == 5 and argv[2] == "--committed":
+        return committed(argv[1], argv[3], argv[4])
     if len(argv) >= 4 and argv[2] == "--delete":
         return delete(argv[1], argv[3:])
     if len(argv) == 4 and argv[2] == "--members":
