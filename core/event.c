@@ -127,6 +127,16 @@ static _Thread_local struct {
     struct hash128 h;
 } id_prefix;
 
+void event_id_sub(struct event *ev, uint64_t sub)
+{
+    struct hash128 h;
+    hash128_init(&h);
+    hash128_feed(&h, ev->id, 32);
+    hash128_feed(&h, "\0sub", 4);
+    hash128_feed_u64(&h, sub);
+    hash128_hex(&h, ev->id);
+}
+
 void event_make_id(struct event *ev, const char *host, const char *source,
                    uint64_t gen, int64_t offset, const char *line, size_t len)
 {

@@ -112,6 +112,10 @@ static inline const char *event_str(const struct event *ev, const struct ev_fiel
  * not hashed, so those ids are what they always were. */
 void event_make_id(struct event *ev, const char *host, const char *source,
                    uint64_t gen, int64_t offset, const char *line, size_t len);
+/* Makes ev->id the id of the sub-th event of the same line (sub > 0): a
+ * hash of the line's id and sub, so each event of a line that gives
+ * several keeps an id of its own, the same on every replay. */
+void event_id_sub(struct event *ev, uint64_t sub);
 
 /* Decodes one JSON object produced by event_to_json (or any flat schema-v1
  * event) into ev (reset first). Keys and the

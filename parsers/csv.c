@@ -49,6 +49,7 @@ static void csv_destroy(void *st)
     free(c->tl);
     free(c->hdr);
     free(c->host);
+    free(c->gpus);
     buf_free(&c->unq);
     free(c);
 }
@@ -207,10 +208,11 @@ static int csv_missing(const char *t, size_t l)
            (l == 4 && !strncasecmp(t, "none", 4));
 }
 
-static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
-                   const char *line, size_t len, int k)
+/* The time and host of a row (its C_TIME, C_DATE, C_TOD and C_HOST
+ * columns, k of them) into *ts (left as it is when there are none) and
+ * *host (c->host, or left). GL_OK or GL_ERROR (said). */
+static int csv_row_when(struct parser *p, struct csvp *c, int k, int64_t *ts, const char **host)
 {
-    struct event *ev = parser_begin(p, src, "metric", "csv.generic", line, len, 0);
     int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0, ms = 0, have_date = 0, have_tod = 0;
     for (int i = 0; i < k; i++) {
         const struct ccol *col = &c->cols[i];
@@ -218,13 +220,11 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
         size_t l = c->tl[i];
         if (col->kind == C_SKIP || csv_missing(t, l)) continue;
         int sl = l > 40 ? 40 : (int)l;
-        const char *num, *u;
-        size_t nl, ul;
         switch (col->kind) {
         case C_TIME:
-            if (csv_parse_time(t, l, &ev->ts_ms) != GL_OK)
+            if (csv_parse_time(t, l, ts) != GL_OK)
                 return parser_error(p, RJ_BAD_TIME, "column %d: cannot read the time '%.*s' (want ISO 8601, "
-                                       "YYYY/MM/DD HH:MM:SS or epoch seconds/ms)", i + 1, sl, t);
+                                       "YYYY/MM/DD HH:MM:SS, a ctime date or epoch seconds/ms)", i + 1, sl, t);
             break;
         case C_DATE:
             if (!parse_date(t, l, &y, &mo, &d))
@@ -236,6 +236,41 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
                 return parser_error(p, RJ_BAD_TIME, "column %d: bad time of day '%.*s' (want HH:MM:SS)", i + 1, sl, t);
             have_tod = 1;
             break;
+        case C_HOST:
+            if (l + 1 > c->hostcap) {
+                c->hostcap = l + 1 > 64 ? l + 1 : 64;
+                c->host = xrealloc(c->host, c->hostcap);
+            }
+            memcpy(c->host, t, l);
+            c->host[l] = '\0';
+            *host = c->host;
+            break;
+        default:
+            break;
+        }
+    }
+    if (have_date) {
+        if (gl_local_to_epoch_ms(y, mo, d, have_tod ? h : 0, mi, se, ms, ts) != GL_OK)
+            return parser_error(p, RJ_BAD_TIME, "bad date/time %04d-%02d-%02d %02d:%02d:%02d", y, mo, d, h, mi, se);
+    } else if (have_tod) {
+        return parser_error(p, RJ_BAD_TIME, "a time of day without a date cannot be placed: add a date column");
+    }
+    return GL_OK;
+}
+
+/* Adds to ev the values of the columns of GPU gpu (-1: the columns of no
+ * wide GPU) of a row of k columns. GL_OK or GL_ERROR (said). */
+static int csv_row_values(struct parser *p, struct csvp *c, struct event *ev, int k, int gpu)
+{
+    for (int i = 0; i < k; i++) {
+        const struct ccol *col = &c->cols[i];
+        const char *t = c->tok[i];
+        size_t l = c->tl[i];
+        if (col->gpu != gpu || col->kind == C_SKIP || csv_missing(t, l)) continue;
+        int sl = l > 40 ? 40 : (int)l;
+        const char *num, *u;
+        size_t nl, ul;
+        switch (col->kind) {
         case C_GPU: {
             int64_t iv;
             const char *g = t;
@@ -249,15 +284,6 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
             else return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a GPU index or UUID: '%.*s'", i + 1, sl, t);
             break;
         }
-        case C_HOST:
-            if (l + 1 > c->hostcap) {
-                c->hostcap = l + 1 > 64 ? l + 1 : 64;
-                c->host = xrealloc(c->host, c->hostcap);
-            }
-            memcpy(c->host, t, l);
-            c->host[l] = '\0';
-            ev->host = c->host;
-            break;
         case C_STR:
             if (!strcmp(col->key, "gpu.pci.bus_id")) event_add_bus_id(ev, t, l);   /* not an address: left out */
             else event_add_str(ev, col->key, t, l);
@@ -275,8 +301,9 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
             double f = col->hscale > 0 ? col->hscale : 1;
             if (ul) {
                 enum dim dm;
-                if (!csv_unit_lookup(u, ul, &dm, &f) || (col->dim != D_NONE && dm != col->dim))
-                    return parser_error(p, RJ_BAD_UNIT, "column %d: unit '%.*s' does not fit %s", i + 1, (int)ul, u, col->key);
+                if (!fn_unit_lookup(u, ul, &dm, &f) || (col->dim != D_NONE && dm != col->dim))
+                    return parser_error(p, RJ_BAD_UNIT, "column %d: unit '%.*s' does not fit %s (%s)", i + 1, (int)ul, u,
+                                        col->key, fn_dim_unit(col->dim));
             }
             add_scaled(ev, col->key, num, nl, f);
             break;
@@ -285,17 +312,31 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
             if (number_unit(t, l, &num, &nl, &u, &ul)) add_scaled(ev, col->metric, num, nl, 1);
             else event_add_str(ev, col->label, t, l);
             break;
-        case C_SKIP:
+        default:
             break;
         }
     }
-    if (have_date) {
-        if (gl_local_to_epoch_ms(y, mo, d, have_tod ? h : 0, mi, se, ms, &ev->ts_ms) != GL_OK)
-            return parser_error(p, RJ_BAD_TIME, "bad date/time %04d-%02d-%02d %02d:%02d:%02d", y, mo, d, h, mi, se);
-    } else if (have_tod) {
-        return parser_error(p, RJ_BAD_TIME, "a time of day without a date cannot be placed: add a date column");
+    return GL_OK;
+}
+
+/* One row: one event, or for a wide header ("gpu0_temp, gpu1_temp") one
+ * event per GPU and one for the columns of no GPU when it has any. */
+static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
+                   const char *line, size_t len, int k)
+{
+    int64_t ts = src->now_ms;
+    const char *host = NULL;
+    if (csv_row_when(p, c, k, &ts, &host) != GL_OK) return GL_ERROR;
+    for (int gi = -1; gi < c->ngpus; gi++) {
+        int gpu = gi < 0 ? -1 : c->gpus[gi];
+        struct event *ev = parser_begin_sub(p, src, "metric", "csv.generic", line, len, 0, (uint64_t)(gpu + 1));
+        ev->ts_ms = ts;
+        if (host) ev->host = host;
+        if (gpu >= 0) event_add_int(ev, "gpu.index", gpu);
+        if (csv_row_values(p, c, ev, k, gpu) != GL_OK) return GL_ERROR;
+        if (gi < 0 && c->ngpus && ev->nf == 0) continue;   /* a wide row's columns of no GPU: none */
+        parser_emit(p);
     }
-    parser_emit(p);
     return GL_OK;
 }
 
@@ -315,11 +356,11 @@ static int csv_feed(struct parser *p, void *st, const struct line_src *src,
         /* '#' and at least two names: a header (once one is known, only a line
          * that names a time column or GPU alias replaces it, so a units line
          * like "# Idx, W, C" stays a comment); any other '#' line: a comment */
-        if (nf >= 2 && (score > 0 || !c->have_header)) return csv_learn(p, c, s, n);
+        if (nf >= 2 && (score > 0 || !c->have_header)) return csv_learn(p, c, src, s, n);
         return GL_DECLINED;
     }
     if (score > 0 || (!c->have_header && nf >= 1) || (c->hdr && c->hdr_len == n && !memcmp(c->hdr, s, n)))
-        return csv_learn(p, c, s, n);
+        return csv_learn(p, c, src, s, n);
     if (!c->have_header)
         return parser_error(p, RJ_NO_HEADER, "CSV row before a header line (the first line must name the columns)");
     int k = csv_split(c, s, n);

@@ -9,126 +9,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const struct { const char *name, *key; enum ckind kind; enum dim dim; } csv_alias[] = {
-    { "power_draw", "gpu.power.usage", C_NUM, D_W },
-    { "power_usage", "gpu.power.usage", C_NUM, D_W },
-    { "power", "gpu.power.usage", C_NUM, D_W },
-    { "gpu_power", "gpu.power.usage", C_NUM, D_W },
-    { "power_limit", "gpu.power.limit", C_NUM, D_W },
-    { "temp_gpu", "gpu.temperature.gpu", C_NUM, D_C },
-    { "gpu_temp", "gpu.temperature.gpu", C_NUM, D_C },
-    { "temperature_gpu", "gpu.temperature.gpu", C_NUM, D_C },
-    { "gpu_temperature", "gpu.temperature.gpu", C_NUM, D_C },
-    { "temp_mem", "gpu.temperature.memory", C_NUM, D_C },
-    { "mem_temp", "gpu.temperature.memory", C_NUM, D_C },
-    { "temperature_memory", "gpu.temperature.memory", C_NUM, D_C },
-    { "utilization_gpu", "gpu.utilization.gpu.pct", C_NUM, D_PCT },
-    { "gpu_util", "gpu.utilization.gpu.pct", C_NUM, D_PCT },
-    { "gpu_utilization", "gpu.utilization.gpu.pct", C_NUM, D_PCT },
-    { "util_gpu", "gpu.utilization.gpu.pct", C_NUM, D_PCT },
-    { "utilization_mem", "gpu.utilization.memory_copy.pct", C_NUM, D_PCT },
-    { "utilization_memory", "gpu.utilization.memory_copy.pct", C_NUM, D_PCT },
-    { "mem_util", "gpu.utilization.memory_copy.pct", C_NUM, D_PCT },
-    { "util_mem", "gpu.utilization.memory_copy.pct", C_NUM, D_PCT },
-    { "utilization_enc", "gpu.utilization.encoder.pct", C_NUM, D_PCT },
-    { "utilization_encoder", "gpu.utilization.encoder.pct", C_NUM, D_PCT },
-    { "utilization_dec", "gpu.utilization.decoder.pct", C_NUM, D_PCT },
-    { "utilization_decoder", "gpu.utilization.decoder.pct", C_NUM, D_PCT },
-    { "memory_used", "gpu.memory.framebuffer.used_size", C_NUM, D_MIB },
-    { "mem_used", "gpu.memory.framebuffer.used_size", C_NUM, D_MIB },
-    { "fb_used", "gpu.memory.framebuffer.used_size", C_NUM, D_MIB },
-    { "memory_total", "gpu.memory.framebuffer.total_size", C_NUM, D_MIB },
-    { "mem_total", "gpu.memory.framebuffer.total_size", C_NUM, D_MIB },
-    { "clock_sm", "gpu.clock.streaming_multiprocessor_frequency", C_NUM, D_MHZ },
-    { "sm_clock", "gpu.clock.streaming_multiprocessor_frequency", C_NUM, D_MHZ },
-    { "clocks_sm", "gpu.clock.streaming_multiprocessor_frequency", C_NUM, D_MHZ },
-    { "clocks_current_sm", "gpu.clock.streaming_multiprocessor_frequency", C_NUM, D_MHZ },
-    { "clock_mem", "gpu.clock.mem_frequency", C_NUM, D_MHZ },
-    { "mem_clock", "gpu.clock.mem_frequency", C_NUM, D_MHZ },
-    { "clocks_mem", "gpu.clock.mem_frequency", C_NUM, D_MHZ },
-    { "clocks_current_memory", "gpu.clock.mem_frequency", C_NUM, D_MHZ },
-    { "clock_gr", "gpu.clock.graphics_frequency", C_NUM, D_MHZ },
-    { "clock_graphics", "gpu.clock.graphics_frequency", C_NUM, D_MHZ },
-    { "graphics_clock", "gpu.clock.graphics_frequency", C_NUM, D_MHZ },
-    { "clocks_gr", "gpu.clock.graphics_frequency", C_NUM, D_MHZ },
-    { "clocks_current_graphics", "gpu.clock.graphics_frequency", C_NUM, D_MHZ },
-    { "fan_speed", "gpu.fan.speed.pct", C_NUM, D_PCT },
-    { "ecc_corrected", "gpu.ecc.corrected.volatile.count", C_NUM, D_NONE },
-    { "ecc_uncorrected", "gpu.ecc.uncorrected.volatile.count", C_NUM, D_NONE },
-    { "pstate", "gpu.pstate", C_STR, D_NONE },
-    { "gpu_name", "gpu.name", C_STR, D_NONE },
-    { "gpu_uuid", "gpu.uuid", C_STR, D_NONE },
-    { "pci_bus_id", "gpu.pci.bus_id", C_STR, D_NONE },
-    { "gpu_bus_id", "gpu.pci.bus_id", C_STR, D_NONE },
-    { "throttle_reasons", "gpu.throttling.reasons", C_MASK, D_NONE },
-    { "clocks_throttle_reasons_active", "gpu.throttling.reasons", C_MASK, D_NONE },
-    { "clocks_event_reasons_active", "gpu.throttling.reasons", C_MASK, D_NONE },
-};
-
-/* Time columns by precedence; "date" and "time" together make a pair. */
-static const char *const csv_time_names[] = {
-    "timestamp", "datetime", "date_time", "ts", "time", "date",
-};
-static const char *const csv_gpu_names[] = { "gpu", "index", "gpu_index", "gpu_id", "gpu_idx" };
-static const char *const csv_host_names[] = { "host", "hostname", "host_name", "node_name" };
-
-/* Units written after numbers: family and factor to the field's unit. */
-static const struct { const char *u; enum dim dim; double f; } csv_units[] = {
-    { "%", D_PCT, 1 },
-    { "W", D_W, 1 }, { "mW", D_W, 0.001 }, { "kW", D_W, 1000 },
-    { "C", D_C, 1 }, { "\xc2\xb0" "C", D_C, 1 }, { "degC", D_C, 1 },
-    { "MiB", D_MIB, 1 }, { "MB", D_MIB, 1 }, { "M", D_MIB, 1 },
-    { "GiB", D_MIB, 1024 }, { "GB", D_MIB, 1024 }, { "G", D_MIB, 1024 },
-    { "KiB", D_MIB, 1.0 / 1024 }, { "KB", D_MIB, 1.0 / 1024 }, { "kB", D_MIB, 1.0 / 1024 },
-    { "TiB", D_MIB, 1048576 }, { "TB", D_MIB, 1048576 },
-    { "MHz", D_MHZ, 1 }, { "GHz", D_MHZ, 1000 }, { "kHz", D_MHZ, 0.001 },
-};
-
-/* Drops a UTF-8 byte order mark (spreadsheet exports start with one). */
-static int in_list(const char *a, size_t n, const char *const *list, size_t cnt)
-{
-    for (size_t i = 0; i < cnt; i++) if (col_tok_is(a, n, list[i])) return 1;
-    return 0;
-}
-
-/* Splits "power [W]" / "power (W)" into the name and the unit inside. */
-static void split_header_unit(const char *t, size_t l, size_t *nl, const char **u, size_t *ul)
-{
-    *nl = l;
-    *u = NULL;
-    *ul = 0;
-    if (l < 3 || (t[l - 1] != ']' && t[l - 1] != ')')) return;
-    char open = t[l - 1] == ']' ? '[' : '(';
-    for (size_t i = l - 1; i > 0; i--) {
-        if (t[i - 1] == open) {
-            const char *nm = t;
-            size_t n = i - 1;
-            str_trim(&nm, &n);
-            if (n == 0) return;
-            *nl = n;
-            *u = t + i;
-            *ul = l - 1 - i;
-            return;
-        }
-    }
-}
-
-/* Lower case, runs of non-alphanumerics as one '_', no '_' at the ends.
- * Returns the length written (at most CSV_MAX_NAME). */
-static size_t norm_name(const char *s, size_t n, char out[CSV_MAX_NAME + 1])
-{
-    size_t o = 0;
-    int us = 1;
-    for (size_t i = 0; i < n && o < CSV_MAX_NAME; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (isalnum(c)) { out[o++] = (char)tolower(c); us = 0; }
-        else if (!us) { out[o++] = '_'; us = 1; }
-    }
-    while (o && out[o - 1] == '_') o--;
-    out[o] = '\0';
-    return o;
-}
+#include <strings.h>
 
 /* A header name: starts with a letter, '@' or '_', then name characters. */
 static int name_like(const char *t, size_t l)
@@ -157,17 +38,10 @@ int csv_next_field(const char *s, size_t n, size_t *pos, int *done, const char *
     return 1;
 }
 
-static void csv_name_kind(const char *nm, size_t nl, int *is_time, int *is_alias)
-{
-    *is_time = in_list(nm, nl, csv_time_names, GL_ARRAY_LEN(csv_time_names));
-    *is_alias = 0;
-    for (size_t j = 0; j < GL_ARRAY_LEN(csv_alias); j++)
-        if (col_tok_is(nm, nl, csv_alias[j].name)) { *is_alias = 1; break; }
-}
-
 /* Scores a header line: 60 when it has at least two name-like, non-numeric
- * fields and one of them is a time column or a GPU alias; else 0. Kept below
- * the 90 of query-csv and dmon-csv so their own headers go to them. */
+ * fields and one of them is a time column, a GPU column or a GPU field
+ * (fn_recognise); else 0. Kept below the 90 of query-csv and dmon-csv so
+ * their own headers go to them. */
 int csv_header_score(const char *line, size_t len, int *nfields)
 {
     const char *s = line;
@@ -179,23 +53,25 @@ int csv_header_score(const char *line, size_t len, int *nfields)
     if (n && s[0] == '#') { s++; n--; str_trim(&s, &n); }
     if (n == 0) return 0;
     size_t pos = 0;
-    int done = 0, k = 0, hint = 0;
+    int done = 0, k = 0, hint = 0, units = 0;
     const char *t;
     size_t l;
-    char nm[CSV_MAX_NAME + 1];
     while (csv_next_field(s, n, &pos, &done, &t, &l)) {
         if (l >= 2 && t[0] == '"' && t[l - 1] == '"') { t++; l -= 2; }
         if (!name_like(t, l)) return 0;
-        size_t hl, ul;
-        const char *u;
-        split_header_unit(t, l, &hl, &u, &ul);
-        size_t nl = norm_name(t, hl, nm);
-        int is_time, is_alias;
-        csv_name_kind(nm, nl, &is_time, &is_alias);
-        if (is_time || is_alias) hint = 1;
+        enum dim d;
+        double f;
+        /* dmon's units line ("# Idx, W, C, %, MHz"): no header */
+        if (fn_unit_lookup(t, l, &d, &f) || (l == 3 && !strncasecmp(t, "Idx", 3))) units++;
+        struct fn_result r;
+        if (!hint) {
+            if (!fn_map_lookup(t, l, &r)) fn_recognise(t, l, &r);
+            if (r.role != FN_OTHER) hint = 1;
+        }
         k++;
     }
     *nfields = k;
+    if (units == k) return 0;
     return k >= 2 && hint ? 60 : 0;
 }
 
@@ -206,44 +82,18 @@ int csv_sniff(const char *line, size_t len)
 }
 
 
-const char *csv_unit_lookup(const char *u, size_t ul, enum dim *dim, double *f)
-{
-    for (size_t i = 0; i < GL_ARRAY_LEN(csv_units); i++)
-        if (col_tok_is(u, ul, csv_units[i].u)) { *dim = csv_units[i].dim; *f = csv_units[i].f; return csv_units[i].u; }
-    return NULL;
-}
-
-/* The role of header column col by its normalised name nm (nl bytes):
- * GPU index, host or a GPU field alias; else it stays a plain value. */
-static void learn_role(struct ccol *col, const char *nm, size_t nl)
-{
-    if (in_list(nm, nl, csv_gpu_names, GL_ARRAY_LEN(csv_gpu_names))) { col->kind = C_GPU; return; }
-    if (in_list(nm, nl, csv_host_names, GL_ARRAY_LEN(csv_host_names))) { col->kind = C_HOST; return; }
-    for (size_t j = 0; j < GL_ARRAY_LEN(csv_alias); j++)
-        if (col_tok_is(nm, nl, csv_alias[j].name)) {
-            col->kind = csv_alias[j].kind;
-            col->key = csv_alias[j].key;
-            col->dim = csv_alias[j].dim;
-            /* "power [F]": not the field's unit, keep it as a plain metric */
-            if (col->kind == C_NUM && col->hscale != 0 && col->dim != D_NONE && col->hdim != col->dim) {
-                col->kind = C_VALUE;
-                col->key = NULL;
-            }
-            return;
-        }
-}
-
-/* One column per field: later spellings of a field taken by an earlier
- * one of the k columns are skipped. */
+/* One column per field (per GPU of a wide row): later spellings of a
+ * field taken by an earlier one of the k columns are skipped. */
 static void skip_repeats(struct csvp *c, int k)
 {
     for (int i = 0; i < k; i++) {
         struct ccol *a = &c->cols[i];
         for (int j = 0; j < i; j++) {
             const struct ccol *b = &c->cols[j];
-            if (a->kind == b->kind && (a->kind == C_GPU || a->kind == C_HOST || a->kind == C_MASK ||
-                                       ((a->kind == C_NUM || a->kind == C_STR) && !strcmp(a->key, b->key)) ||
-                                       (a->kind == C_VALUE && !strcmp(a->metric, b->metric)))) {
+            if (a->kind == b->kind && a->gpu == b->gpu &&
+                (a->kind == C_GPU || a->kind == C_HOST || a->kind == C_MASK ||
+                 ((a->kind == C_NUM || a->kind == C_STR) && !strcmp(a->key, b->key)) ||
+                 (a->kind == C_VALUE && !strcmp(a->metric, b->metric)))) {
                 a->kind = C_SKIP;
                 break;
             }
@@ -251,54 +101,149 @@ static void skip_repeats(struct csvp *c, int k)
     }
 }
 
+/* What the columns of a header are (fn_recognise, or the user's --map),
+ * into res[0..k). Returns 1 when the table is about GPUs: a column names a
+ * GPU by itself (gpu_index, "gpu_temp", dmon's "pwr", DCGM's names, a wide
+ * row's "gpu3_"), or three different GPU fields are named with generic
+ * words ("temp", "power", "memory_used"); a generic word alone is no GPU
+ * field (weather data has a "temp"). */
+static int recognise_all(const struct csvp *c, int k, struct fn_result *res)
+{
+    int gpu_table = 0;
+    const char *weak[8];
+    int nweak = 0;
+    for (int i = 0; i < k; i++) {
+        struct fn_result *r = &res[i];
+        if (!fn_map_lookup(c->tok[i], c->tl[i], r)) fn_recognise(c->tok[i], c->tl[i], r);
+        if (r->role == FN_GPU || r->role == FN_NUM || r->role == FN_STR || r->role == FN_MASK) {
+            if (r->strong) gpu_table = 1;
+            else if (r->key && nweak < 8) {
+                int seen = 0;
+                for (int j = 0; j < nweak; j++) if (!strcmp(weak[j], r->key)) seen = 1;
+                if (!seen) weak[nweak++] = r->key;
+            }
+        }
+    }
+    return gpu_table || nweak >= 3;
+}
+
+/* Says once, for a new header at line lineno of path, which columns stay
+ * metrics.* / labels.* and how to name them; a column that looks like a
+ * GPU field but could not be placed is a warning of its own (column, line,
+ * why). */
+static void tell_unrecognised(const struct csvp *c, int k, const struct fn_result *res, int gpu_table,
+                              const struct line_src *src)
+{
+    struct buf list;
+    buf_init(&list);
+    int n = 0;
+    const char *path = src && src->path ? src->path : "-";
+    unsigned long long line = src ? (unsigned long long)src->lineno : 0;
+    for (int i = 0; i < k; i++) {
+        const struct ccol *col = &c->cols[i];
+        if (col->kind != C_VALUE) continue;
+        const struct fn_result *r = &res[i];
+        if (r->role == FN_OTHER && r->gpu_like) {
+            log_warn("msg=\"a column that looks like a GPU field was not recognised: kept as %s\" file=\"%s\" "
+                     "line=%llu column=%d name=\"%.*s\" why=\"%s\" hint=\"name it with --map COL=FIELD (key map)\"",
+                     col->metric, path, line, i + 1, (int)(c->tl[i] > 64 ? 64 : c->tl[i]), c->tok[i], r->why);
+            continue;
+        }
+        if (n++ < 12) {
+            if (list.len) buf_append(&list, ", ", 2);
+            buf_append(&list, col->metric + 8, strlen(col->metric + 8));
+        }
+    }
+    if (n > 12) buf_printf(&list, " and %d more", n - 12);
+    if (n && gpu_table)
+        log_info("msg=\"columns kept as metrics.*: not GPU fields\" file=\"%s\" line=%llu columns=\"%s\" "
+                 "hint=\"if one is a GPU field, name it with --map COL=FIELD (key map)\"", path, line, list.p);
+    else if (n)
+        log_info("msg=\"no column names a GPU: a generic time series, every value column as metrics.*\" file=\"%s\" "
+                 "line=%llu columns=\"%s\" hint=\"if this is GPU data, name the columns with --map COL=FIELD (key map), "
+                 "e.g. --map temp=gpu.temperature.gpu\"", path, line, list.p);
+    buf_free(&list);
+}
+
+/* The kind of column col from what it is (r) in a table about GPUs or not. */
+static void learn_role(struct ccol *col, const struct fn_result *r, int gpu_table)
+{
+    col->kind = C_VALUE;
+    col->gpu = r->gpu;
+    int gpu_field = r->role == FN_GPU || r->role == FN_NUM || r->role == FN_STR || r->role == FN_MASK;
+    if (gpu_field && !r->strong && !gpu_table) return;     /* "temp" in weather data */
+    switch (r->role) {
+    case FN_GPU: col->kind = C_GPU; break;
+    case FN_HOST: col->kind = C_HOST; break;
+    case FN_NUM: col->kind = C_NUM; col->key = r->key; col->dim = r->dim; col->hscale = r->scale; break;
+    case FN_STR: col->kind = C_STR; col->key = r->key; break;
+    case FN_MASK: col->kind = C_MASK; col->key = r->key; break;
+    case FN_OTHER:
+        /* --map to metrics.NAME / labels.NAME: that name */
+        if (r->mapped && r->key) {
+            free(col->metric);
+            free(col->label);
+            col->metric = xstrdup(r->key);
+            col->label = xstrdup(r->key);
+        }
+        break;
+    default: break;          /* the time columns: csv_learn */
+    }
+}
+
+/* The GPUs a wide header names, ascending, into c->gpus. */
+static void learn_gpus(struct csvp *c, int k)
+{
+    free(c->gpus);
+    c->gpus = NULL;
+    c->ngpus = 0;
+    for (int i = 0; i < k; i++) {
+        int g = c->cols[i].gpu;
+        if (g < 0 || c->cols[i].kind == C_SKIP) continue;
+        int j = 0;
+        while (j < c->ngpus && c->gpus[j] < g) j++;
+        if (j < c->ngpus && c->gpus[j] == g) continue;
+        c->gpus = xrealloc(c->gpus, (size_t)(c->ngpus + 1) * sizeof *c->gpus);
+        memmove(c->gpus + j + 1, c->gpus + j, (size_t)(c->ngpus - j) * sizeof *c->gpus);
+        c->gpus[j] = g;
+        c->ngpus++;
+    }
+}
+
 /* Learns the columns from a header line (a leading '#' removed by caller). */
-int csv_learn(struct parser *p, struct csvp *c, const char *s, size_t n)
+int csv_learn(struct parser *p, struct csvp *c, const struct line_src *src, const char *s, size_t n)
 {
     if (c->have_header && c->hdr && c->hdr_len == n && !memcmp(c->hdr, s, n)) return GL_DECLINED;
     int k = csv_split(c, s, n);
     if (k < 0) return parser_error(p, RJ_NO_HEADER, "header has an unterminated quote");
     if (k > CSV_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "header has more than %d columns", CSV_MAX_COLS);
+    for (int i = 0; i < k; i++)
+        if (!name_like(c->tok[i], c->tl[i]))
+            return parser_error(p, RJ_NO_HEADER, "header column %d is not a name: '%.*s'", i + 1,
+                                (int)(c->tl[i] > 40 ? 40 : c->tl[i]), c->tok[i]);
     csv_cols_clear(c);
     if (k > c->capcols) {
         c->cols = xrealloc(c->cols, (size_t)k * sizeof *c->cols);
         c->capcols = k;
     }
-    char nm[CSV_MAX_NAME + 1];
+    struct fn_result *res = xcalloc((size_t)k, sizeof *res);
+    int gpu_table = recognise_all(c, k, res);
     int time_idx = -1, time_rank = 99, date_idx = -1, tod_idx = -1;
     for (int i = 0; i < k; i++) {
         struct ccol *col = &c->cols[i];
         memset(col, 0, sizeof *col);
-        const char *t = c->tok[i];
-        size_t l = c->tl[i];
-        if (!name_like(t, l)) {
-            c->ncols = i;
-            csv_cols_clear(c);
-            return parser_error(p, RJ_NO_HEADER, "header column %d is not a name: '%.*s'", i + 1, (int)(l > 40 ? 40 : l), t);
+        /* metrics/labels keep the whole header text ("Latency (ms)" -> metrics.latency_ms) */
+        col->metric = name_sanitize("metrics.", c->tok[i], c->tl[i]);
+        col->label = name_sanitize("labels.", c->tok[i], c->tl[i]);
+        learn_role(col, &res[i], gpu_table);
+        const struct fn_result *r = &res[i];
+        if (r->role == FN_TIME || r->role == FN_DATE || r->role == FN_TOD) {
+            if (r->role == FN_DATE && date_idx < 0) date_idx = i;
+            if (r->role == FN_TOD && tod_idx < 0) tod_idx = i;
+            if (r->time_rank < time_rank) { time_rank = r->time_rank; time_idx = i; }
         }
-        size_t hl, ul;
-        const char *u;
-        split_header_unit(t, l, &hl, &u, &ul);
-        /* metrics/labels keep the whole header text ("Latency (ms)" ->
-         * metrics.latency_ms); the other roles match the name without unit */
-        col->kind = C_VALUE;
-        col->metric = name_sanitize("metrics.", t, l);
-        col->label = name_sanitize("labels.", t, l);
-        size_t nl = norm_name(t, hl, nm);
-        if (u) {
-            enum dim d;
-            double f;
-            if (csv_unit_lookup(u, ul, &d, &f)) { col->hscale = f; col->hdim = d; }
-            else col->hdim = D_NONE, col->hscale = -1;     /* a unit we do not know */
-        }
-        for (size_t j = 0; j < GL_ARRAY_LEN(csv_time_names); j++)
-            if (col_tok_is(nm, nl, csv_time_names[j])) {
-                if (!strcmp(csv_time_names[j], "date")) { if (date_idx < 0) date_idx = i; }
-                if (!strcmp(csv_time_names[j], "time")) { if (tod_idx < 0) tod_idx = i; }
-                if ((int)j < time_rank) { time_rank = (int)j; time_idx = i; }
-            }
-        learn_role(col, nm, nl);
     }
-    /* time: "date" + "time" columns together form one timestamp */
+    /* time: a date and a time-of-day column together form one timestamp */
     if (time_idx >= 0) {
         if (date_idx >= 0 && tod_idx >= 0 && time_rank >= 4) {
             c->cols[date_idx].kind = C_DATE;
@@ -309,10 +254,12 @@ int csv_learn(struct parser *p, struct csvp *c, const char *s, size_t n)
     }
     skip_repeats(c, k);
     c->ncols = k;
+    learn_gpus(c, k);
+    tell_unrecognised(c, k, res, gpu_table, src);
+    free(res);
     c->have_header = 1;
     free(c->hdr);
     c->hdr = xstrndup(s, n);
     c->hdr_len = n;
     return GL_DECLINED;
 }
-

@@ -7,11 +7,10 @@
 #define GPULOG_CSV_INT_H
 
 #include "parser.h"
+#include "fieldname.h"
 
 #define CSV_MAX_COLS 1024
 #define CSV_MAX_NAME 128
-
-enum dim { D_NONE, D_PCT, D_W, D_C, D_MIB, D_MHZ };
 
 enum ckind {
     C_VALUE,    /* metrics.<name> if numeric, else labels.<name> */
@@ -30,8 +29,8 @@ struct ccol {
     enum ckind kind;
     const char *key;      /* gpu.* field for C_NUM / C_STR */
     enum dim dim;         /* unit family of the field (C_NUM) */
-    double hscale;        /* factor from the header's unit: 0 none, -1 unknown unit */
-    enum dim hdim;        /* family of the header's unit */
+    double hscale;        /* factor from the unit the header names (fn_recognise's scale): 0 none */
+    int gpu;              /* a wide row's GPU ("gpu3_temp"): its index, else -1 */
     char *metric;         /* owned "metrics.<name>" */
     char *label;          /* owned "labels.<name>" */
 };
@@ -48,9 +47,9 @@ struct csvp {
     size_t hdr_len;
     char *host;              /* host.name of the current row (valid during emit) */
     size_t hostcap;
+    int *gpus;               /* a wide header's GPUs, ascending (ngpus of them; 0: not wide) */
+    int ngpus;
 };
-
-/* Column name (lower case, non-alphanumerics as '_') -> gpu.* field. */
 
 /* csv_header.c */
 /* The next comma-separated field of s from *pos (trimmed, not unquoted);
@@ -59,11 +58,9 @@ int csv_next_field(const char *s, size_t n, size_t *pos, int *done, const char *
 /* How much line looks like a CSV header (0 = not at all); *nfields names. */
 int csv_header_score(const char *line, size_t len, int *nfields);
 int csv_sniff(const char *line, size_t len);
-/* The unit u (ul bytes) if known: its dimension and factor to the field's unit. */
-const char *csv_unit_lookup(const char *u, size_t ul, enum dim *dim, double *f);
-/* Learns the columns from a header line (a leading '#' removed by caller);
- * GL_DECLINED, or GL_ERROR with the reason. */
-int csv_learn(struct parser *p, struct csvp *c, const char *s, size_t n);
+/* Learns the columns from a header line (a leading '#' removed by caller),
+ * the line at src; GL_DECLINED, or GL_ERROR with the reason. */
+int csv_learn(struct parser *p, struct csvp *c, const struct line_src *src, const char *s, size_t n);
 
 /* csv.c */
 /* Frees the columns of c (the header is forgotten). */

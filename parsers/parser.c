@@ -91,6 +91,14 @@ struct event *parser_begin(struct parser *p, const struct line_src *src,
     return ev;
 }
 
+struct event *parser_begin_sub(struct parser *p, const struct line_src *src, const char *kind, const char *dataset,
+                               const char *line, size_t len, int always_original, uint64_t sub)
+{
+    struct event *ev = parser_begin(p, src, kind, dataset, line, len, always_original);
+    if (sub) event_id_sub(ev, sub);
+    return ev;
+}
+
 /* Numeric ranges of schemas/event.schema.json (minimum/maximum) for the
  * fields parsers emit; keys ending in .pct are 0..100 and .throughput >= 0
  * by pattern. tests/t_hostile.sh checks this table against the schema. */

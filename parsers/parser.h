@@ -93,6 +93,11 @@ void parser_flush(struct parser *p);
 struct event *parser_begin(struct parser *p, const struct line_src *src,
                            const char *kind, const char *dataset,
                            const char *line, size_t len, int always_original);
+/* parser_begin for the event number sub of a line that gives several (a
+ * wide CSV row, a W&B record: one per GPU): sub 0 is parser_begin's id,
+ * any other a different id from the same line. */
+struct event *parser_begin_sub(struct parser *p, const struct line_src *src, const char *kind, const char *dataset,
+                               const char *line, size_t len, int always_original, uint64_t sub);
 /* Emits p->ev and counts it; an out-of-range field is dropped first, and an
  * @timestamp outside 1970..2099 refuses the event (the line is rejected
  * with RJ_BAD_TIME when it emitted nothing else). */
