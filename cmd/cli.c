@@ -1,6 +1,7 @@
 /* cli.c - helpers the subcommands share (see cli.h). */
 #include "cli.h"
 #include "../core/config.h"
+#include "../parsers/fieldname.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -56,6 +57,12 @@ int cli_wants_help(int argc, char **argv)
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
     return 0;
+}
+
+int cli_apply_map(const struct gpulog_config *cfg, char *err, size_t errlen)
+{
+    const char *const *pairs = (const char *const *)cfg->map.kv;
+    return fn_map_set(pairs, cfg->map.n, err, errlen) == 0 ? GL_OK : GL_ERROR;
 }
 
 const char *cli_hostname(void)

@@ -6,6 +6,8 @@
 
 #include "../core/common.h"
 
+struct gpulog_config;
+
 #include <getopt.h>
 
 /* Exit codes used by every subcommand. */
@@ -48,6 +50,9 @@ char **cli_scrub_argv(int argc, char **argv);
 int cli_wants_help(int argc, char **argv);
 /* The machine's host name (static storage). */
 const char *cli_hostname(void);
+/* Sets the parsers' column map (parsers/fieldname.h) from the `map` key of
+ * cfg (--map COL=FIELD). GL_OK, or GL_ERROR with the reason in err. */
+int cli_apply_map(const struct gpulog_config *cfg, char *err, size_t errlen);
 /* Installs handler for SIGTERM, SIGINT and SIGHUP (the long-running commands
  * stop on the first two and reload on the third). */
 void cli_catch_signals(void (*handler)(int));

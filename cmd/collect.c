@@ -65,6 +65,7 @@ static int settings(struct collector *c, struct gpulog_config *cfg)
     char err[GL_ERRLEN * 4];
     const __typeof__(cfg->collect) *cs = &cfg->collect;
     if (config_apply_process(cfg, err, sizeof err) != GL_OK) return cli_usage_error("collect", "%s", err);
+    if (cli_apply_map(cfg, err, sizeof err) != GL_OK) return cli_usage_error("collect", "%s", err);
     kmsg_syslog_year((int)cfg->year, 0);   /* live sources: inferred against the read time */
     if (cs->spool_max < (1 << 20)) return cli_usage_error("collect", "--spool-max wants bytes (at least 1048576)");
     if (cs->rotate_max_generations < 1 || cs->rotate_max_generations > 100000)

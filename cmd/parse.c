@@ -3,6 +3,7 @@
 #include "../parsers/feed.h"
 #include "../parsers/kmsg.h"
 #include "../parsers/parser.h"
+#include "../parsers/fieldname.h"
 #include "../ingest/pipeline.h"
 
 #include <errno.h>
@@ -18,7 +19,8 @@ static void parse_help(void)
 {
     printf(
         "usage: gpulog parse [--format F] [--host NAME] [--tz ZONE] [--keep-original]\n"
-        "                    [--columns LIST] [--max-line BYTES] [--year YYYY] [--quiet]\n"
+        "                    [--columns LIST] [--map COL=FIELD]... [--max-line BYTES]\n"
+        "                    [--year YYYY] [--quiet]\n"
         "                    [FILE|-]\n"
         "\n"
         "Reads FILE (or stdin) to its end and writes one JSON event per line on\n"
@@ -36,6 +38,14 @@ static void parse_help(void)
         "                       (kernel events always carry it)\n"
         "      --columns LIST   column names for header-less CSV, comma separated\n"
         "                       (dmon --format csv,noheader or --query-gpu ...,noheader)\n"
+        "      --map COL=FIELD  name column COL as schema field FIELD, for what no rule\n"
+        "                       can guess (repeatable): temp_f=gpu.temperature.gpu,\n"
+        "                       job=labels.job; COL compared without case, separators\n"
+        "                       or brackets; a unit in COL's name still converts.\n"
+        "                       Columns are otherwise recognised by meaning: any case\n"
+        "                       and separator, unit suffixes ([MiB], _w, _c, _pct),\n"
+        "                       nvidia-smi query names, DCGM and dmon names, W&B keys;\n"
+        "                       what stays unrecognised is listed on stderr\n"
         "      --max-line N     longest accepted line in bytes (default %d); longer\n"
         "                       lines are rejected, never buffered\n"
         "      --year YYYY      year of syslog times (\"Mar  4 02:11:10\", which have\n"
@@ -56,6 +66,8 @@ static void parse_help(void)
 /* What the flags ask for. */
 struct parse_req {
     const char *format, *host, *tz, *columns, *file;
+    const char *map[256];       /* --map COL=FIELD, in order */
+    size_t nmap;
     int keep, quiet, year;
     long max_line;
 };
@@ -67,6 +79,7 @@ static int parse_flags(struct parse_req *rq, int argc, char **argv)
         { "format", required_argument, NULL, 'f' }, { "host", required_argument, NULL, 'H' },
         { "tz", required_argument, NULL, 'z' }, { "keep-original", no_argument, NULL, 'k' },
         { "columns", required_argument, NULL, 'c' }, { "max-line", required_argument, NULL, 'm' },
+        { "map", required_argument, NULL, 'M' },
         { "quiet", no_argument, NULL, 'q' }, { "year", required_argument, NULL, 'y' },
         { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
     };
@@ -81,6 +94,10 @@ static int parse_flags(struct parse_req *rq, int argc, char **argv)
         case 'z': rq->tz = optarg; break;
         case 'k': rq->keep = 1; break;
         case 'c': rq->columns = optarg; break;
+        case 'M':
+            if (rq->nmap == GL_ARRAY_LEN(rq->map)) return cli_usage_error("parse", "at most %zu --map", GL_ARRAY_LEN(rq->map));
+            rq->map[rq->nmap++] = optarg;
+            break;
         case 'q': rq->quiet = 1; break;
         case 'm':
             rq->max_line = strtol(optarg, &end, 10);
@@ -99,6 +116,8 @@ static int parse_flags(struct parse_req *rq, int argc, char **argv)
     if (argc - optind > 1) return cli_usage_error("parse", "at most one input file");
     if (!parser_find(rq->format)) return cli_usage_error("parse", "unknown format '%s'", rq->format);
     if (gl_tz_set(rq->tz) != GL_OK) return cli_usage_error("parse", "unknown time zone '%s'", rq->tz);
+    char err[GL_ERRLEN];
+    if (fn_map_set(rq->map, rq->nmap, err, sizeof err)) return cli_usage_error("parse", "%s", err);
     rq->file = optind < argc ? argv[optind] : "-";
     return EXIT_OK;
 }

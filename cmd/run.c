@@ -28,7 +28,7 @@
 /* The keys of the configuration table run offers as flags (their flag,
  * text and default come from the key's row, core/config.c). */
 static const char *const run_keys[] = {
-    "detect.config", "detect.profile", "tz", "year", "host", "metrics_addr", "shutdown_timeout", NULL,
+    "detect.config", "detect.profile", "tz", "year", "host", "map", "metrics_addr", "shutdown_timeout", NULL,
 };
 
 enum { O_CONFIG = 0x100, O_COLUMNS, O_EXEC, O_LIVE, O_NO_LIVE, O_REPORT };
@@ -51,7 +51,7 @@ static const struct cli_flag run_own[] = {
 static void run_help(void)
 {
     printf("usage: gpulog run [--config FILE] [--format F] [--detectors FILE] [--profile auto|gpu|generic]\n"
-           "                  [--tz ZONE] [--year YYYY] [--host NAME] [--columns LIST] [--output FILE] [--live|--no-live]\n"
+           "                  [--tz ZONE] [--year YYYY] [--host NAME] [--columns LIST] [--map COL=FIELD]... [--output FILE] [--live|--no-live]\n"
            "                  [--metrics-addr HOST:PORT] [--shutdown-timeout S] [FILE|-|--exec CMD]\n"
            "\n"
            "Parses FILE (or stdin, or the output of CMD, or the one file/exec source of\n"
@@ -194,6 +194,7 @@ int run_main(const struct run_mode *m, int argc, char **argv)
     int rc = run_flags(m, &q, &cfg, argc, argv);
     if (rc == EXIT_OK && !(ops = parser_find(q.format))) rc = cli_usage_error(m->name, "unknown format '%s'", q.format);
     if (rc == EXIT_OK && config_apply_process(&cfg, err, sizeof err) != GL_OK) rc = cli_usage_error(m->name, "%s", err);
+    if (rc == EXIT_OK && cli_apply_map(&cfg, err, sizeof err) != GL_OK) rc = cli_usage_error(m->name, "%s", err);
     if (rc == EXIT_OK) rc = run_setup(m, &q, &r, ops, &cfg);
     if (rc == EXIT_OK) {
         /* before the input is opened (a FIFO blocks until its writer comes) */

@@ -93,6 +93,11 @@ int gl_tz_set(const char *zone);
  * ms. Returns GL_ERROR on an out-of-range field. */
 int gl_local_to_epoch_ms(int year, int mon, int day, int hour, int min, int sec,
                          int msec, int64_t *out);
+/* ctime's date, as date(1), nvidia-smi -q and many loggers print it:
+ * "Tue Nov  5 10:00:00 2024", "Tue Nov 05 10:00:00 UTC 2024" (UTC, GMT and
+ * Z are read as UTC; another zone word or none: the --tz zone). Epoch ms
+ * into *out; GL_OK or GL_ERROR. Pure apart from the zone. */
+int gl_parse_ctime(const char *s, size_t n, int64_t *out);
 /* A time of day without a date (dmon/pmon -o T): the epoch ms of that wall
  * time in the gl_tz_set zone on the day that puts it closest to now_ms.
  * Returns GL_OK or GL_ERROR. */

@@ -27,6 +27,11 @@ const struct config_key cfg_table[] = {
     { "year", CONFIG_INT, "0", O(year), NULL, 0, FLAG(0, "year", "YYYY"),
       "year of syslog times (\"Mar  4 02:11:10\" carries none), 1970..9999; 0 = inferred: the year of the "
       "read time (run FILE: of FILE's modification time), or the year before when that puts a line more than a day ahead" },
+    { "map", CONFIG_MAP, "{}", O(map), NULL, 0, FLAG(0, "map", "COL=FIELD"),
+      "columns of CSV-like inputs (CSV, query CSV, JSON lines, W&B) named as a schema field, for what no rule "
+      "can guess: COL=FIELD, e.g. temp_f=gpu.temperature.gpu or job=labels.job; COL compared without case, "
+      "separators or brackets; FIELD a gpu.* field, gpu.index, host.name, @timestamp, metrics.NAME or labels.NAME; "
+      "the unit in COL's name still converts (mem_gib=gpu.memory.framebuffer.used_size)" },
     { "log.level", CONFIG_ENUM, "info", O(log.level), "debug|info|warn|error", 0, NOFLAG,
       "least severe log level written to stderr" },
     { "log.format", CONFIG_ENUM, "logfmt", O(log.format), "logfmt|json", 0, NOFLAG,

@@ -71,6 +71,7 @@ struct gpulog_config {
         char *format;           /* logfmt|json */
     } log;
     struct config_sources sources;
+    struct config_map map;      /* map: column name -> schema field (parsers/fieldname.h) */
     struct {
         char *brokers;
         char *topic_metrics, *topic_events, *topic_anomalies, *topic_deadletter;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -208,4 +209,40 @@ int gl_parse_iso_ts(const char *s, size_t n, int64_t *out)
     int64_t t = gl_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - off;
     *out = t * 1000 + ms;
     return GL_OK;
+}
+
+int gl_parse_ctime(const char *s, size_t n, int64_t *out)
+{
+    static const char mon[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    /* words: weekday, month, day, HH:MM:SS, [zone,] year */
+    const char *w[6];
+    size_t wl[6];
+    int k = 0;
+    for (size_t i = 0; i < n;) {
+        while (i < n && s[i] == ' ') i++;
+        if (i >= n) break;
+        if (k == 6) return GL_ERROR;
+        w[k] = s + i;
+        while (i < n && s[i] != ' ') i++;
+        wl[k] = (size_t)(s + i - w[k]);
+        k++;
+    }
+    if (k != 5 && k != 6) return GL_ERROR;
+    if (wl[0] != 3 || wl[1] != 3) return GL_ERROR;
+    int mo = 0;
+    for (int m = 0; m < 12; m++) if (!strncasecmp(w[1], mon + 3 * m, 3)) mo = m + 1;
+    int d, hh, mi, ss, y;
+    if (!mo || wl[2] < 1 || wl[2] > 2 || !gl_parse_digits(w[2], wl[2], &d)) return GL_ERROR;
+    if (wl[3] != 8 || w[3][2] != ':' || w[3][5] != ':' || !gl_parse_digits(w[3], 2, &hh) ||
+        !gl_parse_digits(w[3] + 3, 2, &mi) || !gl_parse_digits(w[3] + 6, 2, &ss))
+        return GL_ERROR;
+    if (wl[k - 1] != 4 || !gl_parse_digits(w[k - 1], 4, &y)) return GL_ERROR;
+    if (d < 1 || d > 31 || hh > 23 || mi > 59 || ss > 60) return GL_ERROR;
+    int utc = k == 6 && ((wl[4] == 3 && (!strncasecmp(w[4], "UTC", 3) || !strncasecmp(w[4], "GMT", 3))) ||
+                         (wl[4] == 1 && (w[4][0] == 'Z' || w[4][0] == 'z')));
+    if (utc) {
+        *out = (gl_days_from_civil(y, mo, d) * 86400 + hh * 3600 + mi * 60 + ss) * 1000;
+        return GL_OK;
+    }
+    return gl_local_to_epoch_ms(y, mo, d, hh, mi, ss, 0, out);
 }

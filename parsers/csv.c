@@ -155,8 +155,13 @@ static int csv_parse_time(const char *s, size_t n, int64_t *out)
         else *out = (int64_t)(v / 1000000);                          /* ns */
         return GL_OK;
     }
-    int y, mo, d;
+    int y, mo, d, hh, mi, se, ms;
     if (n == 10 && parse_date(s, n, &y, &mo, &d)) return gl_local_to_epoch_ms(y, mo, d, 0, 0, 0, 0, out);
+    if (isalpha((unsigned char)s[0])) return gl_parse_ctime(s, n, out);      /* "Tue Nov  5 10:00:00 2024" */
+    /* dmon's -o DT "YYYYMMDD HH:MM:SS" */
+    if (n >= 17 && (s[8] == ' ' || s[8] == '-' || s[8] == 'T') && gl_parse_digits(s, 4, &y) &&
+        gl_parse_digits(s + 4, 2, &mo) && gl_parse_digits(s + 6, 2, &d) && parse_tod(s + 9, n - 9, &hh, &mi, &se, &ms))
+        return gl_local_to_epoch_ms(y, mo, d, hh, mi, se, ms, out);
     char tmp[64];
     if (n >= sizeof tmp || n < 19) return GL_ERROR;
     memcpy(tmp, s, n);

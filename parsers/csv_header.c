@@ -19,7 +19,7 @@ static int name_like(const char *t, size_t l)
     if (!isalpha(c0) && c0 != '@' && c0 != '_') return 0;
     for (size_t i = 0; i < l; i++) {
         unsigned char c = (unsigned char)t[i];
-        if (c == 0 || (!isalnum(c) && !strchr(" _.@/()[]%-", c))) return 0;
+        if (c == 0 || (!isalnum(c) && c < 0x80 && !strchr(" _.@/()[]%-", c))) return 0;   /* UTF-8: "[°C]" */
     }
     return 1;
 }
@@ -82,8 +82,10 @@ int csv_sniff(const char *line, size_t len)
 }
 
 
-/* One column per field (per GPU of a wide row): later spellings of a
- * field taken by an earlier one of the k columns are skipped. */
+/* One column per field (per GPU of a wide row): a later column of a GPU
+ * field taken by an earlier one of the k columns stays its own metrics.*
+ * (power.draw.instant beside power.draw: no value lost); a second GPU,
+ * host or bitmask column is skipped. */
 static void skip_repeats(struct csvp *c, int k)
 {
     for (int i = 0; i < k; i++) {
@@ -94,7 +96,8 @@ static void skip_repeats(struct csvp *c, int k)
                 (a->kind == C_GPU || a->kind == C_HOST || a->kind == C_MASK ||
                  ((a->kind == C_NUM || a->kind == C_STR) && !strcmp(a->key, b->key)) ||
                  (a->kind == C_VALUE && !strcmp(a->metric, b->metric)))) {
-                a->kind = C_SKIP;
+                a->kind = (a->kind == C_NUM || a->kind == C_STR) ? C_VALUE : C_SKIP;
+                if (a->kind == C_VALUE) a->key = NULL;
                 break;
             }
         }
@@ -141,8 +144,8 @@ static void tell_unrecognised(const struct csvp *c, int k, const struct fn_resul
     unsigned long long line = src ? (unsigned long long)src->lineno : 0;
     for (int i = 0; i < k; i++) {
         const struct ccol *col = &c->cols[i];
-        if (col->kind != C_VALUE) continue;
         const struct fn_result *r = &res[i];
+        if (col->kind != C_VALUE || r->mapped) continue;
         if (r->role == FN_OTHER && r->gpu_like) {
             log_warn("msg=\"a column that looks like a GPU field was not recognised: kept as %s\" file=\"%s\" "
                      "line=%llu column=%d name=\"%.*s\" why=\"%s\" hint=\"name it with --map COL=FIELD (key map)\"",
@@ -179,12 +182,13 @@ static void learn_role(struct ccol *col, const struct fn_result *r, int gpu_tabl
     case FN_STR: col->kind = C_STR; col->key = r->key; break;
     case FN_MASK: col->kind = C_MASK; col->key = r->key; break;
     case FN_OTHER:
-        /* --map to metrics.NAME / labels.NAME: that name */
-        if (r->mapped && r->key) {
+        /* --map to labels.NAME: that label, always text; to metrics.NAME: that metric */
+        if (r->mapped && r->key && !strncmp(r->key, "labels.", 7)) {
+            col->kind = C_STR;
+            col->key = r->key;
+        } else if (r->mapped && r->key) {
             free(col->metric);
-            free(col->label);
             col->metric = xstrdup(r->key);
-            col->label = xstrdup(r->key);
         }
         break;
     default: break;          /* the time columns: csv_learn */

@@ -12,6 +12,7 @@
  */
 #include "parser.h"
 #include "columns.h"
+#include "fieldname.h"
 #include "throttle.h"
 
 #include <stdlib.h>
@@ -345,6 +346,23 @@ static int has_comma_space(const char *s, size_t n)
     return 0;
 }
 
+/* The query column c as what r says it is (a schema field, the GPU index,
+ * the time), when it is one query CSV can hold; 1 then, else 0. */
+static int q_kind_of(const struct fn_result *r, struct qcol *c)
+{
+    switch (r->role) {
+    case FN_NUM: c->key = r->key; c->kind = Q_NUM; return 1;
+    case FN_STR: c->key = r->key; c->kind = Q_STR; return 1;
+    case FN_MASK: c->key = r->key; c->kind = Q_MASK; return 1;
+    case FN_GPU: c->key = "gpu.index"; c->kind = Q_NUM; return 1;
+    case FN_TIME: c->key = "@timestamp"; c->kind = Q_TS; return 1;
+    case FN_OTHER:
+        if (r->mapped && r->key) { c->key = r->key; c->kind = strncmp(r->key, "labels.", 7) ? Q_AUTO : Q_STR; return 1; }
+        return 0;
+    default: return 0;
+    }
+}
+
 /* Learns the columns from a header line (or the --columns list). */
 static int q_learn(struct parser *p, struct qcsv *q, const char *s, size_t n)
 {
@@ -373,12 +391,27 @@ static int q_learn(struct parser *p, struct qcsv *q, const char *s, size_t n)
         }
         if (unit && ul < sizeof c->unit) { memcpy(c->unit, unit, ul); c->unit[ul] = '\0'; }
         c->kind = Q_AUTO;
-        for (size_t j = 0; j < GL_ARRAY_LEN(q_map); j++)
-            if (col_tok_is(canon, cl, q_map[j].name)) { c->key = q_map[j].key; c->kind = q_map[j].kind; break; }
+        struct fn_result r;
+        if (fn_map_lookup(q->tok[i], q->tl[i], &r) && q_kind_of(&r, c)) {
+            /* the user's --map */
+        } else {
+            for (size_t j = 0; j < GL_ARRAY_LEN(q_map); j++)
+                if (col_tok_is(canon, cl, q_map[j].name)) { c->key = q_map[j].key; c->kind = q_map[j].kind; break; }
+        }
         static const char rp[] = "clocks_event_reasons.";
         if (!c->key && has_prefix(canon, cl, rp)) {
             const char *rk = throttle_reason_key(canon + sizeof rp - 1, cl - (sizeof rp - 1));
             if (rk) { c->key = rk; c->kind = Q_REASON; }
+        }
+        /* a name nvidia-smi's table does not hold ("power.draw.instant"): the
+         * rule every CSV-like format uses, else gpu.nvsmi.<name> */
+        if (!c->key) {
+            fn_recognise(q->tok[i], q->tl[i], &r);
+            q_kind_of(&r, c);
+            /* a second column of a field already taken ("power.draw.instant"
+             * beside "power.draw") keeps its own gpu.nvsmi.<name> */
+            for (size_t j = 0; j < i && c->key; j++)
+                if (q->cols[j].kind != Q_SKIP && !strcmp(q->cols[j].key, c->key)) { c->key = NULL; c->kind = Q_AUTO; }
         }
         if (!c->key) {
             c->dyn = name_sanitize("gpu.nvsmi.", canon, cl);

@@ -5,6 +5,7 @@
  * CRLF, comments and header sniffing against dmon-csv and query-csv.
  */
 #include "csv_harness.h"
+#include "../parsers/fieldname.h"
 
 static void run(const struct parser_ops *ops, const char *text, struct got *g)
 {
@@ -257,6 +258,134 @@ TEST(sniff)
     CHECK_EQ_STR(str(&G, 0, "event.dataset"), "gpu.dmon");
 }
 
+/* Headers people write (issue 25): unit suffixes and brackets, their own
+ * names; every temperature, power, utilisation and memory column in its
+ * gpu.* field, converted by the unit its name gives. */
+TEST(people_headers)
+{
+    run(&parser_auto, "timestamp,gpu_id,name,utilization_gpu_pct,utilization_mem_pct,memory_used_mib,memory_total_mib,"
+                      "temperature_gpu_c,power_draw_w\n"
+                      "2025-03-01 08:00:00,1,NVIDIA GeForce RTX 4080,91,45,8000,16376,78,247.50\n", &G);
+    CHECK_EQ_INT(G.rejected, 0);
+    CHECK_EQ_INT(G.n, 1);
+    CHECK_NEAR(num(&G, 0, "gpu.index"), 1, 0);
+    CHECK_EQ_STR(str(&G, 0, "gpu.name"), "NVIDIA GeForce RTX 4080");
+    CHECK_NEAR(num(&G, 0, "gpu.utilization.gpu.pct"), 91, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.utilization.memory_copy.pct"), 45, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.used_size"), 8000, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.total_size"), 16376, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 78, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 247.5, 1e-9);
+    run(&parser_auto, "timestamp,gpu_index,temperature_C,utilization_gpu_percent,power_W\n"
+                      "2023-11-14T22:13:20.250,5,82,100,331.2\n", &G);
+    CHECK_EQ_INT(G.n, 1);
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 82, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.utilization.gpu.pct"), 100, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 331.2, 1e-9);
+    /* units in the name convert: GiB, mW, GHz, a fraction; bracketed units */
+    run(&parser_csv, "time,gpu,Memory Used (GiB),power_mw,sm_clock_ghz,gpu_util_frac,Temp [\xc2\xb0" "C]\n"
+                     "1700000000,0,1.5,250000,1.41,0.5,61\n", &G);
+    CHECK_EQ_INT(G.rejected, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.used_size"), 1536, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 250, 1e-9);
+    CHECK_NEAR(num(&G, 0, "gpu.clock.streaming_multiprocessor_frequency"), 1410, 1e-9);
+    CHECK_NEAR(num(&G, 0, "gpu.utilization.gpu.pct"), 50, 1e-9);
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 61, 0);
+    /* a value's unit must fit the field: 230C in a power column is refused */
+    run(&parser_csv, "time,gpu,power_w\n1700000000,0,230C\n", &G);
+    CHECK_EQ_INT(G.rejected, 1);
+    CHECK(strstr(G.err, "does not fit gpu.power.usage") != NULL);
+    /* DCGM's names */
+    run(&parser_csv, "timestamp,gpu,DCGM_FI_DEV_GPU_TEMP,DCGM_FI_DEV_POWER_USAGE,DCGM_FI_DEV_FB_USED\n"
+                     "1700000000,2,55,120.5,30000\n", &G);
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 55, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 120.5, 1e-9);
+    CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.used_size"), 30000, 0);
+}
+
+/* A generic word is a GPU field only in a table about GPUs: weather data's
+ * "temp" stays a metric; three GPU quantities, or one name that says GPU,
+ * make the table a GPU table. */
+TEST(weak_names)
+{
+    run(&parser_csv, "time,temp,humidity\n1700000000,21.5,40\n", &G);
+    CHECK(!has(&G, 0, "gpu.temperature.gpu"));
+    CHECK_NEAR(num(&G, 0, "metrics.temp"), 21.5, 1e-9);
+    run(&parser_csv, "time,temp,power,util\n1700000000,61,250,99\n", &G);
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 61, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 250, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.utilization.gpu.pct"), 99, 0);
+    run(&parser_csv, "time,gpu_temp,power\n1700000000,61,250\n", &G);
+    CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 250, 0);
+    /* a device column of IoT data is no GPU index there */
+    run(&parser_csv, "time,device,temperature\n1700000000,sensor-a,21\n", &G);
+    CHECK_EQ_INT(G.rejected, 0);
+    CHECK_EQ_STR(str(&G, 0, "labels.device"), "sensor-a");
+    CHECK(!has(&G, 0, "gpu.temperature.gpu"));
+}
+
+/* One row, several GPUs: one event per GPU (ids apart), host-level values
+ * in an event of their own. */
+TEST(wide_rows)
+{
+    run(&parser_csv, "timestamp,gpu0_temp,gpu0_power_w,GPU1 Temp,GPU1 Power (W),cpu_util\n"
+                     "1700000000,50,100,71,230,12\n", &G);
+    CHECK_EQ_INT(G.rejected, 0);
+    CHECK_EQ_INT(G.n, 3);
+    CHECK(!has(&G, 0, "gpu.index"));
+    CHECK_NEAR(num(&G, 0, "metrics.cpu_util"), 12, 0);
+    CHECK_NEAR(num(&G, 1, "gpu.index"), 0, 0);
+    CHECK_NEAR(num(&G, 1, "gpu.temperature.gpu"), 50, 0);
+    CHECK_NEAR(num(&G, 1, "gpu.power.usage"), 100, 0);
+    CHECK_NEAR(num(&G, 2, "gpu.index"), 1, 0);
+    CHECK_NEAR(num(&G, 2, "gpu.temperature.gpu"), 71, 0);
+    CHECK_NEAR(num(&G, 2, "gpu.power.usage"), 230, 0);
+    CHECK(!has(&G, 1, "metrics.cpu_util"));
+    CHECK(strcmp(str(&G, 1, "event.id"), str(&G, 2, "event.id")) != 0);
+    CHECK(strcmp(str(&G, 0, "event.id"), str(&G, 1, "event.id")) != 0);
+}
+
+/* Two columns of one field: the second keeps its values as a metric. */
+TEST(second_spelling_kept)
+{
+    run(&parser_csv, "time,gpu,power.draw,power.draw.instant\n1700000000,0,250,262\n", &G);
+    CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 250, 0);
+    CHECK_NEAR(num(&G, 0, "metrics.power_draw_instant"), 262, 0);
+}
+
+/* --map COL=FIELD: what no rule can guess; the unit in the name converts;
+ * labels stay text; a field no schema has is refused with a suggestion. */
+TEST(user_map)
+{
+    char err[256];
+    const char *m[] = { "Temp (F)=gpu.temperature.gpu", "job=labels.job", "mem_gib=gpu.memory.framebuffer.used_size" };
+    CHECK_EQ_INT(fn_map_set(m, 3, err, sizeof err), 0);
+    run(&parser_csv, "time,gpu,TEMP (F),job,mem_gib\n1700000000,0,60,17,2\n", &G);
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 60, 0);
+    CHECK_EQ_STR(str(&G, 0, "labels.job"), "17");
+    CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.used_size"), 2048, 0);
+    const char *bad[] = { "x=gpu.temprature.gpu" };
+    CHECK_EQ_INT(fn_map_set(bad, 1, err, sizeof err), -1);
+    CHECK(strstr(err, "did you mean gpu.temperature.gpu") != NULL);
+    const char *bad2[] = { "nofield" };
+    CHECK_EQ_INT(fn_map_set(bad2, 1, err, sizeof err), -1);
+    CHECK_EQ_INT(fn_map_set(NULL, 0, err, sizeof err), 0);
+    CHECK_EQ_INT((int)fn_map_count(), 0);
+}
+
+/* Times people log: ctime (date(1), nvidia-smi -q), dmon's YYYYMMDD HH:MM:SS. */
+TEST(more_time_formats)
+{
+    run(&parser_csv, "timestamp,gpu,temp_gpu\nTue Nov  5 10:00:00 2024,0,50\n", &G);
+    CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2024-11-05T10:00:00.000Z");
+    run(&parser_csv, "timestamp,gpu,temp_gpu\nTue Nov 05 10:00:00 UTC 2024,0,50\n", &G);
+    CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2024-11-05T10:00:00.000Z");
+    run(&parser_csv, "timestamp,gpu,temp_gpu\n20241105 10:00:01,0,50\n", &G);
+    CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2024-11-05T10:00:01.000Z");
+    run(&parser_csv, "timestamp,gpu,temp_gpu\nNov 5 2024,0,50\n", &G);
+    CHECK_EQ_INT(G.rejected, 1);
+}
+
 int main(void)
 {
     gl_tz_set("UTC");
@@ -268,6 +397,12 @@ int main(void)
     RUN(gpu_and_host_columns);
     RUN(crlf_comments_quotes);
     RUN(sniff);
+    RUN(people_headers);
+    RUN(weak_names);
+    RUN(wide_rows);
+    RUN(second_spelling_kept);
+    RUN(user_map);
+    RUN(more_time_formats);
     got_clear(&G);
     return TEST_REPORT();
 }

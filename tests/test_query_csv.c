@@ -305,7 +305,7 @@ TEST(nounits)
     CHECK_EQ_STR(str(&G, 0, "gpu.pstate"), "P0");
     CHECK_NEAR(num(&G, 0, "gpu.nvsmi.memory_reserved"), 103, 0);
     CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.used_size"), 0, 0);
-    CHECK_NEAR(num(&G, 0, "gpu.nvsmi.memory_free"), 16280, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.free_size"), 16280, 0);   /* memory.free: the rule of every CSV */
     CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 37, 0);
     CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 28.16, 1e-9);
     CHECK_NEAR(num(&G, 0, "gpu.clock.streaming_multiprocessor_frequency"), 405, 0);
