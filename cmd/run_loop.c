@@ -305,14 +305,17 @@ int run_stream(const struct run_mode *m, struct run_ctx *r, const struct run_inp
 int run_summary(struct run_ctx *r, const char *cmd, const char *name, const struct feed_stats *st, int stopped)
 {
     const struct engine_stats *es = engine_get_stats(r->eng);
+    char folded[64] = "";
+    if (es->folded)
+        snprintf(folded, sizeof folded, ", %llu rows folded into their sample step", (unsigned long long)es->folded);
     fprintf(stderr,
             "gpulog %s: %s: %llu lines, %llu events, %llu rejected; %llu samples, %llu GPUs, %llu series, "
-            "%llu out-of-order dropped, %llu duplicates, %llu gaps; anomalies: %llu started, %llu changed, "
+            "%llu out-of-order dropped, %llu duplicates, %llu gaps%s; anomalies: %llu started, %llu changed, "
             "%llu ended, %llu still open%s\n",
             cmd, name, (unsigned long long)st->lines, (unsigned long long)st->events,
             (unsigned long long)st->rejected, (unsigned long long)es->samples, (unsigned long long)es->gpus,
             (unsigned long long)es->series, (unsigned long long)es->out_of_order,
-            (unsigned long long)es->duplicates, (unsigned long long)es->gaps, (unsigned long long)es->starts,
+            (unsigned long long)es->duplicates, (unsigned long long)es->gaps, folded, (unsigned long long)es->starts,
             (unsigned long long)es->changes, (unsigned long long)es->ends, (unsigned long long)es->open,
             stopped ? " (stopped by a signal)" : "");
     if (!r->failed_writes) return GL_OK;

@@ -60,6 +60,8 @@ static const struct family families[M__COUNT] = {
         "Metric samples the detectors did not take, by reason: out_of_order (before the tolerance), too_far_ahead (past the GPU's newest sample by more than max(6 h, 100 intervals)), duplicate." },
     [M_CLOCK_STEPS] = { "gpulog_clock_steps_total", MT_COUNTER, NULL,
         "GPUs whose event time stepped (5 consistent samples outside the expected range): their series re-anchored at the new time and their windows started over." },
+    [M_SAMPLES_FOLDED] = { "gpulog_samples_folded_total", MT_COUNTER, NULL,
+        "Rows of a GPU folded into the sample of their resolution step (several rows within one stamp, or sampling faster than the profile's resolution_ms): averaged, not dropped." },
     [M_STATE_SNAPSHOTS] = { "gpulog_state_snapshots_total", MT_COUNTER, "result",
         "Detector state snapshots of partitions (detect --state-topic), by result: written, restored (the partition went on warm), refused (damaged, another profile or build: it started cold), unused (ahead of or too far behind the committed offset: cold), incomplete (a chunk of a large snapshot missing or damaged in the state topic: cold)." },
     [M_STATE_SNAPSHOT_BYTES] = { "gpulog_state_snapshot_bytes_total", MT_COUNTER, NULL,

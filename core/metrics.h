@@ -38,6 +38,7 @@ enum metric_id {
     M_FIELDS_DROPPED,      /* counter  gpulog_fields_dropped_total */
     M_SAMPLES_DROPPED,     /* counter  gpulog_samples_dropped_total{reason} */
     M_CLOCK_STEPS,         /* counter  gpulog_clock_steps_total */
+    M_SAMPLES_FOLDED,      /* counter  gpulog_samples_folded_total */
     M_STATE_SNAPSHOTS,     /* counter  gpulog_state_snapshots_total{result} */
     M_STATE_SNAPSHOT_BYTES,/* counter  gpulog_state_snapshot_bytes_total */
     M__COUNT

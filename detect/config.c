@@ -14,7 +14,7 @@
 
 static const char gpu_profile[] =
 "{\"name\":\"gpu\",\"window\":64,\"window_span_s\":600,\"max_series\":200000,\"idle_evict_s\":3600,"
-" \"out_of_order_tolerance_ms\":2000,\"gap_s\":5,\"incidents\":true,\"rules\":["
+" \"out_of_order_tolerance_ms\":2000,\"gap_s\":5,\"resolution_ms\":1000,\"incidents\":true,\"rules\":["
 "{\"id\":\"gpu.xid\",\"name\":\"GPU kernel error (Xid/SXid)\",\"detector\":\"xid\",\"metric\":\"gpu.xid.code\","
 "  \"severity\":2,\"cooldown_s\":300},"
 "{\"id\":\"gpu.missing\",\"name\":\"GPU stopped reporting\",\"detector\":\"missing_data\",\"metric\":\"sample_age_s\","
@@ -212,6 +212,7 @@ static struct profile *compile(json_t *root, char *err, size_t errlen)
     p->idle_evict_ms = (int64_t)(num_or(root, "idle_evict_s", 3600) * 1000);
     p->ooo_tol_ms = (int64_t)num_or(root, "out_of_order_tolerance_ms", 2000);
     p->gap_ms = (int64_t)(num_or(root, "gap_s", 5) * 1000);
+    p->resolution_ms = (int64_t)num_or(root, "resolution_ms", 0);
     json_t *inc = json_object_get(root, "incidents");
     if (inc && !json_is_boolean(inc)) { snprintf(err, errlen, "\"incidents\" must be true or false"); profile_free(p); return NULL; }
     p->incidents = json_is_true(inc);
@@ -353,6 +354,7 @@ struct yrange { const char *key; double lo, hi; };
 static const struct yrange top_ranges[] = {
     { "window", 4, WIN_CAP }, { "window_span_s", 1, 30 * 86400 }, { "max_series", 16, 100000000 },
     { "idle_evict_s", 1, 365 * 86400 }, { "out_of_order_tolerance_ms", 0, 3600000 }, { "gap_s", 0.001, 7 * 86400 },
+    { "resolution_ms", 0, 3600000 },
 };
 static const struct yrange rule_ranges[] = {
     { "severity", 1, 3 }, { "for", 1, 65000 }, { "clear", 1, 65000 },

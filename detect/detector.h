@@ -133,6 +133,9 @@ struct ent {
     uint32_t nsamples;
     int64_t step_ts;         /* newest sample outside the expected time range (a clock step?) */
     uint32_t step_n;         /* consecutive such samples, each a little after the previous one */
+    uint64_t last_id;        /* hash of the newest sample's event.id: a repeated row is a duplicate */
+    struct fold *fold;       /* sampled faster than the profile's resolution: rows folded per step (engine.c) */
+    uint8_t fast_n;          /* consecutive steps under half the resolution (3: fold from then on) */
     struct ent *next;        /* in the host's list */
     struct ent *lru_prev, *lru_next;   /* in the engine's list, least recently updated first */
     struct ent_incident inc;  /* its episodes grouped (profile key "incidents") */

@@ -7,6 +7,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A GPU that sends several rows within one stamp (sub-second sampling with
+ * whole-second stamps, two interleaved readers) or rows closer together
+ * than half the profile's resolution_ms, three steps in a row (4 Hz with
+ * fine stamps), has its rows folded into one sample per resolution step
+ * (aligned to the epoch; the stamp itself when resolution_ms is 0): each
+ * field's mean, rounded when every row gave an integer (an integer
+ * temperature stays one); booleans true when any row said so; the
+ * throttle bitmask the OR of the rows. The step's sample is judged when a
+ * row of a later step comes (or at engine_flush), stamped at the step's
+ * start: so rules that count samples count steps, and a 4 Hz input does
+ * not open an episode four times as fast as its documented duration. A
+ * repeated row (the same event.id) is a duplicate; rows of a step already
+ * judged are folded away (counted). Once folding, a GPU stays folding.
+ * ~1.2 KB, allocated for such GPUs only; not in snapshots (a restore loses
+ * at most the pending step). */
+struct fold {
+    int64_t b;                   /* the pending step's start (valid when n) */
+    int64_t done_b;              /* the step judged last */
+    uint64_t last_id;            /* id hash of the pending step's newest row */
+    uint32_t n;                  /* rows in the pending step */
+    uint64_t present, nonint, bools;
+    uint64_t mask_or;            /* gpu.throttling.reasons: OR of the rows */
+    uint16_t cnt[ENG_MAX_SLOTS];
+    double sum[ENG_MAX_SLOTS];   /* sum of numbers, max of booleans */
+};
+
+
 
 void eng_add_rule(struct rule_set *rs, int ri, size_t state_size)
 {
@@ -132,6 +159,8 @@ static void ent_free(struct engine *e, struct ent *x)
     free_states(e, &e->ent_rules, x->rstate);
     free(x->uuid);
     free(x->bus_id);
+    if (x->fold) e->mem -= sizeof *x->fold;
+    free(x->fold);
     free(x);
 }
 
@@ -425,9 +454,11 @@ static int sample_time_ok(struct engine *e, struct host *h, struct ent *x, int64
 }
 
 /* The values of the sample ev into x->val and x->present (finite numbers
- * and booleans, by slot); the first uuid and bus id seen are copied into x. */
-static void sample_values(struct engine *e, struct ent *x, const struct event *ev)
+ * and booleans, by slot); the first uuid and bus id seen are copied into x.
+ * Returns the slots whose value was a boolean. */
+static uint64_t sample_values(struct engine *e, struct ent *x, const struct event *ev)
 {
+    uint64_t bools = 0;
     x->present = 0;
     for (size_t i = 0; i < ev->nf; i++) {
         const struct ev_field *f = &ev->f[i];
@@ -445,7 +476,139 @@ static void sample_values(struct engine *e, struct ent *x, const struct event *e
         if (s < 0) continue;
         x->val[s] = v;
         x->present |= 1ULL << s;
+        if (f->type == EV_BOOL) bools |= 1ULL << s;
     }
+    return bools;
+}
+
+static void sample_judge(struct engine *e, struct host *h, struct ent *x, int64_t ts);
+
+/* ---- rows faster than the resolution: folded ------------------------------ */
+
+/* A 64-bit hash of ev's event.id (0 for none: every id-less row then looks
+ * repeated, as the engine's tests feed them). */
+static uint64_t id_hash(const struct event *ev)
+{
+    if (!ev->id[0]) return 0;
+    if (strnlen(ev->id, 16) < 16) {          /* a short id from elsewhere: all of it */
+        uint64_t h = 1469598103934665603ULL;
+        for (const char *p = ev->id; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        return h | 1;
+    }
+    /* the id is a hash already (32 hex digits): its first 16, two loads, on
+     * every sample */
+    uint64_t a, b;
+    memcpy(&a, ev->id, 8);
+    memcpy(&b, ev->id + 8, 8);
+    return (a ^ (b * 0x9E3779B97F4A7C15ULL)) | 1;
+}
+
+/* The start of ts's resolution step. */
+static int64_t fold_step(const struct engine *e, int64_t ts)
+{
+    int64_t r = e->prof->resolution_ms;
+    if (r <= 0) return ts;
+    int64_t q = ts / r;
+    if (ts % r < 0) q--;
+    return q * r;
+}
+
+/* Adds row ev to x's pending step. */
+static void fold_add(struct engine *e, struct ent *x, const struct event *ev)
+{
+    struct fold *f = x->fold;
+    uint64_t bools = sample_values(e, x, ev);
+    f->last_id = id_hash(ev);
+    f->n++;
+    for (uint64_t pres = x->present; pres; pres &= pres - 1) {
+        int s = __builtin_ctzll(pres);
+        double v = x->val[s];
+        uint64_t bit = 1ULL << s;
+        if (!(f->present & bit)) { f->cnt[s] = 0; f->sum[s] = 0; f->nonint &= ~bit; f->bools &= ~bit; }
+        f->present |= bit;
+        if (bools & bit) {
+            f->bools |= bit;
+            if (!f->cnt[s] || v > f->sum[s]) f->sum[s] = v;
+        } else if (!strcmp(e->prof->slots.name[s], "gpu.throttling.reasons") && v >= 0 && v < 18446744073709551616.0) {
+            f->mask_or |= (uint64_t)v;
+            f->sum[s] = (double)f->mask_or;
+        } else {
+            f->sum[s] += v;
+            if (v != floor(v)) f->nonint |= bit;
+        }
+        if (f->cnt[s] < UINT16_MAX) f->cnt[s]++;
+    }
+}
+
+/* Judges x's pending step as one sample and empties it. */
+static void fold_commit(struct engine *e, struct host *h, struct ent *x)
+{
+    struct fold *f = x->fold;
+    int64_t b = f->b;
+    f->done_b = b;
+    f->n = 0;
+    if (!sample_time_ok(e, h, x, b)) { f->present = 0; return; }
+    x->present = f->present;
+    for (uint64_t pres = f->present; pres; pres &= pres - 1) {
+        int s = __builtin_ctzll(pres);
+        uint64_t bit = 1ULL << s;
+        int or_slot = !(f->bools & bit) && !strcmp(e->prof->slots.name[s], "gpu.throttling.reasons");
+        if ((f->bools & bit) || or_slot || f->cnt[s] <= 1) { x->val[s] = f->sum[s]; continue; }
+        double m = f->sum[s] / f->cnt[s];
+        x->val[s] = (f->nonint & bit) ? m : floor(m + 0.5);
+    }
+    f->present = 0;
+    f->mask_or = 0;
+    x->last_id = f->last_id;
+    sample_judge(e, h, x, b);
+}
+
+/* Takes row ev (time ts) of x into its fold when x is folding, or starts
+ * folding when the row shares x's last stamp (not a repeat) or comes the
+ * third time in a row within half the resolution. 1 when taken (nothing
+ * else to do with it), 0 when it goes the usual way. */
+static int fold_take(struct engine *e, struct host *h, struct ent *x, const struct event *ev, int64_t ts)
+{
+    struct fold *f = x->fold;
+    uint64_t id = id_hash(ev);
+    if (!f) {
+        if (!x->nsamples) return 0;
+        int same = ts == x->last_ts;
+        if (same && id == x->last_id) return 0;       /* a repeated row: a duplicate (sample_time_ok) */
+        int64_t r = e->prof->resolution_ms;
+        int fast = r > 0 && ts > x->last_ts && ts - x->last_ts < r / 2;
+        x->fast_n = fast ? (uint8_t)(x->fast_n < 255 ? x->fast_n + 1 : 255) : 0;
+        if (!same && x->fast_n < 3) return 0;
+        f = x->fold = xcalloc(1, sizeof *f);
+        e->mem += sizeof *f;
+        f->done_b = fold_step(e, x->last_ts);
+        if (!e->fold_said++)
+            log_info("msg=\"a GPU sends rows faster than the profile's resolution: its rows are folded per step "
+                     "(gpulog_samples_folded_total counts them; said once)\" host=\"%s\" gpu=%d resolution_ms=%lld",
+                     h->name, x->gpu, (long long)e->prof->resolution_ms);
+    }
+    int64_t b = fold_step(e, ts);
+    if (f->n && id && id == f->last_id) {
+        e->st.duplicates++;
+        metrics_inc_label(M_SAMPLES_DROPPED, "duplicate");
+        return 1;
+    }
+    if (b < f->done_b) return 0;                              /* older than the judged steps: late, the usual way */
+    if (b == f->done_b) {                                     /* a step already judged */
+        e->st.folded++;
+        metrics_inc(M_SAMPLES_FOLDED);
+        return 1;
+    }
+    if (f->n && b <= f->b) {
+        fold_add(e, x, ev);
+        e->st.folded++;
+        metrics_inc(M_SAMPLES_FOLDED);
+        return 1;
+    }
+    if (f->n) fold_commit(e, h, x);
+    f->b = b;
+    fold_add(e, x, ev);
+    return 1;
 }
 
 /* Learned references of x: its power range (pmin, pmax, slowly forgotten). */
@@ -505,7 +668,17 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
     if (gf && gf->type == EV_INT) gpu = (int)gf->v.i;
     struct ent *x = eng_ent_get(e, h, gpu);
     int64_t ts = ev->ts_ms;
+    if (fold_take(e, h, x, ev, ts)) return;
     if (!sample_time_ok(e, h, x, ts)) return;
+    sample_values(e, x, ev);
+    x->last_id = id_hash(ev);
+    sample_judge(e, h, x, ts);
+}
+
+/* The sample in x->val / x->present at ts (its time accepted): the host's
+ * sample block, the series and GPU rules. */
+static void sample_judge(struct engine *e, struct host *h, struct ent *x, int64_t ts)
+{
     if (ts > e->newest_ts) e->newest_ts = ts;
     if (!h->have_block || ts > h->block_ts) {
         if (h->have_block) host_block_done(e, h, h->block_ts);
@@ -513,7 +686,6 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
         h->have_block = 1;
     }
     e->st.samples++;
-    sample_values(e, x, ev);
     x->last_seen_ms = e->clock;
     if (e->lru_tail != x) { eng_lru_unlink(e, x); lru_append(e, x); }
     int late = x->nsamples && ts < x->last_ts;
@@ -567,6 +739,10 @@ void engine_drop_tag(struct engine *e, int tag)
 
 void engine_flush(struct engine *e)
 {
+    for (size_t b = 0; b < e->nhb; b++)
+        for (struct host *h = e->hb[b]; h; h = h->next)
+            for (struct ent *x = h->ents; x; x = x->next)
+                if (x->fold && x->fold->n) fold_commit(e, h, x);
     for (size_t b = 0; b < e->nhb; b++)
         for (struct host *h = e->hb[b]; h; h = h->next)
             if (h->have_block) {

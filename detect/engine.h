@@ -33,6 +33,7 @@ struct profile {
     uint32_t win_span_ms;
     size_t max_series;
     int64_t idle_evict_ms, ooo_tol_ms, gap_ms;
+    int64_t resolution_ms;            /* rows of a GPU within one such step fold into one sample; 0 = same stamp only */
     int incidents;                    /* group a GPU's overlapping episodes into gpu.incident records */
     /* derived by profile_finish */
     int star;                         /* has rules on "*" */
@@ -53,6 +54,7 @@ struct engine_stats {
     uint64_t events, samples, updates, kernel_events, ignored;
     uint64_t out_of_order, late_within_tolerance, duplicates, gaps, evicted;
     uint64_t too_far_ahead, clock_steps;   /* samples refused as far in the future; series re-anchored */
+    uint64_t folded;                       /* rows folded into another row's sample (same stamp, sub-second) */
     uint64_t starts, changes, ends;
     uint64_t hosts, gpus, series, open;
 };

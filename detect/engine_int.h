@@ -62,6 +62,7 @@ struct engine {
     size_t mem;
     struct event rec;
     int reloading;                     /* end records say the rule changed */
+    unsigned fold_said;                /* GPUs that started folding (the first is logged) */
 };
 
 enum { REC_START, REC_CHANGE, REC_END };
