@@ -7,7 +7,12 @@
  * use is within that fraction of this GPU's (replicas of one data-parallel
  * job hold about the same memory; an inference server beside a training
  * job, or idle GPUs, do not), so half a node idle or running another job
- * neither hides a straggler nor makes one. An open episode ends only on a verdict that
+ * neither hides a straggler nor makes one. Peers are of the same GPU model
+ * (gpu.name: a 4090 beside a 4080 on one workstation is no peer of it);
+ * where the input names no model the reason says the comparison assumed
+ * one. With `same_util`, only GPUs whose utilisation is within that many
+ * points of this GPU's (a training GPU beside one at half load runs cooler
+ * and lower, rightly). An open episode ends only on a verdict that
  * the GPU is back within rel/2 of its peers; samples that cannot be judged
  * (peers disagree or idle, the GPU idle or not reporting) keep it open. */
 #include "detector.h"
@@ -15,6 +20,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const struct det_param params[] = {
     { "rel", 0.15, "departure from the peer median, as a fraction of it" },
@@ -26,15 +32,17 @@ static const struct det_param params[] = {
     { "direction", 0, "+1 only above peers, -1 only below, 0 both" },
     { "min_busy_frac", 0.8, "with busy_util: busy peers must be at least this share of the reporting peers (of its job)" },
     { "same_fb", 0.08, "peers: framebuffer use within this fraction of the GPU's (0 = every GPU of the host)" },
+    { "same_util", 0, "peers: utilisation within this many points of the GPU's (0 = any)" },
     { NULL, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
-enum { P_REL, P_MIN_ABS, P_AGREE, P_TIGHT, P_MIN_PEERS, P_BUSY_UTIL, P_DIRECTION, P_MIN_BUSY_FRAC, P_SAME_FB, P__COUNT };
+enum { P_REL, P_MIN_ABS, P_AGREE, P_TIGHT, P_MIN_PEERS, P_BUSY_UTIL, P_DIRECTION, P_MIN_BUSY_FRAC, P_SAME_FB, P_SAME_UTIL,
+       P__COUNT };
 
 static int peer_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
     (void)err; (void)errlen;
-    rc->aux[0] = rc->p[P_BUSY_UTIL] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 0) : -1;
+    rc->aux[0] = rc->p[P_BUSY_UTIL] > 0 || rc->p[P_SAME_UTIL] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 0) : -1;
     rc->aux[1] = rc->p[P_SAME_FB] > 0 ? profile_slot(ps, "gpu.memory.framebuffer.used_size", 0) : -1;
     return GL_OK;
 }
@@ -87,18 +95,20 @@ static void peer_why(const struct det_out *o, const char *who, char *buf, size_t
     const char *label, *unit;
     metric_label(o->s[0], &label, &unit);
     double dev = o->a[0];
-    snprintf(buf, n, "%s: %s %.4g%s, %.3g%s %s the median of its %zu peers (%.4g%s): a straggler",
+    snprintf(buf, n, "%s: %s %.4g%s, %.3g%s %s the median of its %zu peers (%.4g%s)%s: a straggler",
              who, label, o->value, unit, fabs(dev), unit, dev > 0 ? "above" : "below", (size_t)o->npeers,
-             o->peer_median, unit);
+             o->peer_median, unit, o->a[1] > 0 ? " (the input names no GPU model: peers assumed alike)" : "");
 }
 
 static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx *cx, struct det_out *o)
 {
     (void)st;
     const struct ent *e = cx->e;
-    double v, u;
+    double v, u = 0;
     if (e->gpu < 0 || e->last_ts != cx->ts || !ent_val(e, rc->slot, &v)) return cx->open ? DET_HOLD : DET_UNKNOWN;
-    if (rc->aux[0] >= 0 && (!ent_val(e, rc->aux[0], &u) || u < rc->p[P_BUSY_UTIL])) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    int have_u = rc->aux[0] >= 0 && ent_val(e, rc->aux[0], &u);
+    if (rc->p[P_BUSY_UTIL] > 0 && (!have_u || u < rc->p[P_BUSY_UTIL])) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    int assumed = !e->model;
     double vals[64], fbs[64], fb = 0, pfb = 0;
     int by_fb = rc->aux[1] >= 0 && ent_val(e, rc->aux[1], &fb);
     double fb_band = rc->p[P_SAME_FB] * fb;
@@ -109,10 +119,14 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
         const struct ent *p = cx->peers[i];
         double pv, pu;
         if (p == e || !ent_val(p, rc->slot, &pv)) continue;
+        if (e->model && p->model && strcmp(e->model, p->model)) continue;   /* another model */
+        if (!p->model) assumed = 1;
         if (by_fb && (!ent_val(p, rc->aux[1], &pfb) || fabs(pfb - fb) > fb_band || fb_moving(p, rc->aux[1], fb_band)))
             continue;   /* another job, or one loading its model */
         reporting++;
-        if (rc->aux[0] >= 0 && (!ent_val(p, rc->aux[0], &pu) || pu < rc->p[P_BUSY_UTIL])) continue;
+        int have_pu = rc->aux[0] >= 0 && ent_val(p, rc->aux[0], &pu);
+        if (rc->p[P_BUSY_UTIL] > 0 && (!have_pu || pu < rc->p[P_BUSY_UTIL])) continue;
+        if (rc->p[P_SAME_UTIL] > 0 && have_u && have_pu && fabs(pu - u) > rc->p[P_SAME_UTIL]) continue;   /* another load */
         fbs[n] = pfb;
         vals[n++] = pv;
     }
@@ -123,7 +137,7 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
         return cx->open ? DET_HOLD : DET_UNKNOWN;
     /* when part of the host is idle (another job's GPUs stalled or done),
      * the busy peers may be a different job: no verdict */
-    if (rc->aux[0] >= 0 && n < rc->p[P_MIN_BUSY_FRAC] * reporting) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    if (rc->p[P_BUSY_UTIL] > 0 && n < rc->p[P_MIN_BUSY_FRAC] * reporting) return cx->open ? DET_HOLD : DET_UNKNOWN;
     double med;
     if (!peer_agree(vals, n, rc->p[P_TIGHT], 0, rc->p[P_AGREE], &med)) return cx->open ? DET_HOLD : DET_UNKNOWN;
     double dev = v - med, lim = rc->p[P_REL] * fabs(med);
@@ -141,6 +155,7 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     o->why = peer_why;
     o->s[0] = rc->metric;
     o->a[0] = dev;
+    o->a[1] = assumed;
     return DET_ANOMALY;
 }
 

@@ -118,6 +118,7 @@ struct ent {
     struct host *host;
     int gpu;
     char *uuid, *bus_id;
+    char *model;             /* gpu.name, the first seen (peers are GPUs of one model) */
     int64_t last_ts;         /* newest sample time */
     int64_t last_seen_ms;    /* engine clock of the last update (eviction) */
     uint64_t present;        /* slots present in the current sample */

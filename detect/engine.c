@@ -159,6 +159,7 @@ static void ent_free(struct engine *e, struct ent *x)
     free_states(e, &e->ent_rules, x->rstate);
     free(x->uuid);
     free(x->bus_id);
+    free(x->model);
     if (x->fold) e->mem -= sizeof *x->fold;
     free(x->fold);
     free(x);
@@ -469,6 +470,7 @@ static uint64_t sample_values(struct engine *e, struct ent *x, const struct even
         else {
             if (!x->uuid && !strcmp(f->key, "gpu.uuid")) x->uuid = xstrndup(event_str(ev, f), f->v.s.len);
             else if (!x->bus_id && !strcmp(f->key, "gpu.pci.bus_id")) x->bus_id = xstrndup(event_str(ev, f), f->v.s.len);
+            else if (!x->model && !strcmp(f->key, "gpu.name") && f->v.s.len) x->model = xstrndup(event_str(ev, f), f->v.s.len);
             continue;
         }
         if (!isfinite(v)) continue;
@@ -490,17 +492,16 @@ static void sample_judge(struct engine *e, struct host *h, struct ent *x, int64_
 static uint64_t id_hash(const struct event *ev)
 {
     if (!ev->id[0]) return 0;
-    if (strnlen(ev->id, 16) < 16) {          /* a short id from elsewhere: all of it */
+    if (strnlen(ev->id, 32) < 32) {          /* a short id from elsewhere: byte by byte */
         uint64_t h = 1469598103934665603ULL;
         for (const char *p = ev->id; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
         return h | 1;
     }
-    /* the id is a hash already (32 hex digits): its first 16, two loads, on
-     * every sample */
-    uint64_t a, b;
-    memcpy(&a, ev->id, 8);
-    memcpy(&b, ev->id + 8, 8);
-    return (a ^ (b * 0x9E3779B97F4A7C15ULL)) | 1;
+    /* gpulog's ids (32 hex digits): four loads, on every sample */
+    uint64_t w[4], h = 0;
+    memcpy(w, ev->id, 32);
+    for (int i = 0; i < 4; i++) h = (h ^ w[i]) * 0x9E3779B97F4A7C15ULL;
+    return h | 1;
 }
 
 /* The start of ts's resolution step. */

@@ -188,6 +188,78 @@ TEST(switch_to_folding_and_booleans)
     cap_done(e, p, &c);
 }
 
+/* Feeds 1 s rows of 8 GPUs for secs seconds: GPU g's model, temperature,
+ * utilisation and power from the arrays (model NULL: none in the input). */
+static void fleet_rows(struct engine *e, int secs, const char *const *model, const double *temp, const double *util,
+                       const double *power)
+{
+    for (int s = 0; s < secs; s++)
+        for (int g = 0; g < 8; g++) {
+            struct event ev;
+            event_init(&ev);
+            ev.kind = "metric";
+            ev.dataset = "csv.generic";
+            ev.host = "ws";
+            ev.offset = -1;
+            ev.ts_ms = T0 + s * 1000LL;
+            snprintf(ev.id, sizeof ev.id, "%032llx", (unsigned long long)++row_no);
+            event_add_int(&ev, "gpu.index", g);
+            if (model[g]) event_add_str(&ev, "gpu.name", model[g], strlen(model[g]));
+            event_add_num(&ev, "gpu.temperature.gpu", temp[g] + (s + g) % 2);
+            event_add_num(&ev, "gpu.utilization.gpu.pct", util[g]);
+            event_add_num(&ev, "gpu.power.usage", power[g] + (s * 7 + g) % 5);
+            event_add_num(&ev, "gpu.memory.framebuffer.used_size", 20000);
+            engine_feed(e, &ev);
+            event_free(&ev);
+        }
+}
+
+/* Peers are GPUs of one model: an RTX 4080 that runs 20 °C hotter than seven
+ * 4090s is no straggler among them; the same input without model names
+ * flags it and says the comparison assumed the models alike. */
+TEST(peers_are_of_one_model)
+{
+    static const char *const named[8] = { "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090",
+                                          "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4080", "NVIDIA GeForce RTX 4090",
+                                          "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090" };
+    static const char *const unnamed[8] = { NULL };
+    static const double temp[8] = { 60, 61, 60, 62, 81, 60, 61, 60 }, util[8] = { 100, 100, 100, 100, 100, 100, 100, 100 },
+                        power[8] = { 300, 300, 300, 300, 300, 300, 300, 300 };
+    for (int k = 0; k < 2; k++) {
+        struct profile *p = gpu_profile();
+        if (!p) { CHECK(0); return; }
+        struct cap c;
+        struct engine *e = cap_engine(&c, p);
+        fleet_rows(e, 300, k ? unnamed : named, temp, util, power);
+        engine_flush(e);
+        int n = count_rec(&c, "gpu.peer.temp", "start");
+        CHECK_EQ_INT(n, k ? 1 : 0);
+        if (k) CHECK(strstr(c.out.p ? c.out.p : "", "peers assumed alike") != NULL);
+        cap_done(e, p, &c);
+    }
+}
+
+/* Peers work at the same load: a GPU at 55 % utilisation drawing 200 W
+ * beside seven at 100 % and 300 W is no power straggler (same_util 20);
+ * at 100 % and 200 W it is. */
+TEST(peers_are_at_the_same_load)
+{
+    static const char *const unnamed[8] = { NULL };
+    static const double temp[8] = { 60, 60, 60, 60, 60, 60, 60, 60 };
+    double util[8] = { 100, 100, 100, 55, 100, 100, 100, 100 }, power[8] = { 300, 300, 300, 200, 300, 300, 300, 300 };
+    for (int k = 0; k < 2; k++) {
+        struct profile *p = gpu_profile();
+        if (!p) { CHECK(0); return; }
+        struct cap c;
+        struct engine *e = cap_engine(&c, p);
+        util[3] = k ? 100 : 55;
+        fleet_rows(e, 300, unnamed, temp, util, power);
+        engine_flush(e);
+        CHECK_EQ_INT(count_rec(&c, "gpu.peer.power", "start"), k ? 1 : 0);
+        cap_done(e, p, &c);
+    }
+}
+
 int main(void)
 {
     RUN(rows_within_one_stamp_are_folded);
@@ -195,5 +267,7 @@ int main(void)
     RUN(fast_sampling_keeps_documented_durations);
     RUN(hot_gpu_among_peers_at_4hz);
     RUN(switch_to_folding_and_booleans);
+    RUN(peers_are_of_one_model);
+    RUN(peers_are_at_the_same_load);
     return TEST_REPORT();
 }
