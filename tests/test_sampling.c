@@ -13,19 +13,25 @@
 
 static uint64_t row_no;
 
-/* Feeds one row of GPU gpu at ms (after T0) with a fresh event.id (or the
- * id of row `same_as` when it is not 0), then key/value pairs up to NULL. */
+/* Starts ev as a row of GPU gpu of host "ws" at ms after T0, with a fresh
+ * event.id (or that of row same_as when it is not 0). */
+static void begin_row(struct event *ev, int gpu, int64_t ms, uint64_t same_as)
+{
+    event_init(ev);
+    ev->kind = "metric";
+    ev->dataset = "csv.generic";
+    ev->host = "ws";
+    ev->offset = -1;
+    ev->ts_ms = T0 + ms;
+    snprintf(ev->id, sizeof ev->id, "%032llx", (unsigned long long)(same_as ? same_as : ++row_no));
+    event_add_int(ev, "gpu.index", gpu);
+}
+
+/* Feeds one row of GPU gpu at ms (begin_row), then key/value pairs up to NULL. */
 static void row(struct engine *e, int gpu, int64_t ms, uint64_t same_as, ...)
 {
     struct event ev;
-    event_init(&ev);
-    ev.kind = "metric";
-    ev.dataset = "csv.generic";
-    ev.host = "ws";
-    ev.offset = -1;
-    ev.ts_ms = T0 + ms;
-    snprintf(ev.id, sizeof ev.id, "%032llx", (unsigned long long)(same_as ? same_as : ++row_no));
-    event_add_int(&ev, "gpu.index", gpu);
+    begin_row(&ev, gpu, ms, same_as);
     va_list ap;
     va_start(ap, same_as);
     const char *k;
@@ -196,14 +202,7 @@ static void fleet_rows(struct engine *e, int secs, const char *const *model, con
     for (int s = 0; s < secs; s++)
         for (int g = 0; g < 8; g++) {
             struct event ev;
-            event_init(&ev);
-            ev.kind = "metric";
-            ev.dataset = "csv.generic";
-            ev.host = "ws";
-            ev.offset = -1;
-            ev.ts_ms = T0 + s * 1000LL;
-            snprintf(ev.id, sizeof ev.id, "%032llx", (unsigned long long)++row_no);
-            event_add_int(&ev, "gpu.index", g);
+            begin_row(&ev, g, s * 1000LL, 0);
             if (model[g]) event_add_str(&ev, "gpu.name", model[g], strlen(model[g]));
             event_add_num(&ev, "gpu.temperature.gpu", temp[g] + (s + g) % 2);
             event_add_num(&ev, "gpu.utilization.gpu.pct", util[g]);
