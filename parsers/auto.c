@@ -20,6 +20,7 @@ struct autop {
     struct parser *outer;
     struct parser *sub[NHDR];
     struct parser *kmsg;
+    struct parser *jsonl;
     struct parser *cur;
 };
 
@@ -51,6 +52,7 @@ static void auto_destroy(void *st)
     struct autop *a = st;
     for (size_t i = 0; i < NHDR; i++) parser_free(a->sub[i]);
     parser_free(a->kmsg);
+    parser_free(a->jsonl);
     free(a);
 }
 
@@ -88,6 +90,13 @@ static int auto_feed(struct parser *p, void *st, const struct line_src *src,
         struct parser *k = sub_get(a, &a->kmsg, &parser_kmsg);
         if (!a->cur) a->cur = k;
         return run_sub(p, k, src, line, len);
+    }
+
+    /* JSON lines (W&B, other loggers, gpulog's events) are self-identifying too */
+    if (s[0] == '{' && parser_jsonl.sniff(line, len) > 0) {
+        struct parser *j = sub_get(a, &a->jsonl, &parser_jsonl);
+        if (!a->cur) a->cur = j;
+        return run_sub(p, j, src, line, len);
     }
 
     /* data rows of the current format start with a digit (index, date,
@@ -163,6 +172,7 @@ static void auto_flush(struct parser *p, void *st)
     struct autop *a = st;
     for (size_t i = 0; i < NHDR; i++) if (a->sub[i]) parser_flush(a->sub[i]);
     if (a->kmsg) parser_flush(a->kmsg);
+    if (a->jsonl) parser_flush(a->jsonl);
 }
 
 const struct parser_ops parser_auto = {

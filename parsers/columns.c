@@ -1,6 +1,8 @@
 /* columns.c - see columns.h. */
 #include "columns.h"
 
+#include <ctype.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,4 +224,120 @@ int col_when_stamp(struct parser *p, const struct col_when *w, int64_t now_ms, i
             return parser_error(p, RJ_BAD_TIME, "bad date %08d", w->date);
     }
     return GL_OK;
+}
+
+int col_parse_date(const char *s, size_t n, int *y, int *mo, int *d)
+{
+    return n == 10 && (s[4] == '-' || s[4] == '/') && s[7] == s[4] &&
+           gl_parse_digits(s, 4, y) && gl_parse_digits(s + 5, 2, mo) && gl_parse_digits(s + 8, 2, d);
+}
+
+/* "HH:MM:SS[.fff]" -> fields. */
+int col_parse_tod(const char *s, size_t n, int *h, int *mi, int *se, int *ms)
+{
+    if (n < 8 || s[2] != ':' || s[5] != ':' || !gl_parse_digits(s, 2, h) || !gl_parse_digits(s + 3, 2, mi) ||
+        !gl_parse_digits(s + 6, 2, se))
+        return 0;
+    *ms = 0;
+    if (n == 8) return 1;
+    return (s[8] == '.' || s[8] == ',') && col_frac_ms(s + 9, n - 9, ms);
+}
+
+/* A time value: epoch seconds / ms / us / ns as an integer (by magnitude),
+ * epoch seconds with a fraction, ISO 8601 with or without zone ('T' or ' ',
+ * '-' or '/' in the date), or a date alone. Zone-less times are read in the
+ * --tz zone. Returns GL_OK or GL_ERROR. */
+int col_time_value(const char *s, size_t n, int64_t *out)
+{
+    if (n == 0) return GL_ERROR;
+    size_t i = 0, dot = 0;
+    while (i < n && ((s[i] >= '0' && s[i] <= '9') || (s[i] == '.' && !dot))) { if (s[i] == '.') dot = i + 1; i++; }
+    if (i == n) {
+        size_t intlen = dot ? dot - 1 : n;
+        if (intlen == 0 || intlen > 19) return GL_ERROR;
+        uint64_t v = 0;
+        for (size_t j = 0; j < intlen; j++) v = v * 10 + (uint64_t)(s[j] - '0');
+        if (dot) {
+            if (v >= 100000000000ULL) return GL_ERROR;   /* fractions only on seconds */
+            double d;
+            if (!gl_parse_double(s, n, &d)) return GL_ERROR;
+            *out = (int64_t)llround(d * 1000.0);
+            return GL_OK;
+        }
+        if (v < 100000000000ULL) *out = (int64_t)v * 1000;            /* seconds */
+        else if (v < 100000000000000ULL) *out = (int64_t)v;           /* ms */
+        else if (v < 100000000000000000ULL) *out = (int64_t)(v / 1000);  /* us */
+        else *out = (int64_t)(v / 1000000);                          /* ns */
+        return GL_OK;
+    }
+    int y, mo, d, hh, mi, se, ms;
+    if (n == 10 && col_parse_date(s, n, &y, &mo, &d)) return gl_local_to_epoch_ms(y, mo, d, 0, 0, 0, 0, out);
+    if (isalpha((unsigned char)s[0])) return gl_parse_ctime(s, n, out);      /* "Tue Nov  5 10:00:00 2024" */
+    /* dmon's -o DT "YYYYMMDD HH:MM:SS" */
+    if (n >= 17 && (s[8] == ' ' || s[8] == '-' || s[8] == 'T') && gl_parse_digits(s, 4, &y) &&
+        gl_parse_digits(s + 4, 2, &mo) && gl_parse_digits(s + 6, 2, &d) && col_parse_tod(s + 9, n - 9, &hh, &mi, &se, &ms))
+        return gl_local_to_epoch_ms(y, mo, d, hh, mi, se, ms, out);
+    char tmp[64];
+    if (n >= sizeof tmp || n < 19) return GL_ERROR;
+    memcpy(tmp, s, n);
+    if (tmp[4] == '/' && tmp[7] == '/') tmp[4] = tmp[7] = '-';
+    return gl_parse_iso_ts(tmp, n, out);
+}
+
+
+int col_gpu_index_of(struct col_gpuids *m, const char *s, size_t n)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strlen(m->id[i]) == n && !memcmp(m->id[i], s, n)) return (int)i;
+    if (m->n >= 4096) return -1;
+    m->id = xrealloc(m->id, (m->n + 1) * sizeof *m->id);
+    m->id[m->n] = xstrndup(s, n);
+    return (int)m->n++;
+}
+
+void col_gpuids_free(struct col_gpuids *m)
+{
+    for (size_t i = 0; i < m->n; i++) free(m->id[i]);
+    free(m->id);
+    m->id = NULL;
+    m->n = 0;
+}
+
+const struct col_key *col_key_get(struct col_keys *c, const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    size_t cap = sizeof c->slot / sizeof c->slot[0];
+    for (size_t probe = 0; probe < cap; probe++) {
+        struct col_key *k = &c->slot[(h + probe) & (cap - 1)];
+        if (k->name) {
+            if (strlen(k->name) == n && !memcmp(k->name, s, n)) return k;
+            continue;
+        }
+        if (c->n >= COL_KEYS_MAX) return NULL;
+        c->n++;
+        k->name = xstrndup(s, n);
+        if (!fn_map_lookup(s, n, &k->r)) fn_recognise(s, n, &k->r);
+        /* a wide name's value of no schema field: named without its GPU part,
+         * so every GPU's series has one name ("system.gpu.3.powerPercent":
+         * metrics.power_percent) */
+        const char *nm = k->r.gpu >= 0 && k->r.base[0] ? k->r.base : s;
+        size_t nml = nm == s ? n : strlen(nm);
+        k->metric = name_sanitize("metrics.", nm, nml);
+        k->label = name_sanitize("labels.", nm, nml);
+        return k;
+    }
+    return NULL;
+}
+
+void col_keys_free(struct col_keys *c)
+{
+    size_t cap = sizeof c->slot / sizeof c->slot[0];
+    for (size_t i = 0; i < cap; i++) {
+        free(c->slot[i].name);
+        free(c->slot[i].metric);
+        free(c->slot[i].label);
+        c->slot[i].name = NULL;
+    }
+    c->n = 0;
 }

@@ -13,6 +13,7 @@
 #define GPULOG_COLUMNS_H
 
 #include "parser.h"
+#include "fieldname.h"
 
 #include <string.h>
 
@@ -96,5 +97,50 @@ int col_when_time(struct parser *p, struct col_when *w, struct col_when_memo *me
  * as it is); now_ms places a time without a date. GL_OK, or GL_ERROR
  * through parser_error for an impossible date or time. */
 int col_when_stamp(struct parser *p, const struct col_when *w, int64_t now_ms, int64_t *ts);
+
+/* Names seen as data (a JSON key, the field column of a long table), each
+ * recognised once (the user's --map, else fn_recognise) and kept with the
+ * metrics.<name> / labels.<name> keys its values go to when they are no
+ * schema field (a wide name's without its GPU part). At most
+ * COL_KEYS_MAX names; the cache owns every string. */
+#define COL_KEYS_MAX 384
+struct col_key {
+    char *name;               /* NULL: a free slot */
+    struct fn_result r;
+    char *metric, *label;
+};
+struct col_keys {
+    struct col_key slot[512];
+    size_t n;
+};
+/* The entry of name s (n bytes), recognised and made if new; NULL when the
+ * cache is full (the caller says so). */
+const struct col_key *col_key_get(struct col_keys *c, const char *s, size_t n);
+/* Frees what c holds (c itself is the caller's). */
+void col_keys_free(struct col_keys *c);
+
+/* The GPUs of a table that names them by UUID or PCI bus id only (no index
+ * column), numbered 0, 1, ... by first appearance (nvidia-smi lists them by
+ * index); at most 4096. */
+struct col_gpuids {
+    char **id;
+    size_t n;
+};
+/* The index of GPU id s (n bytes), numbered if new; -1 past 4096 GPUs. */
+int col_gpu_index_of(struct col_gpuids *m, const char *s, size_t n);
+/* Frees the ids m holds and empties it. */
+void col_gpuids_free(struct col_gpuids *m);
+
+/* The time values of CSV-like formats, pure apart from the --tz zone:
+ * col_time_value reads epoch seconds / ms / us / ns as an integer (by
+ * magnitude), epoch seconds with a fraction, ISO 8601 with or without a zone
+ * ('T' or ' ', '-' or '/' in the date), a date alone, ctime ("Tue Nov  5
+ * 10:00:00 2024") and dmon's "YYYYMMDD HH:MM:SS"; zone-less times are read
+ * in the --tz zone. Epoch ms into *out; GL_OK or GL_ERROR.
+ * col_parse_date: "YYYY-MM-DD" or "YYYY/MM/DD" (10 bytes); col_parse_tod:
+ * "HH:MM:SS[.fff]" (',' also); 1 on success. */
+int col_time_value(const char *s, size_t n, int64_t *out);
+int col_parse_date(const char *s, size_t n, int *y, int *mo, int *d);
+int col_parse_tod(const char *s, size_t n, int *h, int *mi, int *se, int *ms);
 
 #endif

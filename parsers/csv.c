@@ -50,6 +50,9 @@ static void csv_destroy(void *st)
     free(c->hdr);
     free(c->host);
     free(c->gpus);
+    col_gpuids_free(&c->gpuids);
+    if (c->keys) col_keys_free(c->keys);
+    free(c->keys);
     buf_free(&c->unq);
     free(c);
 }
@@ -111,64 +114,6 @@ int csv_split(struct csvp *c, const char *s, size_t n)
     return (int)k;
 }
 
-static int parse_date(const char *s, size_t n, int *y, int *mo, int *d)
-{
-    return n == 10 && (s[4] == '-' || s[4] == '/') && s[7] == s[4] &&
-           gl_parse_digits(s, 4, y) && gl_parse_digits(s + 5, 2, mo) && gl_parse_digits(s + 8, 2, d);
-}
-
-/* "HH:MM:SS[.fff]" -> fields. */
-static int parse_tod(const char *s, size_t n, int *h, int *mi, int *se, int *ms)
-{
-    if (n < 8 || s[2] != ':' || s[5] != ':' || !gl_parse_digits(s, 2, h) || !gl_parse_digits(s + 3, 2, mi) ||
-        !gl_parse_digits(s + 6, 2, se))
-        return 0;
-    *ms = 0;
-    if (n == 8) return 1;
-    return (s[8] == '.' || s[8] == ',') && col_frac_ms(s + 9, n - 9, ms);
-}
-
-/* A time value: epoch seconds / ms / us / ns as an integer (by magnitude),
- * epoch seconds with a fraction, ISO 8601 with or without zone ('T' or ' ',
- * '-' or '/' in the date), or a date alone. Zone-less times are read in the
- * --tz zone. Returns GL_OK or GL_ERROR. */
-static int csv_parse_time(const char *s, size_t n, int64_t *out)
-{
-    if (n == 0) return GL_ERROR;
-    size_t i = 0, dot = 0;
-    while (i < n && ((s[i] >= '0' && s[i] <= '9') || (s[i] == '.' && !dot))) { if (s[i] == '.') dot = i + 1; i++; }
-    if (i == n) {
-        size_t intlen = dot ? dot - 1 : n;
-        if (intlen == 0 || intlen > 19) return GL_ERROR;
-        uint64_t v = 0;
-        for (size_t j = 0; j < intlen; j++) v = v * 10 + (uint64_t)(s[j] - '0');
-        if (dot) {
-            if (v >= 100000000000ULL) return GL_ERROR;   /* fractions only on seconds */
-            double d;
-            if (!gl_parse_double(s, n, &d)) return GL_ERROR;
-            *out = (int64_t)llround(d * 1000.0);
-            return GL_OK;
-        }
-        if (v < 100000000000ULL) *out = (int64_t)v * 1000;            /* seconds */
-        else if (v < 100000000000000ULL) *out = (int64_t)v;           /* ms */
-        else if (v < 100000000000000000ULL) *out = (int64_t)(v / 1000);  /* us */
-        else *out = (int64_t)(v / 1000000);                          /* ns */
-        return GL_OK;
-    }
-    int y, mo, d, hh, mi, se, ms;
-    if (n == 10 && parse_date(s, n, &y, &mo, &d)) return gl_local_to_epoch_ms(y, mo, d, 0, 0, 0, 0, out);
-    if (isalpha((unsigned char)s[0])) return gl_parse_ctime(s, n, out);      /* "Tue Nov  5 10:00:00 2024" */
-    /* dmon's -o DT "YYYYMMDD HH:MM:SS" */
-    if (n >= 17 && (s[8] == ' ' || s[8] == '-' || s[8] == 'T') && gl_parse_digits(s, 4, &y) &&
-        gl_parse_digits(s + 4, 2, &mo) && gl_parse_digits(s + 6, 2, &d) && parse_tod(s + 9, n - 9, &hh, &mi, &se, &ms))
-        return gl_local_to_epoch_ms(y, mo, d, hh, mi, se, ms, out);
-    char tmp[64];
-    if (n >= sizeof tmp || n < 19) return GL_ERROR;
-    memcpy(tmp, s, n);
-    if (tmp[4] == '/' && tmp[7] == '/') tmp[4] = tmp[7] = '-';
-    return gl_parse_iso_ts(tmp, n, out);
-}
-
 /* Splits a value into number and unit ("230W", "1.5 GiB", "92 %").
  * Returns 1 if the number part is a number and the unit part is unit-like. */
 static int number_unit(const char *t, size_t l, const char **num, size_t *nl, const char **u, size_t *ul)
@@ -227,17 +172,17 @@ static int csv_row_when(struct parser *p, struct csvp *c, int k, int64_t *ts, co
         int sl = l > 40 ? 40 : (int)l;
         switch (col->kind) {
         case C_TIME:
-            if (csv_parse_time(t, l, ts) != GL_OK)
+            if (col_time_value(t, l, ts) != GL_OK)
                 return parser_error(p, RJ_BAD_TIME, "column %d: cannot read the time '%.*s' (want ISO 8601, "
                                        "YYYY/MM/DD HH:MM:SS, a ctime date or epoch seconds/ms)", i + 1, sl, t);
             break;
         case C_DATE:
-            if (!parse_date(t, l, &y, &mo, &d))
+            if (!col_parse_date(t, l, &y, &mo, &d))
                 return parser_error(p, RJ_BAD_TIME, "column %d: bad date '%.*s' (want YYYY-MM-DD)", i + 1, sl, t);
             have_date = 1;
             break;
         case C_TOD:
-            if (!parse_tod(t, l, &h, &mi, &se, &ms))
+            if (!col_parse_tod(t, l, &h, &mi, &se, &ms))
                 return parser_error(p, RJ_BAD_TIME, "column %d: bad time of day '%.*s' (want HH:MM:SS)", i + 1, sl, t);
             have_tod = 1;
             break;
@@ -263,6 +208,87 @@ static int csv_row_when(struct parser *p, struct csvp *c, int k, int64_t *ts, co
     return GL_OK;
 }
 
+/* Adds cell t (l bytes) of column i (what col says it is) to ev. GL_OK or
+ * GL_ERROR (said). */
+static int csv_cell(struct parser *p, struct event *ev, const struct ccol *col, int i, const char *t, size_t l)
+{
+    int sl = l > 40 ? 40 : (int)l;
+    const char *num, *u;
+    size_t nl, ul;
+    switch (col->kind) {
+    case C_GPU: {
+        int64_t iv;
+        const char *g = t;
+        size_t gl = l;
+        if (gl > 3 && !strncasecmp(g, "gpu", 3) && g[3] != '-') {   /* "GPU 0", "gpu1" */
+            g += 3; gl -= 3;
+            str_trim(&g, &gl);
+        }
+        if (gl_parse_i64(g, gl, &iv) && iv >= 0) event_add_int(ev, "gpu.index", iv);
+        else if (l > 4 && (!memcmp(t, "GPU-", 4) || !memcmp(t, "MIG-", 4))) event_add_str(ev, "gpu.uuid", t, l);
+        else return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a GPU index or UUID: '%.*s'", i + 1, sl, t);
+        break;
+    }
+    case C_STR:
+        if (!strcmp(col->key, "gpu.pci.bus_id")) event_add_bus_id(ev, t, l);   /* not an address: left out */
+        else event_add_str(ev, col->key, t, l);
+        break;
+    case C_MASK: {
+        uint64_t mask;
+        if (!throttle_parse_mask(t, l, &mask))
+            return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a bitmask: '%.*s'", i + 1, sl, t);
+        throttle_add_fields(ev, mask);
+        break;
+    }
+    case C_NUM: {
+        if (!number_unit(t, l, &num, &nl, &u, &ul))
+            return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a number: '%.*s'", i + 1, sl, t);
+        double f = col->hscale > 0 ? col->hscale : 1;
+        if (ul) {
+            enum dim dm;
+            if (!fn_unit_lookup(u, ul, &dm, &f) || (col->dim != D_NONE && dm != col->dim))
+                return parser_error(p, RJ_BAD_UNIT, "column %d: unit '%.*s' does not fit %s (%s)", i + 1, (int)ul, u,
+                                    col->key, fn_dim_unit(col->dim));
+        }
+        add_scaled(ev, col->key, num, nl, f);
+        break;
+    }
+    case C_VALUE:
+        if (number_unit(t, l, &num, &nl, &u, &ul)) add_scaled(ev, col->metric, num, nl, 1);
+        else event_add_str(ev, col->label, t, l);
+        break;
+    default:
+        break;
+    }
+    return GL_OK;
+}
+
+/* A long table's row ("GPUId, TimeStampUs, Field, Values": one field a
+ * row, as dcgmi and exporters' dumps hold it): the value goes to the field
+ * its field cell names, recognised by the rule of every column name. The
+ * rows of one GPU and stamp are folded into one sample by the engine. */
+static int csv_long_cell(struct parser *p, struct csvp *c, struct event *ev)
+{
+    const char *f = c->tok[c->field_col], *v = c->tok[c->value_col];
+    size_t fl = c->tl[c->field_col], vl = c->tl[c->value_col];
+    if (!fl || csv_missing(v, vl)) return GL_OK;
+    if (!c->keys) c->keys = xcalloc(1, sizeof *c->keys);
+    const struct col_key *k = col_key_get(c->keys, f, fl);
+    if (!k) return parser_error(p, RJ_OTHER, "more than %d different field names in a long table", COL_KEYS_MAX);
+    struct ccol col = { .kind = C_VALUE, .gpu = -1, .metric = k->metric, .label = k->label };
+    const struct fn_result *r = &k->r;
+    /* a generic word ("temp") is a GPU field in a table with a GPU column */
+    if ((r->role == FN_NUM || r->role == FN_STR || r->role == FN_MASK) && (r->strong || c->long_gpu)) {
+        col.kind = r->role == FN_NUM ? C_NUM : r->role == FN_STR ? C_STR : C_MASK;
+        col.key = r->key;
+        col.dim = r->dim;
+        col.hscale = r->scale;
+    } else if (r->mapped && r->key) {
+        col.metric = (char *)r->key;
+    }
+    return csv_cell(p, ev, &col, c->value_col, v, vl);
+}
+
 /* Adds to ev the values of the columns of GPU gpu (-1: the columns of no
  * wide GPU) of a row of k columns. GL_OK or GL_ERROR (said). */
 static int csv_row_values(struct parser *p, struct csvp *c, struct event *ev, int k, int gpu)
@@ -272,54 +298,11 @@ static int csv_row_values(struct parser *p, struct csvp *c, struct event *ev, in
         const char *t = c->tok[i];
         size_t l = c->tl[i];
         if (col->gpu != gpu || col->kind == C_SKIP || csv_missing(t, l)) continue;
-        int sl = l > 40 ? 40 : (int)l;
-        const char *num, *u;
-        size_t nl, ul;
-        switch (col->kind) {
-        case C_GPU: {
-            int64_t iv;
-            const char *g = t;
-            size_t gl = l;
-            if (gl > 3 && !strncasecmp(g, "gpu", 3) && g[3] != '-') {   /* "GPU 0", "gpu1" */
-                g += 3; gl -= 3;
-                str_trim(&g, &gl);
-            }
-            if (gl_parse_i64(g, gl, &iv) && iv >= 0) event_add_int(ev, "gpu.index", iv);
-            else if (l > 4 && (!memcmp(t, "GPU-", 4) || !memcmp(t, "MIG-", 4))) event_add_str(ev, "gpu.uuid", t, l);
-            else return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a GPU index or UUID: '%.*s'", i + 1, sl, t);
-            break;
+        if (col->kind == C_FIELD) {
+            if (csv_long_cell(p, c, ev) != GL_OK) return GL_ERROR;
+            continue;
         }
-        case C_STR:
-            if (!strcmp(col->key, "gpu.pci.bus_id")) event_add_bus_id(ev, t, l);   /* not an address: left out */
-            else event_add_str(ev, col->key, t, l);
-            break;
-        case C_MASK: {
-            uint64_t mask;
-            if (!throttle_parse_mask(t, l, &mask))
-                return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a bitmask: '%.*s'", i + 1, sl, t);
-            throttle_add_fields(ev, mask);
-            break;
-        }
-        case C_NUM: {
-            if (!number_unit(t, l, &num, &nl, &u, &ul))
-                return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a number: '%.*s'", i + 1, sl, t);
-            double f = col->hscale > 0 ? col->hscale : 1;
-            if (ul) {
-                enum dim dm;
-                if (!fn_unit_lookup(u, ul, &dm, &f) || (col->dim != D_NONE && dm != col->dim))
-                    return parser_error(p, RJ_BAD_UNIT, "column %d: unit '%.*s' does not fit %s (%s)", i + 1, (int)ul, u,
-                                        col->key, fn_dim_unit(col->dim));
-            }
-            add_scaled(ev, col->key, num, nl, f);
-            break;
-        }
-        case C_VALUE:
-            if (number_unit(t, l, &num, &nl, &u, &ul)) add_scaled(ev, col->metric, num, nl, 1);
-            else event_add_str(ev, col->label, t, l);
-            break;
-        default:
-            break;
-        }
+        if (csv_cell(p, ev, col, i, t, l) != GL_OK) return GL_ERROR;
     }
     return GL_OK;
 }
@@ -332,14 +315,23 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
     int64_t ts = src->now_ms;
     const char *host = NULL;
     if (csv_row_when(p, c, k, &ts, &host) != GL_OK) return GL_ERROR;
-    for (int gi = -1; gi < c->ngpus; gi++) {
-        int gpu = gi < 0 ? -1 : c->gpus[gi];
+    /* the GPUs first: a reader that tells a profile by the first event sees a GPU */
+    for (int gi = 0; gi <= c->ngpus; gi++) {
+        int gpu = gi < c->ngpus ? c->gpus[gi] : -1;
         struct event *ev = parser_begin_sub(p, src, "metric", "csv.generic", line, len, 0, (uint64_t)(gpu + 1));
         ev->ts_ms = ts;
         if (host) ev->host = host;
         if (gpu >= 0) event_add_int(ev, "gpu.index", gpu);
+        else if (c->lone_gpu >= 0 && !c->ngpus) {
+            /* a GPU table without a GPU column: one GPU, or its uuid / bus id numbered */
+            int g = c->lone_time ? 0 : c->row_no;
+            if (c->lone_gpu < k && !csv_missing(c->tok[c->lone_gpu], c->tl[c->lone_gpu]))
+                g = col_gpu_index_of(&c->gpuids, c->tok[c->lone_gpu], c->tl[c->lone_gpu]);
+            if (g >= 0) event_add_int(ev, "gpu.index", g);
+            c->row_no++;
+        }
         if (csv_row_values(p, c, ev, k, gpu) != GL_OK) return GL_ERROR;
-        if (gi < 0 && c->ngpus && ev->nf == 0) continue;   /* a wide row's columns of no GPU: none */
+        if (gpu < 0 && c->ngpus && ev->nf == 0) continue;   /* a wide row's columns of no GPU: none */
         parser_emit(p);
     }
     return GL_OK;
@@ -366,8 +358,12 @@ static int csv_feed(struct parser *p, void *st, const struct line_src *src,
     }
     if (score > 0 || (!c->have_header && nf >= 1) || (c->hdr && c->hdr_len == n && !memcmp(c->hdr, s, n)))
         return csv_learn(p, c, src, s, n);
+    if (!c->have_header && p->opt_columns && *p->opt_columns &&
+        csv_learn(p, c, src, p->opt_columns, strlen(p->opt_columns)) == GL_ERROR)
+        return GL_ERROR;                     /* header-less: the names --columns gives */
     if (!c->have_header)
-        return parser_error(p, RJ_NO_HEADER, "CSV row before a header line (the first line must name the columns)");
+        return parser_error(p, RJ_NO_HEADER, "CSV row before a header line (the first line must name the columns, "
+                               "or give them with --columns)");
     int k = csv_split(c, s, n);
     if (k < 0) return parser_error(p, RJ_OTHER, "unterminated quote");
     if (k != c->ncols)

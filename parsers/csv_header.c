@@ -195,6 +195,26 @@ static void learn_role(struct ccol *col, const struct fn_result *r, int gpu_tabl
     }
 }
 
+/* A long table: a field-name column ("Field", "metric", "field_name") and
+ * a value column ("Value", "Values") beside a GPU or time column, one field
+ * a row. Sets c->field_col / value_col (-1 when not). */
+static void learn_long(struct csvp *c, int k, int keyed)
+{
+    static const char *const fields[] = { "field", "fields", "metric", "field_name", "metric_name", "fieldname" };
+    static const char *const values[] = { "value", "values", "val", "reading" };
+    c->field_col = c->value_col = -1;
+    if (!keyed) return;
+    for (int i = 0; i < k; i++) {
+        if (c->cols[i].kind != C_VALUE) continue;
+        const char *m = c->cols[i].metric + 8;    /* the sanitized name */
+        for (size_t j = 0; j < GL_ARRAY_LEN(fields); j++) if (!strcmp(m, fields[j]) && c->field_col < 0) c->field_col = i;
+        for (size_t j = 0; j < GL_ARRAY_LEN(values); j++) if (!strcmp(m, values[j]) && c->value_col < 0) c->value_col = i;
+    }
+    if (c->field_col < 0 || c->value_col < 0) { c->field_col = c->value_col = -1; return; }
+    c->cols[c->field_col].kind = C_FIELD;
+    c->cols[c->value_col].kind = C_FVALUE;
+}
+
 /* The GPUs a wide header names, ascending, into c->gpus. */
 static void learn_gpus(struct csvp *c, int k)
 {
@@ -217,7 +237,10 @@ static void learn_gpus(struct csvp *c, int k)
 /* Learns the columns from a header line (a leading '#' removed by caller). */
 int csv_learn(struct parser *p, struct csvp *c, const struct line_src *src, const char *s, size_t n)
 {
-    if (c->have_header && c->hdr && c->hdr_len == n && !memcmp(c->hdr, s, n)) return GL_DECLINED;
+    if (c->have_header && c->hdr && c->hdr_len == n && !memcmp(c->hdr, s, n)) {
+        c->row_no = 0;                       /* the header again (looped output): a new poll */
+        return GL_DECLINED;
+    }
     int k = csv_split(c, s, n);
     if (k < 0) return parser_error(p, RJ_NO_HEADER, "header has an unterminated quote");
     if (k > CSV_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "header has more than %d columns", CSV_MAX_COLS);
@@ -237,8 +260,10 @@ int csv_learn(struct parser *p, struct csvp *c, const struct line_src *src, cons
         struct ccol *col = &c->cols[i];
         memset(col, 0, sizeof *col);
         /* metrics/labels keep the whole header text ("Latency (ms)" -> metrics.latency_ms) */
-        col->metric = name_sanitize("metrics.", c->tok[i], c->tl[i]);
-        col->label = name_sanitize("labels.", c->tok[i], c->tl[i]);
+        const char *nm = res[i].gpu >= 0 && res[i].base[0] ? res[i].base : c->tok[i];   /* a wide column: its GPU part out */
+        size_t nml = nm == c->tok[i] ? c->tl[i] : strlen(nm);
+        col->metric = name_sanitize("metrics.", nm, nml);
+        col->label = name_sanitize("labels.", nm, nml);
         learn_role(col, &res[i], gpu_table);
         const struct fn_result *r = &res[i];
         if (r->role == FN_TIME || r->role == FN_DATE || r->role == FN_TOD) {
@@ -259,6 +284,21 @@ int csv_learn(struct parser *p, struct csvp *c, const struct line_src *src, cons
     skip_repeats(c, k);
     c->ncols = k;
     learn_gpus(c, k);
+    /* a table about GPUs that names none: one GPU (a single-GPU query log), or
+     * the GPUs its uuid / bus id column tells apart */
+    c->lone_gpu = -1;
+    int have_gpu = 0, id_col = -1;
+    for (int i = 0; i < k; i++) {
+        if (c->cols[i].kind == C_GPU) have_gpu = 1;
+        if (c->cols[i].kind == C_STR && id_col < 0 &&
+            (!strcmp(c->cols[i].key, "gpu.uuid") || !strcmp(c->cols[i].key, "gpu.pci.bus_id")))
+            id_col = i;
+    }
+    if (gpu_table && !have_gpu) c->lone_gpu = id_col >= 0 ? id_col : k;
+    c->lone_time = time_idx >= 0;
+    c->row_no = 0;
+    learn_long(c, k, have_gpu || time_idx >= 0);
+    c->long_gpu = have_gpu;
     tell_unrecognised(c, k, res, gpu_table, src);
     free(res);
     c->have_header = 1;

@@ -8,6 +8,7 @@
 
 #include "parser.h"
 #include "fieldname.h"
+#include "columns.h"
 
 #define CSV_MAX_COLS 1024
 #define CSV_MAX_NAME 128
@@ -23,6 +24,8 @@ enum ckind {
     C_STR,      /* alias with a string gpu.* field */
     C_MASK,     /* throttle reasons bitmask */
     C_SKIP,     /* a second column for a field already taken */
+    C_FIELD,    /* a long table's field-name column: its row's value column goes to that field */
+    C_FVALUE,   /* a long table's value column (read with C_FIELD) */
 };
 
 struct ccol {
@@ -49,6 +52,15 @@ struct csvp {
     size_t hostcap;
     int *gpus;               /* a wide header's GPUs, ascending (ngpus of them; 0: not wide) */
     int ngpus;
+    int lone_gpu;            /* a table about GPUs with no GPU column: -1 none; else the column naming the
+                              * GPU by uuid / bus id (numbered by gpuids), or ncols: see lone_time */
+    int lone_time;           /* lone_gpu == ncols with a time column: one GPU, index 0; without one, the
+                              * rows since the header are the GPUs of one poll, in order (row_no) */
+    int row_no;
+    struct col_gpuids gpuids;
+    int field_col, value_col;   /* a long table's field-name and value columns (-1: not long) */
+    int long_gpu;               /* the long table has a GPU column */
+    struct col_keys *keys;      /* the field names of a long table, recognised once (allocated when long) */
 };
 
 /* csv_header.c */

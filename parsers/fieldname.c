@@ -88,6 +88,8 @@ static const struct concept concepts[] = {
     { NULL, FN_HOST, D_NONE, { "host hostname node nodename machine server instance" }, "name id" },
     { NULL, FN_GPU, D_NONE, { "gpu device dev card gpuid" }, "index idx id num number no nr ordinal minor" },
     { NULL, FN_GPU, D_NONE, { "index idx" }, "" },
+    /* "GPU%", "gpu [%]": a percentage named after the GPU is its utilisation */
+    { "gpu.utilization.gpu.pct", FN_NUM, D_PCT, { "gpu" }, "" },
     /* strings */
     { "gpu.uuid", FN_STR, D_NONE, { "uuid guid" }, "gpu device" },
     { "gpu.pci.bus_id", FN_STR, D_NONE, { "bus busid" }, "pci pcie id gpu device location" },
@@ -103,7 +105,7 @@ static const struct concept concepts[] = {
     /* temperatures */
     { "gpu.temperature.memory", FN_NUM, D_C, { TEMP, "mem memory hbm vram" }, "gpu " NOW " value reading" },
     { "gpu.temperature.memory", FN_NUM, D_C, { "mtemp mmtmp memtemp" }, "gpu" },
-    { "gpu.temperature.gpu", FN_NUM, D_C, { TEMP }, "gpu core die chip " NOW " value reading sensor" },
+    { "gpu.temperature.gpu", FN_NUM, D_C, { TEMP }, "gpu core die chip " NOW " value reading sensor bmc" },
     { "gpu.temperature.gpu", FN_NUM, D_C, { "gtemp gputemp" }, "gpu" },
     /* power */
     { "gpu.power.limit", FN_NUM, D_W, { POWER, "limit cap" }, "gpu enforced " NOW " mgmt management board" },
@@ -126,7 +128,7 @@ static const struct concept concepts[] = {
     /* memory */
     { "gpu.memory.framebuffer.used_size", FN_NUM, D_MIB, { MEMW, USED }, "gpu size" },
     { "gpu.memory.framebuffer.used_size", FN_NUM, D_MIB, { "fb fbusd vram mem memory" }, "gpu" },
-    { "gpu.memory.framebuffer.total_size", FN_NUM, D_MIB, { MEMW, "total size capacity" }, "gpu" },
+    { "gpu.memory.framebuffer.total_size", FN_NUM, D_MIB, { MEMW, "total size capacity max" }, "gpu" },
     { "gpu.memory.framebuffer.total_size", FN_NUM, D_MIB, { "fbttl" }, "" },
     { "gpu.memory.framebuffer.free_size", FN_NUM, D_MIB, { MEMW, "free available avail" }, "gpu" },
     { "gpu.memory.framebuffer.free_size", FN_NUM, D_MIB, { "fbfre" }, "" },
@@ -164,7 +166,7 @@ static const struct concept concepts[] = {
 /* Words of a time column; one of the first line must be there. */
 static const char time_core[] = "timestamp time datetime date ts epoch unix stamp";
 static const char time_extra[] =
-    "utc local gmt iso at created logged recorded s sec secs seconds ms msec millis milliseconds us usec micros ns nanos";
+    "utc local gmt iso at created logged recorded query s sec secs seconds ms msec millis milliseconds us usec micros ns nanos";
 /* Words that place a quantity on another device than the GPU. */
 static const char foreign[] =
     "cpu cpus disk disks net network nic swap ram host system io psu ambient room inlet outlet chassis battery "
@@ -320,6 +322,29 @@ static int time_fits(const struct words *ws, struct fn_result *r)
     return 1;
 }
 
+/* W&B's own GPU keys that the general rule would read otherwise: "gpu" is
+ * the utilisation, "memory" the memory controller's, "memoryAllocated"
+ * (a percentage of the framebuffer) and "powerPercent" (of the limit) have
+ * no schema field and stay metrics without a warning. 1 when ws (the words
+ * after "system.gpu.N.") is one of them, with r filled. */
+static int wandb_key(const struct words *ws, enum dim udim, double uf, struct fn_result *r)
+{
+    if (ws->n == 1 && !uf && !strcmp(ws->w[0], "gpu")) {
+        r->role = FN_NUM; r->key = "gpu.utilization.gpu.pct"; r->dim = D_PCT;
+        return 1;
+    }
+    if (ws->n == 1 && !uf && !strcmp(ws->w[0], "memory")) {
+        r->role = FN_NUM; r->key = "gpu.utilization.memory_copy.pct"; r->dim = D_PCT;
+        return 1;
+    }
+    if ((ws->n == 2 && !uf && !strcmp(ws->w[0], "memory") && !strcmp(ws->w[1], "allocated")) ||
+        (ws->n == 1 && uf && udim == D_PCT && !strcmp(ws->w[0], "power"))) {
+        r->role = FN_OTHER;
+        return 1;
+    }
+    return 0;
+}
+
 /* 1 when the words speak of a GPU quantity (and of no other device). */
 static int gpu_like(const struct words *ws)
 {
@@ -333,8 +358,11 @@ static int gpu_like(const struct words *ws)
 
 /* The words of name s (n bytes) into ws, a unit at its end taken off into
  * *udim / *uf (*uf 0: none), and whether a word or prefix says GPU. */
-static void name_words(const char *s, size_t n, struct words *ws, enum dim *udim, double *uf, int *strong)
+static void name_words(const char *s, size_t n, struct words *ws, enum dim *udim, double *uf, int *strong,
+                       int *wandb, char unit_word[FN_MAX_WORD + 1])
 {
+    if (unit_word) unit_word[0] = '\0';
+    if (wandb) *wandb = 0;
     *udim = D_NONE;
     *uf = 0;
     *strong = 0;
@@ -357,14 +385,22 @@ static void name_words(const char *s, size_t n, struct words *ws, enum dim *udim
     }
     split_words(s, nl, ws);
     for (int i = 0; i < ws->n; i++) if (in_words(gpu_words, ws->w[i])) *strong = 1;
-    while (ws->n > 1 && in_words(prefixes, ws->w[0])) {
+    /* W&B's system metrics: "system.gpu.N.<key>" (and its copies under
+     * "system.gpu.process.N.") */
+    int w_b = ws->n >= 3 && !strcmp(ws->w[0], "system") && !strcmp(ws->w[1], "gpu");
+    if (wandb) *wandb = w_b;
+    /* W&B's other system metrics ("system.memory", "system.cpu") are the host's */
+    while (ws->n > 1 && in_words(prefixes, ws->w[0]) && (strcmp(ws->w[0], "system") || w_b)) {
         if (in_words(gpu_prefixes, ws->w[0])) *strong = 1;
         drop_word(ws, 0);
     }
     /* a unit word at the end: "temp_c", "power_W", "util_percent", "%" */
     if (!*uf && ws->n >= 2) {
         const char *last = ws->w[ws->n - 1];
-        if (fn_unit_lookup(last, strlen(last), udim, uf)) drop_word(ws, ws->n - 1);
+        if (fn_unit_lookup(last, strlen(last), udim, uf)) {
+            if (unit_word) memcpy(unit_word, last, strlen(last) + 1);
+            drop_word(ws, ws->n - 1);
+        }
     }
 }
 
@@ -372,7 +408,7 @@ int fn_name_unit(const char *s, size_t n, enum dim *dim, double *f)
 {
     struct words ws;
     int strong;
-    name_words(s, n, &ws, dim, f, &strong);
+    name_words(s, n, &ws, dim, f, &strong, NULL, NULL);
     return *f != 0;
 }
 
@@ -384,8 +420,24 @@ void fn_recognise(const char *s, size_t n, struct fn_result *r)
     enum dim udim;
     double uf;
     struct words ws;
-    name_words(s, n, &ws, &udim, &uf, &r->strong);
+    int wandb;
+    char uw[FN_MAX_WORD + 1];
+    name_words(s, n, &ws, &udim, &uf, &r->strong, &wandb, uw);
+    if (wandb && ws.n >= 2 && !strcmp(ws.w[1], "process")) { r->skip = 1; return; }
     r->gpu = take_gpu_number(&ws);
+    if (r->gpu >= 0) {        /* the name without its GPU part, for a metric of its own */
+        size_t o = 0;
+        for (int i = 0; i <= ws.n; i++) {
+            const char *w = i < ws.n ? ws.w[i] : uw;     /* the unit word last ("power_percent") */
+            size_t l = strlen(w);
+            if (!l || o + l + 2 >= sizeof r->base) continue;
+            if (o) r->base[o++] = '_';
+            memcpy(r->base + o, w, l);
+            o += l;
+        }
+        r->base[o] = '\0';
+    }
+    if (wandb && r->gpu >= 0 && wandb_key(&ws, udim, uf, r)) return;
     if (r->gpu >= 0) r->strong = 1;
     if (ws.n == 0) return;
     if (r->gpu < 0 && time_fits(&ws, r)) return;

@@ -55,6 +55,9 @@ struct fn_result {
     int gpu_like;        /* FN_OTHER: the name speaks of a GPU quantity (a temperature, power, ...) */
     const char *why;     /* FN_OTHER with gpu_like: why it was not taken (static text) */
     int mapped;          /* from the user's --map */
+    int skip;            /* a copy of another column's values (W&B's system.gpu.process.N.*): left out */
+    char base[64];       /* a wide row's column: its name without the GPU part ("gpu3_fan_rpm": fan_rpm),
+                          * for the metric it stays when it is no schema field; "" otherwise */
 };
 
 /* Recognises the column named s (n bytes; no NUL needed). Pure. */

@@ -11,7 +11,7 @@
 
 const struct parser_ops *const parser_formats[] = {
     &parser_auto, &parser_dmon, &parser_dmon_csv, &parser_query_csv, &parser_csv,
-    &parser_pmon, &parser_dcgmi, &parser_kmsg, NULL
+    &parser_pmon, &parser_dcgmi, &parser_kmsg, &parser_jsonl, NULL
 };
 
 const struct parser_ops *parser_find(const char *name)

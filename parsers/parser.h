@@ -173,5 +173,6 @@ extern const struct parser_ops parser_csv;
 extern const struct parser_ops parser_pmon;
 extern const struct parser_ops parser_dcgmi;
 extern const struct parser_ops parser_kmsg;
+extern const struct parser_ops parser_jsonl;
 
 #endif

@@ -47,6 +47,11 @@ struct qcsv {
     int have_header;
     char *hdr;             /* text of the current header, to skip repeats */
     size_t hdr_len;
+    int lone_gpu;          /* no index column: -1 (there is one); the uuid / bus id column; ncols: see below */
+    int lone_time;         /* with lone_gpu == ncols: a time column, so one GPU; else the rows since the
+                            * header are the GPUs of one poll, in order (row_no) */
+    int row_no;
+    struct col_gpuids gpuids;
 };
 
 /* Alternative spellings accepted by --query-gpu / --query-compute-apps,
@@ -309,6 +314,7 @@ static void query_csv_destroy(void *st)
     free(q->tok);
     free(q->tl);
     free(q->hdr);
+    col_gpuids_free(&q->gpuids);
     free(q);
 }
 
@@ -366,8 +372,10 @@ static int q_kind_of(const struct fn_result *r, struct qcol *c)
 /* Learns the columns from a header line (or the --columns list). */
 static int q_learn(struct parser *p, struct qcsv *q, const char *s, size_t n)
 {
-    if (q->have_header && q->hdr && q->hdr_len == n && !memcmp(q->hdr, s, n))
-        return GL_DECLINED;                 /* the same header again (looped output) */
+    if (q->have_header && q->hdr && q->hdr_len == n && !memcmp(q->hdr, s, n)) {
+        q->row_no = 0;                      /* the same header again (looped output): a new poll */
+        return GL_DECLINED;
+    }
     size_t k = q_split(q, s, n, has_comma_space(s, n));
     if (k > Q_MAX_COLS) return parser_error(p, RJ_NO_HEADER, "header has more than %d columns", Q_MAX_COLS);
     q_cols_clear(q);
@@ -429,6 +437,22 @@ static int q_learn(struct parser *p, struct qcsv *q, const char *s, size_t n)
     if (have_mask)
         for (size_t i = 0; i < k; i++) if (q->cols[i].kind == Q_REASON) q->cols[i].kind = Q_SKIP;
     q->ncols = (int)k;
+    /* no index column: the GPUs its uuid / bus id tells apart, numbered by
+     * first appearance; else with a time column one GPU (a single-GPU log);
+     * else (one poll a header) the rows since the header, in order -- not for
+     * the compute-apps query, whose rows are processes */
+    q->lone_gpu = (int)k;
+    int id_col = -1;
+    for (size_t i = 0; i < k; i++) {
+        const struct qcol *c = &q->cols[i];
+        if (c->kind == Q_SKIP || !c->key) continue;
+        if (!strcmp(c->key, "gpu.index") || !strcmp(c->key, "process.pid")) q->lone_gpu = -1;
+        if (id_col < 0 && (!strcmp(c->key, "gpu.uuid") || !strcmp(c->key, "gpu.pci.bus_id"))) id_col = (int)i;
+    }
+    if (q->lone_gpu >= 0 && id_col >= 0) q->lone_gpu = id_col;
+    q->lone_time = 0;
+    for (size_t i = 0; i < k; i++) if (q->cols[i].kind == Q_TS) q->lone_time = 1;
+    q->row_no = 0;
     q->have_header = 1;
     free(q->hdr);
     q->hdr = xstrndup(s, n);
@@ -470,6 +494,13 @@ static int q_row(struct parser *p, struct qcsv *q, const struct line_src *src,
                  const char *line, size_t len, size_t k)
 {
     struct event *ev = parser_begin(p, src, "metric", "gpu.query", line, len, 0);
+    if (q->lone_gpu >= 0) {
+        int g = q->lone_time ? 0 : q->row_no;
+        if ((size_t)q->lone_gpu < k && !value_is_missing(q->tok[q->lone_gpu], q->tl[q->lone_gpu]))
+            g = col_gpu_index_of(&q->gpuids, q->tok[q->lone_gpu], q->tl[q->lone_gpu]);
+        if (g >= 0) event_add_int(ev, "gpu.index", g);
+        q->row_no++;
+    }
     for (size_t i = 0; i < k; i++) {
         const struct qcol *c = &q->cols[i];
         const char *t = q->tok[i];
@@ -484,7 +515,7 @@ static int q_row(struct parser *p, struct qcsv *q, const struct line_src *src,
         int isint = 0;
         switch (c->kind) {
         case Q_TS:
-            if (q_parse_ts(t, l, &ev->ts_ms) != GL_OK)
+            if (q_parse_ts(t, l, &ev->ts_ms) != GL_OK && col_time_value(t, l, &ev->ts_ms) != GL_OK)
                 return parser_error(p, RJ_BAD_TIME, "column %zu: bad timestamp '%.*s' (want YYYY/MM/DD HH:MM:SS.mmm)", i + 1, sl, t);
             break;
         case Q_STR:

@@ -332,15 +332,16 @@ TEST(wide_rows)
                      "1700000000,50,100,71,230,12\n", &G);
     CHECK_EQ_INT(G.rejected, 0);
     CHECK_EQ_INT(G.n, 3);
-    CHECK(!has(&G, 0, "gpu.index"));
-    CHECK_NEAR(num(&G, 0, "metrics.cpu_util"), 12, 0);
-    CHECK_NEAR(num(&G, 1, "gpu.index"), 0, 0);
-    CHECK_NEAR(num(&G, 1, "gpu.temperature.gpu"), 50, 0);
-    CHECK_NEAR(num(&G, 1, "gpu.power.usage"), 100, 0);
-    CHECK_NEAR(num(&G, 2, "gpu.index"), 1, 0);
-    CHECK_NEAR(num(&G, 2, "gpu.temperature.gpu"), 71, 0);
-    CHECK_NEAR(num(&G, 2, "gpu.power.usage"), 230, 0);
-    CHECK(!has(&G, 1, "metrics.cpu_util"));
+    /* the GPUs first (a reader that picks a profile by the first event sees one), the host's values last */
+    CHECK(!has(&G, 2, "gpu.index"));
+    CHECK_NEAR(num(&G, 2, "metrics.cpu_util"), 12, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.index"), 0, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 50, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 100, 0);
+    CHECK_NEAR(num(&G, 1, "gpu.index"), 1, 0);
+    CHECK_NEAR(num(&G, 1, "gpu.temperature.gpu"), 71, 0);
+    CHECK_NEAR(num(&G, 1, "gpu.power.usage"), 230, 0);
+    CHECK(!has(&G, 0, "metrics.cpu_util"));
     CHECK(strcmp(str(&G, 1, "event.id"), str(&G, 2, "event.id")) != 0);
     CHECK(strcmp(str(&G, 0, "event.id"), str(&G, 1, "event.id")) != 0);
 }
@@ -386,6 +387,52 @@ TEST(more_time_formats)
     CHECK_EQ_INT(G.rejected, 1);
 }
 
+/* A long table (one field a row: dcgm dumps): each value in the field its
+ * field cell names; the GPU's rows of one stamp fold in the engine. */
+TEST(long_table)
+{
+    run(&parser_auto, "GPUId,TimeStampUs,Field,Values\n0,1700000000000000,power_usage_instant,250.5\n"
+                      "0,1700000000000000,current_clock_throttle_reasons,4\n1,1700000000000000,gpu_temp,61\n"
+                      "0,1700000000000000,sm_active,0.9\n", &G);
+    CHECK_EQ_INT(G.rejected, 0);
+    CHECK_EQ_INT(G.n, 4);
+    CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 250.5, 1e-9);
+    CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2023-11-14T22:13:20.000Z");
+    CHECK(json_is_true(field(&G, 1, "gpu.throttling.reason.sw_power_cap")));
+    CHECK_NEAR(num(&G, 2, "gpu.index"), 1, 0);
+    CHECK_NEAR(num(&G, 2, "gpu.temperature.gpu"), 61, 0);
+    CHECK_NEAR(num(&G, 3, "metrics.sm_active"), 0.9, 1e-9);
+    CHECK(!has(&G, 0, "labels.field"));
+}
+
+/* A table about GPUs with no GPU column: one GPU (index 0) with a time
+ * column; the GPUs its uuid tells apart; without a time column the rows of
+ * the poll after each header, in order. Header-less CSV takes --columns. */
+TEST(tables_without_a_gpu_column)
+{
+    run(&parser_csv, "timestamp,temperature.gpu,power.draw [W],utilization.gpu [%]\n2024-01-01 00:00:00,50,100,90\n"
+                     "2024-01-01 00:00:01,51,101,91\n", &G);
+    CHECK_NEAR(num(&G, 0, "gpu.index"), 0, 0);
+    CHECK_NEAR(num(&G, 1, "gpu.index"), 0, 0);
+    run(&parser_csv, "time,uuid,gpu_temp\n1700000000,GPU-b,50\n1700000000,GPU-a,51\n1700000001,GPU-b,52\n", &G);
+    CHECK_NEAR(num(&G, 0, "gpu.index"), 0, 0);
+    CHECK_NEAR(num(&G, 1, "gpu.index"), 1, 0);
+    CHECK_NEAR(num(&G, 2, "gpu.index"), 0, 0);
+    run(&parser_csv, "name,gpu_temp\nA100,50\nA100,51\nname,gpu_temp\nA100,52\n", &G);
+    CHECK_NEAR(num(&G, 0, "gpu.index"), 0, 0);
+    CHECK_NEAR(num(&G, 1, "gpu.index"), 1, 0);
+    CHECK_NEAR(num(&G, 2, "gpu.index"), 0, 0);
+    /* --columns for a header-less CSV */
+    struct parser *p = parser_new(&parser_csv, emit_cb, &G);
+    got_clear(&G);
+    p->opt_columns = "epoch,util,power,mem_used,mem_total";
+    feed_text(p, &G, "1700000000,50,100,1000,16000\n");
+    parser_free(p);
+    CHECK_EQ_INT(G.n, 1);
+    CHECK_NEAR(num(&G, 0, "gpu.utilization.gpu.pct"), 50, 0);
+    CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.total_size"), 16000, 0);
+}
+
 int main(void)
 {
     gl_tz_set("UTC");
@@ -403,6 +450,8 @@ int main(void)
     RUN(second_spelling_kept);
     RUN(user_map);
     RUN(more_time_formats);
+    RUN(long_table);
+    RUN(tables_without_a_gpu_column);
     got_clear(&G);
     return TEST_REPORT();
 }

@@ -102,7 +102,18 @@ TEST(people_spellings)
         { "system.gpu.2.enforcedPowerLimitWatts", PL, FN_NUM, 1, 2 },
         { "system.gpu.0.correctedMemoryErrors", "gpu.ecc.corrected.volatile.count", FN_NUM, 0, 0 },
         { "gpu0_temp", T, FN_NUM, 0, 0 }, { "GPU1 Power (W)", P, FN_NUM, 1, 1 }, { "gpu_2_util", U, FN_NUM, 0, 2 },
-        { "cuda0_mem_used_mib", MU, FN_NUM, 1, 0 },
+        { "cuda0_mem_used_mib", MU, FN_NUM, 1, 0 }, { "system.gpu.0.gpu", U, FN_NUM, 0, 0 },
+        { "system.gpu.1.memory", UM, FN_NUM, 0, 1 }, { "gpu3_bmc_temp_c", T, FN_NUM, 1, 3 },
+        /* JSON keys and headers of other loggers */
+        { "gpu_memory_used_MB", MU, FN_NUM, 1, -1 }, { "gpu_temp_celsius", T, FN_NUM, 1, -1 },
+        { "gpu_power_limit_watts", PL, FN_NUM, 1, -1 }, { "gpu_sm_util_percent", U, FN_NUM, 1, -1 },
+        { "gpu_mem_util_percent", UM, FN_NUM, 1, -1 }, { "gpu_enc_util_percent", "gpu.utilization.encoder.pct", FN_NUM, 1, -1 },
+        { "temperature[\xc2\xb0" "C]", T, FN_NUM, 1, -1 }, { "gpu_utilization[%]", U, FN_NUM, 1, -1 },
+        { "Power Used", P, FN_NUM, 0, -1 }, { "Memory Max", MT, FN_NUM, 0, -1 }, { "GPU%", U, FN_NUM, 1, -1 },
+        { "Timestamp (ns)", NULL, FN_TIME, 0, -1 }, { "TimeStampUs", NULL, FN_TIME, 0, -1 }, { "GPUId", NULL, FN_GPU, 0, -1 },
+        { "graphics_clock_mhz", CG, FN_NUM, 1, -1 }, { "fan_percent", "gpu.fan.speed.pct", FN_NUM, 1, -1 },
+        { "current_clock_throttle_reasons", "gpu.throttling.reasons", FN_MASK, 0, -1 },
+        { "power_usage_instant", P, FN_NUM, 0, -1 },
         /* the other roles */
         { "hostname", NULL, FN_HOST, 0, -1 }, { "node_name", NULL, FN_HOST, 0, -1 }, { "_timestamp", NULL, FN_TIME, 0, -1 },
         { "@timestamp", NULL, FN_TIME, 0, -1 }, { "unix_time", NULL, FN_TIME, 0, -1 }, { "epoch_ms", NULL, FN_TIME, 0, -1 },
@@ -122,7 +133,8 @@ TEST(not_gpu_fields)
     static const char *const other[] = {
         "cpu_temp", "temp_limit", "max_temp", "temperature.gpu.tlimit", "power.max_limit", "clocks.max.sm",
         "ecc.errors.corrected.aggregate.total", "disk_util", "load", "usage", "latency_ms", "value", "rps",
-        "power_pct", "temperature_gpu_w", "system.cpu", "system.gpu.0.gpu", "fan_rpm", "id", "gpu_time",
+        "power_pct", "temperature_gpu_w", "system.cpu", "system.memory", "fan_rpm", "id", "gpu_time", "target_c",
+        "temp_avg_3s", "power_max", "system.gpu.0.memoryAllocated", "system.gpu.0.powerPercent",
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {

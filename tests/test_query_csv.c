@@ -163,12 +163,15 @@ TEST(bpytop_values)
     CHECK_NEAR(num(&G, 1, "gpu.power.usage"), 5.68, 1e-9);
     CHECK_NEAR(num(&G, 1, "gpu.clock.graphics_frequency"), 139, 0);
     CHECK_NEAR(num(&G, 1, "gpu.clock.mem_frequency"), 405, 0);
-    /* nine columns, nine fields: nothing else crept in */
+    /* nine columns, nine fields, and the GPU's index: no index column, no
+     * time column, so the rows of the poll after the header are GPUs 0 and 1 */
     int extra = 0;
     const char *k;
     json_t *v;
     json_object_foreach(G.ev[0], k, v) if (!strncmp(k, "gpu.", 4)) extra++;
-    CHECK_EQ_INT(extra, 9);
+    CHECK_EQ_INT(extra, 10);
+    CHECK_NEAR(num(&G, 0, "gpu.index"), 0, 0);
+    CHECK_NEAR(num(&G, 1, "gpu.index"), 1, 0);
     CHECK_EQ_STR(str(&G, 0, "host.name"), "h1");
     free(t);
 }
