@@ -109,4 +109,15 @@ static inline char *slurp(const char *path)
     return b.p;
 }
 
+/* Feeds text to a new parser of ops, flushes it and keeps its output in g
+ * (emptied first). */
+static inline void run_text(const struct parser_ops *ops, const char *text, struct got *g)
+{
+    got_clear(g);
+    struct parser *p = parser_new(ops, emit_cb, g);
+    feed_text(p, g, text);
+    parser_flush(p);
+    parser_free(p);
+}
+
 #endif

@@ -7,14 +7,6 @@
 #include "csv_harness.h"
 #include "../parsers/fieldname.h"
 
-static void run(const struct parser_ops *ops, const char *text, struct got *g)
-{
-    got_clear(g);
-    struct parser *p = parser_new(ops, emit_cb, g);
-    feed_text(p, g, text);
-    parser_flush(p);
-    parser_free(p);
-}
 
 static struct got G;
 
@@ -24,7 +16,7 @@ TEST(compact_units)
     char *t = slurp("tests/fixtures/csv/compact-units.csv");
     CHECK(t != NULL);
     if (!t) return;
-    run(&parser_auto, t, &G);
+    run_text(&parser_auto, t, &G);
     CHECK_EQ_INT(G.rejected, 0);
     CHECK_EQ_INT(G.n, 3);
     CHECK_EQ_STR(str(&G, 0, "event.dataset"), "csv.generic");
@@ -56,7 +48,7 @@ TEST(compact_units)
     CHECK_EQ_INT(metrics, 0);                           /* every column was an alias */
     free(t);
     /* the same through --format csv */
-    run(&parser_csv, "# gpu, power_draw, temp_gpu, utilization_gpu\n0, 230W, 78C, 92%\n", &G);
+    run_text(&parser_csv, "# gpu, power_draw, temp_gpu, utilization_gpu\n0, 230W, 78C, 92%\n", &G);
     CHECK_EQ_INT(G.n, 1);
     CHECK_NEAR(num(&G, 0, "gpu.utilization.gpu.pct"), 92, 0);
     CHECK_EQ_INT(G.declined, 1);
@@ -68,7 +60,7 @@ TEST(generic_epoch_host)
     char *t = slurp("tests/fixtures/csv/generic-epoch-host.csv");
     CHECK(t != NULL);
     if (!t) return;
-    run(&parser_auto, t, &G);
+    run_text(&parser_auto, t, &G);
     CHECK_EQ_INT(G.rejected, 0);
     CHECK_EQ_INT(G.n, 4);
     CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2023-11-14T22:13:20.000Z");
@@ -96,7 +88,7 @@ TEST(generic_epoch_host)
 TEST(time_formats)
 {
     gl_tz_set("UTC");
-    run(&parser_csv,
+    run_text(&parser_csv,
         "time,value\n"
         "2024-01-16T14:44:16Z,1\n"
         "2024-01-16T16:44:16.5+02:00,2\n"
@@ -119,23 +111,23 @@ TEST(time_formats)
     }
     /* zone-less times are read in the --tz zone */
     CHECK_EQ_INT(gl_tz_set("Europe/Berlin"), GL_OK);
-    run(&parser_csv, "@timestamp,v\n2024-07-01 12:00:00,1\n2024-07-01T12:00:00Z,2\n", &G);
+    run_text(&parser_csv, "@timestamp,v\n2024-07-01 12:00:00,1\n2024-07-01T12:00:00Z,2\n", &G);
     CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2024-07-01T10:00:00.000Z");
     CHECK_EQ_STR(str(&G, 1, "@timestamp"), "2024-07-01T12:00:00.000Z");
     gl_tz_set("UTC");
     /* a date and a time column together */
-    run(&parser_csv, "date,time,gpu_temp\n2024-01-02,03:04:05.678,61\n", &G);
+    run_text(&parser_csv, "date,time,gpu_temp\n2024-01-02,03:04:05.678,61\n", &G);
     CHECK_EQ_INT(G.n, 1);
     CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2024-01-02T03:04:05.678Z");
     CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 61, 0);
     /* a table without a time column gets the read time */
-    run(&parser_csv, "gpu,power_draw\n0,100W\n", &G);
+    run_text(&parser_csv, "gpu,power_draw\n0,100W\n", &G);
     CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2023-11-14T22:13:20.000Z");
 }
 
 TEST(rejected_rows)
 {
-    run(&parser_csv,
+    run_text(&parser_csv,
         "ts,gpu,temp_gpu\n"
         "1700000000,0,50\n"
         "yesterday,0,50\n"          /* unparseable time */
@@ -149,15 +141,15 @@ TEST(rejected_rows)
     CHECK_EQ_INT(G.n, 2);
     CHECK_EQ_INT(G.rejected, 7);
     CHECK_NEAR(num(&G, 1, "gpu.index"), 1, 0);
-    run(&parser_csv, "ts,gpu,temp_gpu\nyesterday,0,50\n", &G);
+    run_text(&parser_csv, "ts,gpu,temp_gpu\nyesterday,0,50\n", &G);
     CHECK(strstr(G.err, "time") != NULL);
-    run(&parser_csv, "ts,gpu,temp_gpu\n1700000001,0\n", &G);
+    run_text(&parser_csv, "ts,gpu,temp_gpu\n1700000001,0\n", &G);
     CHECK(strstr(G.err, "expected 3 fields") != NULL);
-    run(&parser_csv, "ts,gpu,temp_gpu\n1700000001,0,50F\n", &G);
+    run_text(&parser_csv, "ts,gpu,temp_gpu\n1700000001,0,50F\n", &G);
     CHECK(strstr(G.err, "unit") != NULL);
-    run(&parser_csv, "ts,gpu,temp_gpu\n1700000001,0,\"50\n", &G);
+    run_text(&parser_csv, "ts,gpu,temp_gpu\n1700000001,0,\"50\n", &G);
     CHECK(strstr(G.err, "quote") != NULL);
-    run(&parser_csv, "1,2,3\n", &G);
+    run_text(&parser_csv, "1,2,3\n", &G);
     CHECK_EQ_INT(G.rejected, 1);
     CHECK(strstr(G.err, "header") != NULL);
 }
@@ -165,7 +157,7 @@ TEST(rejected_rows)
 /* Units in the header rather than in the values. */
 TEST(units_in_header)
 {
-    run(&parser_csv, "timestamp,memory_used [GiB],power (W),clock_sm [GHz],disk [GB]\n"
+    run_text(&parser_csv, "timestamp,memory_used [GiB],power (W),clock_sm [GHz],disk [GB]\n"
                      "1700000000,1.5,300,1.98,12\n", &G);
     CHECK_EQ_INT(G.n, 1);
     CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.used_size"), 1536, 0);
@@ -173,14 +165,14 @@ TEST(units_in_header)
     CHECK_NEAR(num(&G, 0, "gpu.clock.streaming_multiprocessor_frequency"), 1980, 1e-9);
     CHECK_NEAR(num(&G, 0, "metrics.disk_gb"), 12, 0);
     /* a header unit of the wrong kind leaves the column a plain metric */
-    run(&parser_csv, "timestamp,power [F]\n1700000000,7\n", &G);
+    run_text(&parser_csv, "timestamp,power [F]\n1700000000,7\n", &G);
     CHECK(!has(&G, 0, "gpu.power.usage"));
     CHECK_NEAR(num(&G, 0, "metrics.power_f"), 7, 0);
 }
 
 TEST(gpu_and_host_columns)
 {
-    run(&parser_csv, "time,index,hostname,gpu_uuid,pstate,throttle_reasons\n"
+    run_text(&parser_csv, "time,index,hostname,gpu_uuid,pstate,throttle_reasons\n"
                      "1700000000,GPU 3,n7,GPU-abc,P2,0x44\n", &G);
     CHECK_EQ_INT(G.n, 1);
     CHECK_NEAR(num(&G, 0, "gpu.index"), 3, 0);
@@ -189,7 +181,7 @@ TEST(gpu_and_host_columns)
     CHECK_EQ_STR(str(&G, 0, "gpu.pstate"), "P2");
     CHECK_NEAR(num(&G, 0, "gpu.throttling.reasons"), 0x44, 0);
     CHECK(json_is_true(field(&G, 0, "gpu.throttling.reason.sw_power_cap")));
-    run(&parser_csv, "time,gpu,temp_gpu\n1700000000,GPU-1234-abcd,40\n", &G);
+    run_text(&parser_csv, "time,gpu,temp_gpu\n1700000000,GPU-1234-abcd,40\n", &G);
     CHECK_EQ_STR(str(&G, 0, "gpu.uuid"), "GPU-1234-abcd");
     CHECK(!has(&G, 0, "gpu.index"));
     /* without a host column the reader's host stays */
@@ -198,26 +190,26 @@ TEST(gpu_and_host_columns)
 
 TEST(crlf_comments_quotes)
 {
-    run(&parser_csv, "# exported by a tool\r\n# gpu, temp_gpu\r\n# Idx, C\r\n0, 50C\r\n\r\n# another remark\r\n1, 51C\r\n", &G);
+    run_text(&parser_csv, "# exported by a tool\r\n# gpu, temp_gpu\r\n# Idx, C\r\n0, 50C\r\n\r\n# another remark\r\n1, 51C\r\n", &G);
     CHECK_EQ_INT(G.rejected, 0);
     CHECK_EQ_INT(G.n, 2);
     CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 50, 0);
     CHECK_NEAR(num(&G, 1, "gpu.temperature.gpu"), 51, 0);
-    run(&parser_csv, "\"timestamp\",\"host\",\"note\"\n\"1700000000\",\"n1\",\"say \"\"hi\"\", ok\"\n", &G);
+    run_text(&parser_csv, "\"timestamp\",\"host\",\"note\"\n\"1700000000\",\"n1\",\"say \"\"hi\"\", ok\"\n", &G);
     CHECK_EQ_INT(G.n, 1);
     CHECK_EQ_STR(str(&G, 0, "labels.note"), "say \"hi\", ok");
     CHECK_EQ_STR(str(&G, 0, "host.name"), "n1");
     /* null/NaN spellings are absent, never a string or a number */
-    run(&parser_csv, "ts,a,b,c\n1700000000,NaN,null,N/A\n", &G);
+    run_text(&parser_csv, "ts,a,b,c\n1700000000,NaN,null,N/A\n", &G);
     CHECK(!has(&G, 0, "metrics.a") && !has(&G, 0, "labels.a"));
     CHECK(!has(&G, 0, "metrics.b") && !has(&G, 0, "labels.b"));
     CHECK(!has(&G, 0, "metrics.c") && !has(&G, 0, "labels.c"));
     /* a byte order mark before the header (spreadsheet export) */
-    run(&parser_auto, "\xef\xbb\xbftimestamp,temp_gpu\n1700000000,40\n", &G);
+    run_text(&parser_auto, "\xef\xbb\xbftimestamp,temp_gpu\n1700000000,40\n", &G);
     CHECK_EQ_INT(G.rejected, 0);
     CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 40, 0);
     /* a repeated header (concatenated files) is a header again */
-    run(&parser_csv, "ts,gpu,temp_gpu\n1700000000,0,50\nts,gpu,temp_gpu\n1700000001,0,51\n", &G);
+    run_text(&parser_csv, "ts,gpu,temp_gpu\n1700000000,0,50\nts,gpu,temp_gpu\n1700000001,0,51\n", &G);
     CHECK_EQ_INT(G.n, 2);
     CHECK_EQ_INT(G.declined, 2);
 }
@@ -253,7 +245,7 @@ TEST(sniff)
     const char *q = "timestamp, index, name, utilization.gpu [%], memory.used [MiB]";
     CHECK(parser_csv.sniff(q, strlen(q)) < parser_query_csv.sniff(q, strlen(q)));
     /* and through auto, a dmon CSV header still goes to dmon-csv */
-    run(&parser_auto, "# gpu, pwr, gtemp, sm\n0, 100, 40, 5\n", &G);
+    run_text(&parser_auto, "# gpu, pwr, gtemp, sm\n0, 100, 40, 5\n", &G);
     CHECK_EQ_INT(G.n, 1);
     CHECK_EQ_STR(str(&G, 0, "event.dataset"), "gpu.dmon");
 }
@@ -263,7 +255,7 @@ TEST(sniff)
  * gpu.* field, converted by the unit its name gives. */
 TEST(people_headers)
 {
-    run(&parser_auto, "timestamp,gpu_id,name,utilization_gpu_pct,utilization_mem_pct,memory_used_mib,memory_total_mib,"
+    run_text(&parser_auto, "timestamp,gpu_id,name,utilization_gpu_pct,utilization_mem_pct,memory_used_mib,memory_total_mib,"
                       "temperature_gpu_c,power_draw_w\n"
                       "2025-03-01 08:00:00,1,NVIDIA GeForce RTX 4080,91,45,8000,16376,78,247.50\n", &G);
     CHECK_EQ_INT(G.rejected, 0);
@@ -276,14 +268,14 @@ TEST(people_headers)
     CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.total_size"), 16376, 0);
     CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 78, 0);
     CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 247.5, 1e-9);
-    run(&parser_auto, "timestamp,gpu_index,temperature_C,utilization_gpu_percent,power_W\n"
+    run_text(&parser_auto, "timestamp,gpu_index,temperature_C,utilization_gpu_percent,power_W\n"
                       "2023-11-14T22:13:20.250,5,82,100,331.2\n", &G);
     CHECK_EQ_INT(G.n, 1);
     CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 82, 0);
     CHECK_NEAR(num(&G, 0, "gpu.utilization.gpu.pct"), 100, 0);
     CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 331.2, 1e-9);
     /* units in the name convert: GiB, mW, GHz, a fraction; bracketed units */
-    run(&parser_csv, "time,gpu,Memory Used (GiB),power_mw,sm_clock_ghz,gpu_util_frac,Temp [\xc2\xb0" "C]\n"
+    run_text(&parser_csv, "time,gpu,Memory Used (GiB),power_mw,sm_clock_ghz,gpu_util_frac,Temp [\xc2\xb0" "C]\n"
                      "1700000000,0,1.5,250000,1.41,0.5,61\n", &G);
     CHECK_EQ_INT(G.rejected, 0);
     CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.used_size"), 1536, 0);
@@ -292,11 +284,11 @@ TEST(people_headers)
     CHECK_NEAR(num(&G, 0, "gpu.utilization.gpu.pct"), 50, 1e-9);
     CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 61, 0);
     /* a value's unit must fit the field: 230C in a power column is refused */
-    run(&parser_csv, "time,gpu,power_w\n1700000000,0,230C\n", &G);
+    run_text(&parser_csv, "time,gpu,power_w\n1700000000,0,230C\n", &G);
     CHECK_EQ_INT(G.rejected, 1);
     CHECK(strstr(G.err, "does not fit gpu.power.usage") != NULL);
     /* DCGM's names */
-    run(&parser_csv, "timestamp,gpu,DCGM_FI_DEV_GPU_TEMP,DCGM_FI_DEV_POWER_USAGE,DCGM_FI_DEV_FB_USED\n"
+    run_text(&parser_csv, "timestamp,gpu,DCGM_FI_DEV_GPU_TEMP,DCGM_FI_DEV_POWER_USAGE,DCGM_FI_DEV_FB_USED\n"
                      "1700000000,2,55,120.5,30000\n", &G);
     CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 55, 0);
     CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 120.5, 1e-9);
@@ -308,17 +300,17 @@ TEST(people_headers)
  * make the table a GPU table. */
 TEST(weak_names)
 {
-    run(&parser_csv, "time,temp,humidity\n1700000000,21.5,40\n", &G);
+    run_text(&parser_csv, "time,temp,humidity\n1700000000,21.5,40\n", &G);
     CHECK(!has(&G, 0, "gpu.temperature.gpu"));
     CHECK_NEAR(num(&G, 0, "metrics.temp"), 21.5, 1e-9);
-    run(&parser_csv, "time,temp,power,util\n1700000000,61,250,99\n", &G);
+    run_text(&parser_csv, "time,temp,power,util\n1700000000,61,250,99\n", &G);
     CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 61, 0);
     CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 250, 0);
     CHECK_NEAR(num(&G, 0, "gpu.utilization.gpu.pct"), 99, 0);
-    run(&parser_csv, "time,gpu_temp,power\n1700000000,61,250\n", &G);
+    run_text(&parser_csv, "time,gpu_temp,power\n1700000000,61,250\n", &G);
     CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 250, 0);
     /* a device column of IoT data is no GPU index there */
-    run(&parser_csv, "time,device,temperature\n1700000000,sensor-a,21\n", &G);
+    run_text(&parser_csv, "time,device,temperature\n1700000000,sensor-a,21\n", &G);
     CHECK_EQ_INT(G.rejected, 0);
     CHECK_EQ_STR(str(&G, 0, "labels.device"), "sensor-a");
     CHECK(!has(&G, 0, "gpu.temperature.gpu"));
@@ -328,7 +320,7 @@ TEST(weak_names)
  * in an event of their own. */
 TEST(wide_rows)
 {
-    run(&parser_csv, "timestamp,gpu0_temp,gpu0_power_w,GPU1 Temp,GPU1 Power (W),cpu_util\n"
+    run_text(&parser_csv, "timestamp,gpu0_temp,gpu0_power_w,GPU1 Temp,GPU1 Power (W),cpu_util\n"
                      "1700000000,50,100,71,230,12\n", &G);
     CHECK_EQ_INT(G.rejected, 0);
     CHECK_EQ_INT(G.n, 3);
@@ -349,7 +341,7 @@ TEST(wide_rows)
 /* Two columns of one field: the second keeps its values as a metric. */
 TEST(second_spelling_kept)
 {
-    run(&parser_csv, "time,gpu,power.draw,power.draw.instant\n1700000000,0,250,262\n", &G);
+    run_text(&parser_csv, "time,gpu,power.draw,power.draw.instant\n1700000000,0,250,262\n", &G);
     CHECK_NEAR(num(&G, 0, "gpu.power.usage"), 250, 0);
     CHECK_NEAR(num(&G, 0, "metrics.power_draw_instant"), 262, 0);
 }
@@ -361,7 +353,7 @@ TEST(user_map)
     char err[256];
     const char *m[] = { "Temp (F)=gpu.temperature.gpu", "job=labels.job", "mem_gib=gpu.memory.framebuffer.used_size" };
     CHECK_EQ_INT(fn_map_set(m, 3, err, sizeof err), 0);
-    run(&parser_csv, "time,gpu,TEMP (F),job,mem_gib\n1700000000,0,60,17,2\n", &G);
+    run_text(&parser_csv, "time,gpu,TEMP (F),job,mem_gib\n1700000000,0,60,17,2\n", &G);
     CHECK_NEAR(num(&G, 0, "gpu.temperature.gpu"), 60, 0);
     CHECK_EQ_STR(str(&G, 0, "labels.job"), "17");
     CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.used_size"), 2048, 0);
@@ -377,13 +369,13 @@ TEST(user_map)
 /* Times people log: ctime (date(1), nvidia-smi -q), dmon's YYYYMMDD HH:MM:SS. */
 TEST(more_time_formats)
 {
-    run(&parser_csv, "timestamp,gpu,temp_gpu\nTue Nov  5 10:00:00 2024,0,50\n", &G);
+    run_text(&parser_csv, "timestamp,gpu,temp_gpu\nTue Nov  5 10:00:00 2024,0,50\n", &G);
     CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2024-11-05T10:00:00.000Z");
-    run(&parser_csv, "timestamp,gpu,temp_gpu\nTue Nov 05 10:00:00 UTC 2024,0,50\n", &G);
+    run_text(&parser_csv, "timestamp,gpu,temp_gpu\nTue Nov 05 10:00:00 UTC 2024,0,50\n", &G);
     CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2024-11-05T10:00:00.000Z");
-    run(&parser_csv, "timestamp,gpu,temp_gpu\n20241105 10:00:01,0,50\n", &G);
+    run_text(&parser_csv, "timestamp,gpu,temp_gpu\n20241105 10:00:01,0,50\n", &G);
     CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2024-11-05T10:00:01.000Z");
-    run(&parser_csv, "timestamp,gpu,temp_gpu\nNov 5 2024,0,50\n", &G);
+    run_text(&parser_csv, "timestamp,gpu,temp_gpu\nNov 5 2024,0,50\n", &G);
     CHECK_EQ_INT(G.rejected, 1);
 }
 
@@ -391,7 +383,7 @@ TEST(more_time_formats)
  * field cell names; the GPU's rows of one stamp fold in the engine. */
 TEST(long_table)
 {
-    run(&parser_auto, "GPUId,TimeStampUs,Field,Values\n0,1700000000000000,power_usage_instant,250.5\n"
+    run_text(&parser_auto, "GPUId,TimeStampUs,Field,Values\n0,1700000000000000,power_usage_instant,250.5\n"
                       "0,1700000000000000,current_clock_throttle_reasons,4\n1,1700000000000000,gpu_temp,61\n"
                       "0,1700000000000000,sm_active,0.9\n", &G);
     CHECK_EQ_INT(G.rejected, 0);
@@ -410,15 +402,15 @@ TEST(long_table)
  * the poll after each header, in order. Header-less CSV takes --columns. */
 TEST(tables_without_a_gpu_column)
 {
-    run(&parser_csv, "timestamp,temperature.gpu,power.draw [W],utilization.gpu [%]\n2024-01-01 00:00:00,50,100,90\n"
+    run_text(&parser_csv, "timestamp,temperature.gpu,power.draw [W],utilization.gpu [%]\n2024-01-01 00:00:00,50,100,90\n"
                      "2024-01-01 00:00:01,51,101,91\n", &G);
     CHECK_NEAR(num(&G, 0, "gpu.index"), 0, 0);
     CHECK_NEAR(num(&G, 1, "gpu.index"), 0, 0);
-    run(&parser_csv, "time,uuid,gpu_temp\n1700000000,GPU-b,50\n1700000000,GPU-a,51\n1700000001,GPU-b,52\n", &G);
+    run_text(&parser_csv, "time,uuid,gpu_temp\n1700000000,GPU-b,50\n1700000000,GPU-a,51\n1700000001,GPU-b,52\n", &G);
     CHECK_NEAR(num(&G, 0, "gpu.index"), 0, 0);
     CHECK_NEAR(num(&G, 1, "gpu.index"), 1, 0);
     CHECK_NEAR(num(&G, 2, "gpu.index"), 0, 0);
-    run(&parser_csv, "name,gpu_temp\nA100,50\nA100,51\nname,gpu_temp\nA100,52\n", &G);
+    run_text(&parser_csv, "name,gpu_temp\nA100,50\nA100,51\nname,gpu_temp\nA100,52\n", &G);
     CHECK_NEAR(num(&G, 0, "gpu.index"), 0, 0);
     CHECK_NEAR(num(&G, 1, "gpu.index"), 1, 0);
     CHECK_NEAR(num(&G, 2, "gpu.index"), 0, 0);

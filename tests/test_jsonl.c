@@ -7,14 +7,6 @@
  */
 #include "csv_harness.h"
 
-static void run(const struct parser_ops *ops, const char *text, struct got *g)
-{
-    got_clear(g);
-    struct parser *p = parser_new(ops, emit_cb, g);
-    feed_text(p, g, text);
-    parser_flush(p);
-    parser_free(p);
-}
 
 static struct got G;
 
@@ -30,7 +22,7 @@ static int ev_of(struct got *g, int gpu)
 
 TEST(wandb_system_metrics)
 {
-    run(&parser_auto,
+    run_text(&parser_auto,
         "{\"system.gpu.0.gpu\": 98, \"system.gpu.0.memory\": 40, \"system.gpu.0.memoryAllocated\": 55.3, "
         "\"system.gpu.0.temp\": 71.0, \"system.gpu.0.powerWatts\": 251.5, \"system.gpu.0.powerPercent\": 83.8, "
         "\"system.gpu.1.gpu\": 97, \"system.gpu.1.temp\": 69.0, \"system.gpu.1.memory_allocated\": 12, "
@@ -64,7 +56,7 @@ TEST(wandb_system_metrics)
 TEST(other_loggers)
 {
     /* flat, with unit suffixes and a GPU index */
-    run(&parser_jsonl, "{\"time\": \"2024-05-01T10:00:00Z\", \"gpu\": 1, \"temp_c\": 61, \"power_w\": 120.5, "
+    run_text(&parser_jsonl, "{\"time\": \"2024-05-01T10:00:00Z\", \"gpu\": 1, \"temp_c\": 61, \"power_w\": 120.5, "
                        "\"util_pct\": 50, \"mem_used_gib\": 2}\n", &G);
     CHECK_EQ_INT(G.n, 1);
     CHECK_NEAR(num(&G, 0, "gpu.index"), 1, 0);
@@ -72,7 +64,7 @@ TEST(other_loggers)
     CHECK_NEAR(num(&G, 0, "gpu.memory.framebuffer.used_size"), 2048, 0);
     CHECK_EQ_STR(str(&G, 0, "@timestamp"), "2024-05-01T10:00:00.000Z");
     /* nested objects flatten with '.'; an array of per-GPU objects is one event each */
-    run(&parser_jsonl, "{\"hostname\": \"node7\", \"query_time\": \"2024-05-01T10:00:00Z\", \"gpus\": ["
+    run_text(&parser_jsonl, "{\"hostname\": \"node7\", \"query_time\": \"2024-05-01T10:00:00Z\", \"gpus\": ["
                        "{\"index\": 0, \"name\": \"NVIDIA A100\", \"temperature.gpu\": 40, \"power\": {\"draw\": 60}, "
                        "\"processes\": [{\"pid\": 1}]}, {\"index\": 1, \"temperature.gpu\": 42}]}\n", &G);
     CHECK_EQ_INT(G.rejected, 0);
@@ -84,7 +76,7 @@ TEST(other_loggers)
     CHECK_NEAR(num(&G, 1, "gpu.temperature.gpu"), 42, 0);
     CHECK_EQ_STR(str(&G, 1, "@timestamp"), "2024-05-01T10:00:00.000Z");
     /* a line about no GPU: generic words stay metrics */
-    run(&parser_jsonl, "{\"ts\": 1700000000, \"temp\": 21.5, \"humidity\": 40, \"site\": \"lab\"}\n", &G);
+    run_text(&parser_jsonl, "{\"ts\": 1700000000, \"temp\": 21.5, \"humidity\": 40, \"site\": \"lab\"}\n", &G);
     CHECK_EQ_INT(G.n, 1);
     CHECK_NEAR(num(&G, 0, "metrics.temp"), 21.5, 1e-9);
     CHECK_EQ_STR(str(&G, 0, "labels.site"), "lab");
@@ -92,7 +84,7 @@ TEST(other_loggers)
 
 TEST(gpulog_events_pass_through)
 {
-    run(&parser_auto, "{\"@timestamp\":\"2024-05-01T10:00:00.000Z\",\"event.kind\":\"metric\",\"event.dataset\":\"gpu.dmon\","
+    run_text(&parser_auto, "{\"@timestamp\":\"2024-05-01T10:00:00.000Z\",\"event.kind\":\"metric\",\"event.dataset\":\"gpu.dmon\","
                       "\"event.id\":\"491cf2cbef395d169ba9d9a62f38113f\",\"host.name\":\"n1\",\"agent.name\":\"gpulog\","
                       "\"agent.version\":\"0.1.0\",\"gpu.index\":3,\"gpu.power.usage\":37}\n", &G);
     CHECK_EQ_INT(G.n, 1);
@@ -104,7 +96,7 @@ TEST(gpulog_events_pass_through)
 
 TEST(bad_lines)
 {
-    run(&parser_jsonl, "{\"a\": 1,\n[1,2]\n{\"gpu\": \"x7\", \"temp_gpu\": 50}\n{\"gpu\": 0, \"gpu_temp\": \"hot\"}\n"
+    run_text(&parser_jsonl, "{\"a\": 1,\n[1,2]\n{\"gpu\": \"x7\", \"temp_gpu\": 50}\n{\"gpu\": 0, \"gpu_temp\": \"hot\"}\n"
                        "{\"gpu\": 0, \"gpu_temp\": \"N/A\", \"gpu_power_w\": 99}\n", &G);
     CHECK_EQ_INT(G.rejected, 4);
     CHECK_EQ_INT(G.n, 1);
@@ -115,7 +107,7 @@ TEST(bad_lines)
     strcat(deep, "\"v\":1");
     for (int i = 0; i < 12; i++) strcat(deep, "}");
     strcat(deep, "}\n");
-    run(&parser_jsonl, deep, &G);
+    run_text(&parser_jsonl, deep, &G);
     CHECK_EQ_INT(G.rejected, 1);
     CHECK(strstr(G.err, "deeper") != NULL);
 }
