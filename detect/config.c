@@ -58,6 +58,8 @@ static const char gpu_profile[] =
 "{\"id\":\"gpu.ecc.dbe\",\"name\":\"Double-bit ECC errors\",\"detector\":\"counter_increase\","
 "  \"metric\":\"gpu.ecc.double_bit.count\",\"severity\":3,\"cooldown_s\":300,"
 "  \"params\":{\"window_s\":300,\"min_increase\":1}},"
+"{\"id\":\"gpu.health\",\"name\":\"GPU memory health needs a reset, drain or repair\",\"detector\":\"health\","
+"  \"metric\":\"gpu.remapped_rows.pending\",\"severity\":3,\"for\":1,\"clear\":1,\"cooldown_s\":0},"
 "{\"id\":\"gpu.pcie.replay\",\"name\":\"PCIe replay burst\",\"detector\":\"counter_increase\","
 "  \"metric\":\"gpu.pcie.replay\",\"severity\":1,\"cooldown_s\":120,"
 "  \"params\":{\"window_s\":60,\"min_increase\":10}},"

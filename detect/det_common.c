@@ -9,7 +9,7 @@ const struct det_ops *const det_registry[] = {
     &det_threshold, &det_zscore, &det_robust_z, &det_ewma, &det_cusum, &det_counter,
     &det_flatline, &det_missing, &det_thermal, &det_power_cap, &det_idle_power,
     &det_mem_leak, &det_mem_pressure, &det_hang, &det_clock_drop, &det_peer, &det_xid,
-    &det_trend, &det_likelihood, &det_creep, &det_seasonal, &det_thermal_model, NULL,
+    &det_trend, &det_likelihood, &det_creep, &det_seasonal, &det_thermal_model, &det_health, NULL,
 };
 
 const struct det_ops *det_find(const char *name)

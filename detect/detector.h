@@ -79,7 +79,7 @@ struct rule_cfg {
     const struct det_ops *ops;
     char *metric;            /* primary field; "*" = every numeric field */
     int slot;                /* primary slot (-1 for "*" templates and events) */
-    int aux[6];              /* extra slots resolved by configure() */
+    int aux[12];             /* extra slots resolved by configure() */
     int severity;            /* 1..3 */
     int for_n, clear_n;      /* consecutive verdicts to open / to resolve */
     int64_t cooldown_ms;     /* quiet time before resolving */
@@ -262,7 +262,7 @@ static inline double det_clamp(double v, double lo, double hi) { return v < lo ?
 extern const struct det_ops det_threshold, det_zscore, det_robust_z, det_ewma, det_cusum,
     det_counter, det_flatline, det_missing, det_thermal, det_power_cap, det_idle_power,
     det_mem_leak, det_mem_pressure, det_hang, det_clock_drop, det_peer, det_xid, det_trend, det_likelihood,
-    det_creep, det_seasonal, det_thermal_model;
+    det_creep, det_seasonal, det_thermal_model, det_health;
 /* NULL-terminated registry; lookup by name. */
 extern const struct det_ops *const det_registry[];
 const struct det_ops *det_find(const char *name);

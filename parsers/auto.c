@@ -12,7 +12,7 @@
 /* Formats that announce themselves with a header line, in sniff order. */
 static const struct parser_ops *const header_formats[] = {
     &parser_dmon, &parser_dmon_csv, &parser_pmon, &parser_dcgmi,
-    &parser_query_csv, &parser_csv,
+    &parser_query_csv, &parser_csv, &parser_smiq,
 };
 #define NHDR GL_ARRAY_LEN(header_formats)
 

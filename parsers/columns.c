@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -340,4 +341,15 @@ void col_keys_free(struct col_keys *c)
         c->slot[i].name = NULL;
     }
     c->n = 0;
+}
+
+int col_parse_bool(const char *s, size_t n, int *b)
+{
+    static const char *const yes[] = { "yes", "true", "active", "enabled", "on", "1" };
+    static const char *const no[] = { "no", "false", "not active", "disabled", "off", "0" };
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        if (strlen(yes[i]) == n && !strncasecmp(s, yes[i], n)) { *b = 1; return 1; }
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        if (strlen(no[i]) == n && !strncasecmp(s, no[i], n)) { *b = 0; return 1; }
+    return 0;
 }

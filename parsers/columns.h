@@ -119,6 +119,10 @@ const struct col_key *col_key_get(struct col_keys *c, const char *s, size_t n);
 /* Frees what c holds (c itself is the caller's). */
 void col_keys_free(struct col_keys *c);
 
+/* A boolean as tools print it: Yes/No, True/False, Active/Not Active,
+ * Enabled/Disabled, On/Off, 1/0 (any case). 1 and *b on success. Pure. */
+int col_parse_bool(const char *s, size_t n, int *b);
+
 /* The GPUs of a table that names them by UUID or PCI bus id only (no index
  * column), numbered 0, 1, ... by first appearance (nvidia-smi lists them by
  * index); at most 4096. */

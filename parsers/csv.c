@@ -233,6 +233,13 @@ static int csv_cell(struct parser *p, struct event *ev, const struct ccol *col, 
         if (!strcmp(col->key, "gpu.pci.bus_id")) event_add_bus_id(ev, t, l);   /* not an address: left out */
         else event_add_str(ev, col->key, t, l);
         break;
+    case C_BOOL: {
+        int b;
+        if (!col_parse_bool(t, l, &b))
+            return parser_error(p, RJ_NOT_A_NUMBER, "column %d: not a yes/no value: '%.*s'", i + 1, sl, t);
+        event_add_bool(ev, col->key, b);
+        break;
+    }
     case C_MASK: {
         uint64_t mask;
         if (!throttle_parse_mask(t, l, &mask))
@@ -278,8 +285,8 @@ static int csv_long_cell(struct parser *p, struct csvp *c, struct event *ev)
     struct ccol col = { .kind = C_VALUE, .gpu = -1, .metric = k->metric, .label = k->label };
     const struct fn_result *r = &k->r;
     /* a generic word ("temp") is a GPU field in a table with a GPU column */
-    if ((r->role == FN_NUM || r->role == FN_STR || r->role == FN_MASK) && (r->strong || c->long_gpu)) {
-        col.kind = r->role == FN_NUM ? C_NUM : r->role == FN_STR ? C_STR : C_MASK;
+    if (fn_is_field(r) && (r->strong || c->long_gpu)) {
+        col.kind = r->role == FN_NUM ? C_NUM : r->role == FN_STR ? C_STR : r->role == FN_BOOL ? C_BOOL : C_MASK;
         col.key = r->key;
         col.dim = r->dim;
         col.hscale = r->scale;

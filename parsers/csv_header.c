@@ -118,7 +118,7 @@ static int recognise_all(const struct csvp *c, int k, struct fn_result *res)
     for (int i = 0; i < k; i++) {
         struct fn_result *r = &res[i];
         if (!fn_map_lookup(c->tok[i], c->tl[i], r)) fn_recognise(c->tok[i], c->tl[i], r);
-        if (r->role == FN_GPU || r->role == FN_NUM || r->role == FN_STR || r->role == FN_MASK) {
+        if (r->role == FN_GPU || fn_is_field(r)) {
             if (r->strong) gpu_table = 1;
             else if (r->key && nweak < 8) {
                 int seen = 0;
@@ -173,7 +173,7 @@ static void learn_role(struct ccol *col, const struct fn_result *r, int gpu_tabl
 {
     col->kind = C_VALUE;
     col->gpu = r->gpu;
-    int gpu_field = r->role == FN_GPU || r->role == FN_NUM || r->role == FN_STR || r->role == FN_MASK;
+    int gpu_field = r->role == FN_GPU || fn_is_field(r);
     if (gpu_field && !r->strong && !gpu_table) return;     /* "temp" in weather data */
     switch (r->role) {
     case FN_GPU: col->kind = C_GPU; break;
@@ -181,6 +181,7 @@ static void learn_role(struct ccol *col, const struct fn_result *r, int gpu_tabl
     case FN_NUM: col->kind = C_NUM; col->key = r->key; col->dim = r->dim; col->hscale = r->scale; break;
     case FN_STR: col->kind = C_STR; col->key = r->key; break;
     case FN_MASK: col->kind = C_MASK; col->key = r->key; break;
+    case FN_BOOL: col->kind = C_BOOL; col->key = r->key; break;
     case FN_OTHER:
         /* --map to labels.NAME: that label, always text; to metrics.NAME: that metric */
         if (r->mapped && r->key && !strncmp(r->key, "labels.", 7)) {

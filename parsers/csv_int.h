@@ -23,6 +23,7 @@ enum ckind {
     C_NUM,      /* alias with a numeric gpu.* field */
     C_STR,      /* alias with a string gpu.* field */
     C_MASK,     /* throttle reasons bitmask */
+    C_BOOL,     /* a boolean gpu.* field (Yes/No, Active/Not Active, ...) */
     C_SKIP,     /* a second column for a field already taken */
     C_FIELD,    /* a long table's field-name column: its row's value column goes to that field */
     C_FVALUE,   /* a long table's value column (read with C_FIELD) */

@@ -155,6 +155,19 @@ static const struct concept concepts[] = {
     { "gpu.ecc.single_bit.count", FN_NUM, D_NONE, { "sbecc" }, "" },
     { "gpu.ecc.double_bit.count", FN_NUM, D_NONE, { "ecc", "dbe double db" }, "volatile vol total errors error count bit gpu" },
     { "gpu.ecc.double_bit.count", FN_NUM, D_NONE, { "dbecc" }, "" },
+    { "gpu.ecc.corrected.aggregate.count", FN_NUM, D_NONE, { "ecc", "corrected correctable", "aggregate agg" },
+      "total errors error count gpu" },
+    { "gpu.ecc.uncorrected.aggregate.count", FN_NUM, D_NONE, { "ecc", "uncorrected uncorrectable", "aggregate agg" },
+      "total errors error count gpu" },
+    /* memory health: dynamic page retirement, row remapping */
+    { "gpu.retired_pages.single_bit.count", FN_NUM, D_NONE, { "retired retirement", "sbe single" }, "pages page bit ecc count total" },
+    { "gpu.retired_pages.double_bit.count", FN_NUM, D_NONE, { "retired retirement", "dbe double" }, "pages page bit ecc count total" },
+    { "gpu.retired_pages.pending", FN_BOOL, D_NONE, { "retired retirement", "pending" }, "pages page blacklist" },
+    { "gpu.remapped_rows.correctable.count", FN_NUM, D_NONE, { "remapped remap", "correctable corrected" }, "rows row error errors count" },
+    { "gpu.remapped_rows.uncorrectable.count", FN_NUM, D_NONE, { "remapped remap", "uncorrectable uncorrected" },
+      "rows row error errors count" },
+    { "gpu.remapped_rows.pending", FN_BOOL, D_NONE, { "remapped remap", "pending" }, "rows row" },
+    { "gpu.remapped_rows.failure", FN_BOOL, D_NONE, { "remapped remap remapping", "failure failed" }, "rows row occurred" },
     { "gpu.pcie.replay", FN_NUM, D_NONE, { "pcie pci", "replay replays" }, "counter count errors error total gpu" },
     { "gpu.pcie.replay", FN_NUM, D_NONE, { "pci" }, "" },
     { "gpu.pcie.rx.throughput", FN_NUM, D_NONE, { "pcie pci", "rx" }, "throughput bytes bw gpu" },
@@ -526,7 +539,7 @@ const char *fn_suggest_key(const char *key)
     /* a name that means the field ("gpu_temp"): its field */
     struct fn_result r;
     fn_recognise(key, strlen(key), &r);
-    if (r.key && (r.role == FN_NUM || r.role == FN_STR || r.role == FN_MASK)) return r.key;
+    if (r.key && fn_is_field(&r)) return r.key;
     return bd <= 6 ? best : NULL;
 }
 

@@ -40,6 +40,7 @@ enum fn_role {
     FN_NUM,     /* a numeric schema field (key, dim) */
     FN_STR,     /* a string schema field */
     FN_MASK,    /* the throttle-reasons bitmask */
+    FN_BOOL,    /* a boolean schema field (Yes/No, Active/Not Active, true/false, 1/0) */
 };
 
 struct fn_result {
@@ -59,6 +60,12 @@ struct fn_result {
     char base[64];       /* a wide row's column: its name without the GPU part ("gpu3_fan_rpm": fan_rpm),
                           * for the metric it stays when it is no schema field; "" otherwise */
 };
+
+/* 1 when r names a schema field of the GPU (a number, text, bitmask or boolean). */
+static inline int fn_is_field(const struct fn_result *r)
+{
+    return r->role == FN_NUM || r->role == FN_STR || r->role == FN_MASK || r->role == FN_BOOL;
+}
 
 /* Recognises the column named s (n bytes; no NUL needed). Pure. */
 void fn_recognise(const char *s, size_t n, struct fn_result *r);

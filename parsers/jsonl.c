@@ -22,6 +22,7 @@
 #include "parser.h"
 #include "fieldname.h"
 #include "columns.h"
+#include "throttle.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -155,7 +156,7 @@ static int about_gpus(const struct jsonl *j)
     int nweak = 0;
     for (size_t i = 0; i < j->nvals; i++) {
         const struct fn_result *r = &j->vals[i].k->r;
-        if (r->role != FN_GPU && r->role != FN_NUM && r->role != FN_STR && r->role != FN_MASK) continue;
+        if (r->role != FN_GPU && !fn_is_field(r)) continue;
         if (r->strong) return 1;
         int seen = 0;
         for (int w = 0; w < nweak; w++) if (!strcmp(weak[w], r->key ? r->key : "gpu.index")) seen = 1;
@@ -174,7 +175,7 @@ static int add_value(struct parser *p, struct event *ev, const struct jval *jv, 
     int is_int;
     int64_t iv;
     int numeric = num_of(jv->v, &d, &is_int, &iv);
-    int gpu_field = (r->role == FN_NUM || r->role == FN_STR || r->role == FN_MASK) && (r->strong || gpu_table);
+    int gpu_field = fn_is_field(r) && (r->strong || gpu_table);
     if (gpu_field && r->role == FN_NUM) {
         if (!numeric) {
             if (json_is_string(jv->v) && value_is_missing(json_string_value(jv->v), json_string_length(jv->v)))
@@ -185,6 +186,23 @@ static int add_value(struct parser *p, struct event *ev, const struct jval *jv, 
         if (f == 1 && is_int) event_add_int(ev, r->key, iv);
         else if (fabs(d * f) < 9007199254740992.0 && d * f == floor(d * f)) event_add_int(ev, r->key, (int64_t)(d * f));
         else event_add_num(ev, r->key, d * f);
+        return GL_OK;
+    }
+    if (gpu_field && r->role == FN_BOOL) {
+        int b;
+        if (json_is_boolean(jv->v)) event_add_bool(ev, r->key, json_is_true(jv->v));
+        else if (numeric) event_add_bool(ev, r->key, d != 0);
+        else if (json_is_string(jv->v) && col_parse_bool(json_string_value(jv->v), json_string_length(jv->v), &b))
+            event_add_bool(ev, r->key, b);
+        else return parser_error(p, RJ_NOT_A_NUMBER, "key '%.60s': not a yes/no value", k->name);
+        return GL_OK;
+    }
+    if (gpu_field && r->role == FN_MASK) {
+        uint64_t mask;
+        if (numeric && d >= 0) throttle_add_fields(ev, (uint64_t)d);
+        else if (json_is_string(jv->v) && throttle_parse_mask(json_string_value(jv->v), json_string_length(jv->v), &mask))
+            throttle_add_fields(ev, mask);
+        else return parser_error(p, RJ_NOT_A_NUMBER, "key '%.60s': not a bitmask", k->name);
         return GL_OK;
     }
     if (gpu_field && r->role == FN_STR) {

@@ -11,7 +11,7 @@
 
 const struct parser_ops *const parser_formats[] = {
     &parser_auto, &parser_dmon, &parser_dmon_csv, &parser_query_csv, &parser_csv,
-    &parser_pmon, &parser_dcgmi, &parser_kmsg, &parser_jsonl, NULL
+    &parser_pmon, &parser_dcgmi, &parser_kmsg, &parser_jsonl, &parser_smiq, NULL
 };
 
 const struct parser_ops *parser_find(const char *name)
@@ -119,6 +119,12 @@ static const struct { const char *key; double lo, hi; } schema_ranges[] = {
     { "gpu.ecc.double_bit.count", 0, HUGE_VAL },
     { "gpu.ecc.corrected.volatile.count", 0, HUGE_VAL },
     { "gpu.ecc.uncorrected.volatile.count", 0, HUGE_VAL },
+    { "gpu.ecc.corrected.aggregate.count", 0, HUGE_VAL },
+    { "gpu.ecc.uncorrected.aggregate.count", 0, HUGE_VAL },
+    { "gpu.retired_pages.single_bit.count", 0, HUGE_VAL },
+    { "gpu.retired_pages.double_bit.count", 0, HUGE_VAL },
+    { "gpu.remapped_rows.correctable.count", 0, HUGE_VAL },
+    { "gpu.remapped_rows.uncorrectable.count", 0, HUGE_VAL },
     { "gpu.pcie.replay", 0, HUGE_VAL },
     { "gpu.pcie.rx.throughput", 0, HUGE_VAL },
     { "gpu.pcie.tx.throughput", 0, HUGE_VAL },

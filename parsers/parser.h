@@ -174,5 +174,6 @@ extern const struct parser_ops parser_pmon;
 extern const struct parser_ops parser_dcgmi;
 extern const struct parser_ops parser_kmsg;
 extern const struct parser_ops parser_jsonl;
+extern const struct parser_ops parser_smiq;
 
 #endif

@@ -28,6 +28,7 @@ enum qkind {
     Q_TS,       /* timestamp -> @timestamp */
     Q_MASK,     /* clocks_event_reasons.active bitmask */
     Q_REASON,   /* clocks_event_reasons.<reason>: Active / Not Active */
+    Q_BOOL,     /* a boolean field: Yes / No ... */
     Q_SKIP,     /* duplicate of another column */
 };
 
@@ -360,6 +361,7 @@ static int q_kind_of(const struct fn_result *r, struct qcol *c)
     case FN_NUM: c->key = r->key; c->kind = Q_NUM; return 1;
     case FN_STR: c->key = r->key; c->kind = Q_STR; return 1;
     case FN_MASK: c->key = r->key; c->kind = Q_MASK; return 1;
+    case FN_BOOL: c->key = r->key; c->kind = Q_BOOL; return 1;
     case FN_GPU: c->key = "gpu.index"; c->kind = Q_NUM; return 1;
     case FN_TIME: c->key = "@timestamp"; c->kind = Q_TS; return 1;
     case FN_OTHER:
@@ -527,6 +529,13 @@ static int q_row(struct parser *p, struct qcsv *q, const struct line_src *src,
                 return parser_error(p, RJ_NOT_A_NUMBER, "column %zu: not a bitmask: '%.*s'", i + 1, sl, t);
             throttle_add_fields(ev, mask);
             break;
+        case Q_BOOL: {
+            int b;
+            if (!col_parse_bool(t, l, &b))
+                return parser_error(p, RJ_NOT_A_NUMBER, "column %zu: want Yes or No, got '%.*s'", i + 1, sl, t);
+            event_add_bool(ev, c->key, b);
+            break;
+        }
         case Q_REASON:
             if (col_tok_is(t, l, "Active")) event_add_bool(ev, c->key, 1);
             else if (col_tok_is(t, l, "Not Active")) event_add_bool(ev, c->key, 0);

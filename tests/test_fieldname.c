@@ -114,6 +114,14 @@ TEST(people_spellings)
         { "graphics_clock_mhz", CG, FN_NUM, 1, -1 }, { "fan_percent", "gpu.fan.speed.pct", FN_NUM, 1, -1 },
         { "current_clock_throttle_reasons", "gpu.throttling.reasons", FN_MASK, 0, -1 },
         { "power_usage_instant", P, FN_NUM, 0, -1 },
+        /* memory health, as --query-gpu names it */
+        { "ecc.errors.corrected.aggregate.total", "gpu.ecc.corrected.aggregate.count", FN_NUM, 0, -1 },
+        { "remapped_rows.pending", "gpu.remapped_rows.pending", FN_BOOL, 0, -1 },
+        { "remapped_rows.failure", "gpu.remapped_rows.failure", FN_BOOL, 0, -1 },
+        { "remapped_rows.uncorrectable", "gpu.remapped_rows.uncorrectable.count", FN_NUM, 0, -1 },
+        { "retired_pages.sbe", "gpu.retired_pages.single_bit.count", FN_NUM, 0, -1 },
+        { "retired_pages.double_bit.count", "gpu.retired_pages.double_bit.count", FN_NUM, 0, -1 },
+        { "retired_pages.pending", "gpu.retired_pages.pending", FN_BOOL, 0, -1 },
         /* the other roles */
         { "hostname", NULL, FN_HOST, 0, -1 }, { "node_name", NULL, FN_HOST, 0, -1 }, { "_timestamp", NULL, FN_TIME, 0, -1 },
         { "@timestamp", NULL, FN_TIME, 0, -1 }, { "unix_time", NULL, FN_TIME, 0, -1 }, { "epoch_ms", NULL, FN_TIME, 0, -1 },
@@ -132,7 +140,7 @@ TEST(not_gpu_fields)
 {
     static const char *const other[] = {
         "cpu_temp", "temp_limit", "max_temp", "temperature.gpu.tlimit", "power.max_limit", "clocks.max.sm",
-        "ecc.errors.corrected.aggregate.total", "disk_util", "load", "usage", "latency_ms", "value", "rps",
+        "disk_util", "load", "usage", "latency_ms", "value", "rps",
         "power_pct", "temperature_gpu_w", "system.cpu", "system.memory", "fan_rpm", "id", "gpu_time", "target_c",
         "temp_avg_3s", "power_max", "system.gpu.0.memoryAllocated", "system.gpu.0.powerPercent",
     };
