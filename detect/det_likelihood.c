@@ -38,14 +38,25 @@ static const struct det_param params[] = { LK_PARAMS, { NULL, 0, NULL } };
 #define LK_POT_Z0 2.326
 #define LK_POT_CAP 1.5
 
+/* lk_core.h: what was unusual, in words (o's a[4]: 0 the sample far off
+ * its expected range, 1 a drift of the recent errors to one side, 2
+ * samples within the range that move more than usual). */
+const char *lk_what(const struct det_out *o)
+{
+    int up = o->a[0] >= o->a[1];
+    if (o->a[4] == 1) return up ? "a drift upwards" : "a drift downwards";
+    if (o->a[4] == 2) return "a new noise level";
+    return up ? "a jump above its expected range" : "a drop below its expected range";
+}
+
 /* lk_core.h: the reason of an unlikely sample (s: metric; a: value,
- * prediction, typical error, likelihood). */
+ * prediction, typical error, likelihood, kind (lk_what)). */
 void lk_why(const struct det_out *o, const char *who, char *buf, size_t n)
 {
     const char *label, *unit;
     metric_label(o->s[0], &label, &unit);
-    snprintf(buf, n, "%s: %s %.4g%s against an expected %.4g%s (typical error %.3g): behaviour this unusual has likelihood %.1e on this series",
-             who, label, o->a[0], unit, o->a[1], unit, o->a[2], o->a[3]);
+    snprintf(buf, n, "%s: %s on %s: %.4g%s, expected %.4g%s (range %.4g to %.4g, typical error %.3g): behaviour this unusual has likelihood %.1e on this series",
+             who, lk_what(o), label, o->a[0], unit, o->a[1], unit, o->lo, o->hi, o->a[2], o->a[3]);
 }
 
 /* The resolution of x at most `from` (1, 0.1, ... 1e-6: a resolution
@@ -389,6 +400,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     o->why = why;
     o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
     o->a[0] = j->x; o->a[1] = j->pred; o->a[2] = jsc; o->a[3] = tail;
+    o->a[4] = fabs(j->err) > p[LK_CLIP] * jsc ? 0 : dev != j->err ? 1 : 2;
     return DET_ANOMALY;
 }
 

@@ -73,6 +73,9 @@ int lk_start(struct lk_st *st, double x);
 int lk_predict(const struct lk_st *st, double x, struct lk_err *k);
 /* A typical error that is never 0: scale, or a tiny fraction of level. */
 double lk_scale_floor(double scale, double level);
+/* What was unusual in words ("a jump above its expected range", "a drift
+ * downwards", "a new noise level"; a static string) from lk_step's o. */
+const char *lk_what(const struct det_out *o);
 /* The reason of an unlikely sample against a prediction (the why() of
  * lk_step's verdicts: o->s[0] metric; a: value, prediction, typical error,
  * likelihood). */
