@@ -38,14 +38,25 @@ static const struct det_param params[] = { LK_PARAMS, { NULL, 0, NULL } };
 #define LK_POT_Z0 2.326
 #define LK_POT_CAP 1.5
 
+/* lk_core.h: what was unusual, in words (o's a[4]: 0 the sample far off
+ * its expected range, 1 a drift of the recent errors to one side, 2
+ * samples within the range that move more than usual). */
+const char *lk_what(const struct det_out *o)
+{
+    int up = o->a[0] >= o->a[1];
+    if (o->a[4] == 1) return up ? "a drift upwards" : "a drift downwards";
+    if (o->a[4] == 2) return "a new noise level";
+    return up ? "a jump above its expected range" : "a drop below its expected range";
+}
+
 /* lk_core.h: the reason of an unlikely sample (s: metric; a: value,
- * prediction, typical error, likelihood). */
+ * prediction, typical error, likelihood, kind (lk_what)). */
 void lk_why(const struct det_out *o, const char *who, char *buf, size_t n)
 {
     const char *label, *unit;
     metric_label(o->s[0], &label, &unit);
-    snprintf(buf, n, "%s: %s %.4g%s against an expected %.4g%s (typical error %.3g): behaviour this unusual has likelihood %.1e on this series",
-             who, label, o->a[0], unit, o->a[1], unit, o->a[2], o->a[3]);
+    snprintf(buf, n, "%s: %s on %s: %.4g%s, expected %.4g%s (range %.4g to %.4g, typical error %.3g): behaviour this unusual has likelihood %.1e on this series",
+             who, lk_what(o), label, o->a[0], unit, o->a[1], unit, o->lo, o->hi, o->a[2], o->a[3]);
 }
 
 /* The resolution of x at most `from` (1, 0.1, ... 1e-6: a resolution
@@ -234,10 +245,25 @@ static void lk_shift(const double *p, struct lk_st *st, const struct lk_err *k, 
     st->rmean += d / st->rn;
     st->rm2 += (float)(d * (k->x - st->rmean));
     /* a new level holds its values together (their spread within 2
-     * typical errors); a beat or a burst beyond it does not */
-    if (st->rn >= p[LK_SHORT] && st->rm2 <= 4 * st->rsc * st->rsc * st->rn) {
+     * typical errors, or, when it brings a noise of its own, within a
+     * quarter of its distance from the prediction); a beat or a burst
+     * beyond it does not */
+    double jump = st->rmean - k->pred;
+    int tight = st->rm2 <= 4 * st->rsc * st->rsc * st->rn;
+    if (st->rn >= p[LK_SHORT] && (tight || 16 * st->rm2 <= st->rn * jump * jump)) {
         st->level = st->rmean;
-        if (st->rsc > 0 && st->rsc < st->scale) st->scale = st->rsc;
+        if (tight) {
+            if (st->rsc > 0 && st->rsc < st->scale) st->scale = st->rsc;
+        } else {
+            /* the new level brings a noise of its own (a GPU busy after
+             * idling: whole watts that stood still now move by several):
+             * its typical error is the run's own spread, and the surprise
+             * distribution learns it as a young one (weight 1/learn, read
+             * as Student's t): the old moments would call every sample of
+             * the new noise unlikely */
+            st->scale = 0.8 * sqrt(st->rm2 / st->rn);
+            if (st->nm > p[LK_LEARN]) st->nm = (uint32_t)p[LK_LEARN];
+        }
         st->rn = 0; st->rsign = 0;
     }
 }
@@ -295,13 +321,24 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * after 18 zeros): judged against at least a quarter of the resolution */
     if (st->res > 0) st->res = (float)lk_resolution(k->x, st->res);
     double jsc = j->sc < LK_RES_F * st->res ? LK_RES_F * st->res : j->sc;
-    double z = fabs(j->err) / jsc;
+    /* quantised data (whole degrees, whole watts, 0/100 %): a change of
+     * one quantum is what rounding makes of the smallest true movement
+     * (a temperature at 74.5 reads 74 or 75), so it is never a surprise:
+     * the judged error is what lies beyond one quantum (a dead band) */
+    double z = (fabs(j->err) > st->res ? fabs(j->err) - st->res : 0) / jsc;
     double s = log1p(z);
     /* the short average before the long-run moments learn this sample */
     double ws = 2.0 / (p[LK_SHORT] + 1);
     st->shrt = st->n <= 2 ? s : st->shrt + ws * (s - st->shrt);
     double sd = sqrt(st->var);
     if (sd < 0.05) sd = 0.05;
+    /* and on quantised data the surprise mostly sits at 0 (the dead
+     * band), so its spread says nothing of how unlikely a move of a
+     * quantum or two is: the spread is at least a third of the surprise of
+     * one quantum beyond the band (a lone sample of two quanta is no
+     * incident, a lasting one or a larger jump is) */
+    double sd_q = st->res > 0 ? log1p(st->res / jsc) / 2 : 0;
+    if (sd < sd_q) sd = sd_q;
     /* the short average has the variance of the surprise over ~short samples */
     double sd_short = sd * sqrt(ws / (2 - ws));
     /* the moments' own uncertainty: a new sample against moments of m
@@ -311,7 +348,8 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     double tail = lk_pot(p, &st->ps, zz, lk_tail(zz, m));
     /* drift: a slow average of the signed error strays from its long-run
      * mean (the predictor lags a ramp by a steady error) */
-    double zb = -1, dev = j->err, zs = det_clamp(j->derr / jsc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
+    double de = fabs(j->derr) > st->res ? j->derr - (j->derr > 0 ? st->res : -st->res) : 0;
+    double zb = -1, dev = j->err, zs = det_clamp(de / jsc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
     if (wb > 0) {
         st->bias = st->n <= 2 ? zs : st->bias + wb * (zs - st->bias);
         double bsd = sqrt(st->bvar);
@@ -334,9 +372,15 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     o->value = j->x; o->lo = j->pred - p[LK_CLIP] * jsc; o->hi = j->pred + p[LK_CLIP] * jsc;
     o->mean = j->pred; o->std = jsc * 1.2533;
     o->score = tail > 1e-300 ? -log10(tail) : 300;
-    int recurring = lk_recurring(st, o->score, tail < p[LK_TAIL]);
+    /* fast sampling: the tail per sample shrinks with the interval, so a
+     * series sampled 4 times a second alarms no more often per hour than
+     * one sampled every minute (at a fixed tail per sample it would alarm
+     * 240 times as often) */
+    double iv = cx->e ? ent_interval_ms(cx->e, 0) / 1000 : 0, thr = p[LK_TAIL];
+    if (p[LK_TAIL_S] > 0 && iv > 0 && iv < p[LK_TAIL_S]) thr *= iv / p[LK_TAIL_S];
+    int recurring = lk_recurring(st, o->score, tail < thr);
     if (!ready) return DET_UNKNOWN;
-    int bad = tail < p[LK_TAIL] && !recurring && det_direction_ok(dev, p[LK_DIRECTION]);
+    int bad = tail < thr && !recurring && det_direction_ok(dev, p[LK_DIRECTION]);
     /* the incident is over once the predictor explained the series as well
      * as usual again: the short surprise within one deviation of its
      * long-run mean for `short` samples in a row after the last anomalous
@@ -352,10 +396,11 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
         return DET_UNKNOWN;
     }
     st->since = 0; st->calm = 0;
-    o->excess = det_clamp01((o->score + log10(p[LK_TAIL])) / 6);
+    o->excess = det_clamp01((o->score + log10(thr)) / 6);
     o->why = why;
     o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
     o->a[0] = j->x; o->a[1] = j->pred; o->a[2] = jsc; o->a[3] = tail;
+    o->a[4] = fabs(j->err) > p[LK_CLIP] * jsc ? 0 : dev != j->err ? 1 : 2;
     return DET_ANOMALY;
 }
 

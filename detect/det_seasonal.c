@@ -97,8 +97,8 @@ static void seas_why(const struct det_out *o, const char *who, char *buf, size_t
 {
     const char *label, *unit;
     metric_label(o->s[0], &label, &unit);
-    snprintf(buf, n, "%s: %s %.4g%s against %.4g%s expected at this time of the %s (typical error %.3g): behaviour this unusual has likelihood %.1e on this series",
-             who, label, o->a[0], unit, o->a[1], unit, o->s[1], o->a[2], o->a[3]);
+    snprintf(buf, n, "%s: %s at this time of the %s on %s: %.4g%s, expected %.4g%s (range %.4g to %.4g, typical error %.3g): behaviour this unusual has likelihood %.1e on this series",
+             who, lk_what(o), o->s[1], label, o->a[0], unit, o->a[1], unit, o->lo, o->hi, o->a[2], o->a[3]);
 }
 
 /* Predicts x with cycle c of st at ts into j, learns from it, and updates

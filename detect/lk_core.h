@@ -55,8 +55,9 @@ struct lk_st {
     { "quiet", 30, "samples after an anomalous verdict before a new episode may open (fewer once the series is explained as usual for `short` samples)" }, \
     { "direction", 0, "+1 only high, -1 only low, 0 both" }, \
     { "drift", 32, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" }, \
-    { "peaks", 100, "peaks of the deviate over its 1 % point before their own tail (generalised Pareto) may make verdicts rarer on a heavy-tailed series; also their memory (0 = off)" }
-enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK_PEAKS, LK__COUNT };
+    { "peaks", 100, "peaks of the deviate over its 1 % point before their own tail (generalised Pareto) may make verdicts rarer on a heavy-tailed series; also their memory (0 = off)" }, \
+    { "tail_s", 1, "`tail` is per sample for series sampled this many seconds apart or slower; a faster one is judged with tail x interval / tail_s, so its alarms per hour do not grow with the sampling rate (0 = off)" }
+enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK_PEAKS, LK_TAIL_S, LK__COUNT };
 
 /* A prediction of one sample: value, prediction, error, typical error, and
  * the error whose slow average reveals a drift (derr: the error itself for
@@ -72,6 +73,9 @@ int lk_start(struct lk_st *st, double x);
 int lk_predict(const struct lk_st *st, double x, struct lk_err *k);
 /* A typical error that is never 0: scale, or a tiny fraction of level. */
 double lk_scale_floor(double scale, double level);
+/* What was unusual in words ("a jump above its expected range", "a drift
+ * downwards", "a new noise level"; a static string) from lk_step's o. */
+const char *lk_what(const struct det_out *o);
 /* The reason of an unlikely sample against a prediction (the why() of
  * lk_step's verdicts: o->s[0] metric; a: value, prediction, typical error,
  * likelihood). */

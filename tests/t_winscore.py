@@ -2,7 +2,8 @@
 """t_winscore.py - the generic-series scorer of `make eval` (tools/winscore.py)
 on hand-computed cases: window score of a detection at the window start, at
 its end, missed, with a false alarm; event-wise precision and recall; the
-rolling-Gaussian baseline finds a spike and nothing else; a folder written
+rolling-Gaussian baseline finds a spike and nothing else, and so does the
+HTM-likelihood baseline; the low-false-positive weighting; a folder written
 by tools/genseries.py loads with its labels inside the series. Fast lane, no
 service, no binary. Ends with "N passed, N failed"."""
 import math
@@ -35,6 +36,10 @@ for label, det, want in [
     r = winscore.summary(series(det), "gpulog")
     check(abs(r["score"] - want) < 1e-9, label, "got %.6f want %.6f" % (r["score"], want))
 
+r = winscore.summary(series([1050, 1100]), "gpulog")
+check(abs(r["lowfp"] - 100.0 * (P - 0.22 + 1) / (P + 1)) < 1e-9,
+      "low-FP weighting: a false alarm costs 0.22 of a hit", "got %.6f" % r["lowfp"])
+
 r = winscore.summary(series([1050, 1100, 1250]), "gpulog")
 check(r["tp"] == 1 and r["fp"] == 2 and abs(r["prec"] - 1 / 3.0) < 1e-9 and r["rec"] == 1.0,
       "event-wise: 1 hit, 2 false alarms -> precision 1/3, recall 1", str(r))
@@ -44,6 +49,17 @@ vs = [10.0 + (i % 5) * 0.1 for i in ts]
 vs[300] = 50.0
 d = winscore.baseline(ts, vs, 100, 1e-6)
 check(d == [300], "rolling Gaussian: the spike and nothing else", str(d))
+
+# HTM likelihood over persistence: a noisy series with one spike at 3000
+import random  # noqa: E402
+rnd = random.Random(7)
+ts = list(range(0, 4000))
+vs = [10.0 + rnd.gauss(0, 1) for _ in ts]
+vs[3000] = 40.0
+d = winscore.htm_likelihood(ts, vs, 1e-4)
+check(any(3000 <= t <= 3010 for t in d) and len(d) <= 3, "HTM likelihood: the spike, at most two others", str(d))
+d = winscore.htm_likelihood(ts[:200], vs[:200], 1e-4)
+check(d == [], "HTM likelihood: nothing in the learning period of a quiet short series", str(d))
 
 with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "g")

