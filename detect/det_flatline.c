@@ -8,9 +8,9 @@
 struct flat_st { double last; uint32_t run; int have, varied; int64_t since; };
 
 static const struct det_param params[] = {
-    { "min_samples", 300, "identical samples in a row" },
-    { "min_std", 0.5, "the window std before the run must exceed this" },
-    { NULL, 0, NULL },
+    { "min_samples", 300, 2, 1e9, DP_WHOLE, "identical samples in a row" },
+    { "min_std", 0.5, 0, DET_PARAM_MAX, 0, "the window std before the run must exceed this" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_MIN_SAMPLES, P_MIN_STD, P__COUNT };

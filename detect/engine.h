@@ -55,6 +55,7 @@ struct engine_stats {
     uint64_t too_far_ahead, clock_steps;   /* samples refused as far in the future; series re-anchored */
     uint64_t starts, changes, ends;
     uint64_t hosts, gpus, series, open;
+    uint64_t nonfinite;   /* anomalous verdicts refused: a number of theirs was NaN or infinite */
 };
 
 typedef void (*engine_emit_fn)(void *ctx, const struct event *rec);
