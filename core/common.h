@@ -73,6 +73,13 @@ void gl_log(enum gl_level lvl, const char *fmt, ...) __attribute__((format(print
 #define log_warn(...)  gl_log(GL_LOG_WARN, __VA_ARGS__)
 #define log_error(...) gl_log(GL_LOG_ERROR, __VA_ARGS__)
 
+/* Set by a command whose loop handles signals (ingest/pipeline.c sets
+ * pipeline_stopping): 1 once SIGTERM, SIGINT or SIGQUIT asked it to stop.
+ * Loaders that may run long (the YAML walk, a detector profile's compile)
+ * poll it and give up, so a signal during a SIGHUP reload is honoured at
+ * once. NULL (the default) = never interrupted. */
+extern int (*gl_interrupted)(void);
+
 /* 128-bit non-cryptographic hash of several byte strings; writes 32 lowercase
  * hex characters plus NUL into out. Deterministic across runs and machines. */
 struct hash128 { uint64_t a, b; };

@@ -12,6 +12,11 @@ test_tmp t_hostile_config
 clean_gpulog_env
 [ -x "$GPULOG" ] || fail "binary $GPULOG exists"
 sanitizer_free() { ! grep -qE 'AddressSanitizer|runtime error:|LeakSanitizer' "$1"; }
+# memcap: a 2 GB memory limit for what follows in a subshell (ASan reserves
+# terabytes of address space, so there its own RSS limit)
+if grep -qa __asan_init "$GPULOG"; then
+  memcap() { export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=2000"; }
+else memcap() { ulimit -v 2000000; }; fi
 
 # ------------------- item 1: detector parameters with degenerate values
 # one GPU (no peers) at a flat power, clock and temperature
@@ -64,13 +69,19 @@ out=$(timeout 20 "$GPULOG" run --no-live "$tmp/flat.csv" 2>&1 >"$tmp/plain.out")
 check "the gpu profile on the flat one-GPU series: no anomaly" \
   "$([ ! -s "$tmp/plain.out" ] && sanitizer_free <(echo "$out"); echo $?)" "$(head -c 600 "$tmp/plain.out") $out"
 # SIGHUP with a degenerate parameter: refused with FILE:LINE:COL, the running rules stay
-printf 'extends: gpu\n' >"$tmp/live.yaml"
-mkfifo "$tmp/in"
-"$GPULOG" run --detectors "$tmp/live.yaml" --no-live - <"$tmp/in" >"$tmp/live.out" 2>"$tmp/live.err" &
-pids+=($!); rpid=$!
-exec 7>"$tmp/in"
-cat "$tmp/flat.csv" >&7
-wait_for 50 grep -q 'msg=started' "$tmp/live.err"
+# run_live NAME: `run --detectors $tmp/NAME.yaml` (extends gpu) reading a FIFO
+# held open on fd 7, fed the flat CSV, stdout in NAME.out, stderr in
+# NAME.err; its pid in rpid once it has started
+run_live() {
+  printf 'extends: gpu\n' >"$tmp/$1.yaml"
+  mkfifo "$tmp/$1.in"
+  ( memcap; exec "$GPULOG" run --detectors "$tmp/$1.yaml" --no-live - <"$tmp/$1.in" >"$tmp/$1.out" 2>"$tmp/$1.err" ) &
+  pids+=($!); rpid=$!
+  exec 7>"$tmp/$1.in"
+  cat "$tmp/flat.csv" >&7
+  wait_for 50 grep -q 'msg=started' "$tmp/$1.err"
+}
+run_live live
 printf 'extends: gpu\nrules:\n  - id: gpu.peer.power\n    params: {min_peers: 0}\n' >"$tmp/live.yaml"
 kill -HUP "$rpid"
 if wait_for 50 grep -q 'reload refused.*live.yaml:4:25: rule gpu.peer.power: parameter min_peers' "$tmp/live.err"; then
@@ -81,5 +92,46 @@ exec 7>&-
 wait "$rpid" 2>/dev/null
 check "run: no record, no sanitizer report after the refused reload" \
   "$([ ! -s "$tmp/live.out" ] && sanitizer_free "$tmp/live.err"; echo $?)" "$(cat "$tmp/live.err")"
+
+# ------------- item 3: YAML bombs by bytes; long files; signals during loads
+# (an old binary took 4 GB and 16-29 s on the byte bomb: each runs under
+# memcap)
+"$PY" -c "
+import sys
+sys.stdout.write('extends: gpu\ndescription: &a \"' + 'x' * 400000 + '\"\nrules:\n  - id: gpu.hang\n    name: [' + ', '.join(['*a'] * 10000) + ']\n')
+" >"$tmp/bytebomb.yaml"
+start=$(date +%s%N)
+out=$( (memcap; timeout 20 "$GPULOG" run --no-live --detectors "$tmp/bytebomb.yaml" "$tmp/flat.csv") 2>&1 >/dev/null); rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "run --detectors: one 400 KB scalar aliased 10,000 times (4 GB) is refused at once (${ms} ms), exit 2" \
+  "$([ "$rc" = 2 ] && grep -q 'bytebomb.yaml:1:1: aliases expand to more than 4194304 bytes of text: refused' <<<"$out"; echo $?)" "rc=$rc: $out"
+"$PY" -c "
+import sys
+sys.stdout.write('x: &a \"' + 'x' * 400000 + '\"\nkafka:\n  properties: {' + ', '.join('k%d: *a' % i for i in range(10000)) + '}\n')
+" >"$tmp/cfgbomb.yaml"
+out=$( (memcap; timeout 20 "$GPULOG" config check "$tmp/cfgbomb.yaml") 2>&1); rc=$?
+check "config check: the same bomb in a configuration file is refused (exit 2)" \
+  "$([ "$rc" = 2 ] && grep -q 'cfgbomb.yaml:1:1: aliases expand to more than 4194304 bytes of text' <<<"$out"; echo $?)" "rc=$rc: $out"
+"$PY" -c "
+import sys
+sys.stdout.write('extends: gpu\nrules:\n' + ''.join('  - {id: r%d, detector: threshold, metric: m%d, params: {high: 1}}\n' % (i, i % 40) for i in range(10000)))
+" >"$tmp/rules10k.yaml"
+out=$( (memcap; timeout 20 "$GPULOG" run --no-live --detectors "$tmp/rules10k.yaml" "$tmp/flat.csv") 2>&1 >/dev/null); rc=$?
+check "a 10,000-rule detector file without aliases is refused as too long, where, not as an alias problem" \
+  "$([ "$rc" = 2 ] && grep -q 'rules10k.yaml:9093:38: more than 100000 nodes (keys, values and list items): refused' <<<"$out" && ! grep -q alias <<<"$out"; echo $?)" "rc=$rc: $out"
+# SIGHUP with the byte bomb: refused, the running rules stay; SIGTERM right after ends it
+run_live live2
+cp "$tmp/bytebomb.yaml" "$tmp/live2.yaml"
+kill -HUP "$rpid"
+sleep 0.2
+start=$(date +%s%N)
+kill -TERM "$rpid"
+if wait_for 30 eval '! kill -0 '"$rpid"' 2>/dev/null'; then
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  ok "run: SIGTERM just after a SIGHUP with the byte bomb ends it within 3 s (${ms} ms)"
+else bad "run: SIGTERM just after a SIGHUP with the byte bomb ends it within 3 s" "$(cat "$tmp/live2.err")"; fi
+check "run: that reload was refused and said why" \
+  "$(grep -q 'reload refused.*aliases expand to more than 4194304 bytes' "$tmp/live2.err" && sanitizer_free "$tmp/live2.err"; echo $?)" "$(cat "$tmp/live2.err")"
+exec 7>&-
 
 finish
