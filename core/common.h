@@ -91,6 +91,11 @@ uint64_t hash64(const void *data, size_t n, uint64_t seed);
 
 /* Time. All epoch values are milliseconds since 1970-01-01 UTC. */
 int64_t gl_now_ms(void);
+/* Times that state read back from outside (a detector state snapshot) may
+ * hold: within +-2^53 ms (285,000 years, past any time an event carries),
+ * so that their differences, and sums with any interval, never overflow. */
+#define GL_TIME_LIMIT ((int64_t)1 << 53)
+static inline int gl_time_ok(int64_t t) { return t >= -GL_TIME_LIMIT && t <= GL_TIME_LIMIT; }
 /* Resident memory of this process in bytes (/proc/self/statm); -1 if unknown. */
 int64_t gl_rss_bytes(void);
 /* Selects the zone used to read tool timestamps (NULL or "" = local zone).

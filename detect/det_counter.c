@@ -3,6 +3,7 @@
  * window_s seconds, never on its level. A decrease is a counter reset. */
 #include "detector.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,12 +70,16 @@ static int ctr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx
     return DET_ANOMALY;
 }
 
-/* A state read back from a snapshot: n indexes the rings. */
+/* A state read back from a snapshot: n indexes the rings, its times and
+ * numbers are usable (an INT64_MIN time overflowed the window's expiry). */
 static int ctr_check(const struct rule_cfg *rc, const void *stp)
 {
     const struct ctr_st *st = stp;
     (void)rc;
-    return st->n >= 0 && st->n <= CTR_RING;
+    if (st->n < 0 || st->n > CTR_RING || st->have < 0 || st->have > 1 || !isfinite(st->last)) return 0;
+    for (int i = 0; i < st->n; i++)
+        if (!gl_time_ok(st->ts[i]) || !isfinite(st->inc[i])) return 0;
+    return 1;
 }
 
 const struct det_ops det_counter = {

@@ -119,12 +119,14 @@ static int cr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     return DET_ANOMALY;
 }
 
-/* A state read back from a snapshot is usable: both rings are whole. */
+/* A state read back from a snapshot is usable: both rings are whole, its
+ * times gl_time_ok. */
 static int cr_check(const struct rule_cfg *rc, const void *stp)
 {
     (void)rc;
     const struct cr_st *st = stp;
-    return creep_ok(&st->m) && creep_ok(&st->p) && isfinite(st->base) && st->hit <= 1;
+    return creep_ok(&st->m) && creep_ok(&st->p) && isfinite(st->base) && st->hit <= 1 && gl_time_ok(st->busy_since) &&
+           gl_time_ok(st->ring_since);
 }
 
 const struct det_ops det_creep = {

@@ -9,6 +9,7 @@
  * and draws more than an empty GPU); an empty GPU is judged at once. */
 #include "detector.h"
 
+#include <math.h>
 #include <stdio.h>
 
 static const struct det_param params[] = {
@@ -85,7 +86,14 @@ static int ip_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     return DET_ANOMALY;
 }
 
+/* A state read back from a snapshot is usable: its time gl_time_ok. */
+static int ip_check(const struct rule_cfg *rc, const void *stp)
+{
+    (void)rc;
+    return gl_time_ok(((const struct ip_st *)stp)->idle_since);
+}
+
 const struct det_ops det_idle_power = {
     .name = "idle_power", .scope = DS_GPU, .state_size = sizeof(struct ip_st), .params = params,
-    .configure = ip_configure, .update = ip_update,
+    .configure = ip_configure, .update = ip_update, .check = ip_check,
 };

@@ -148,12 +148,13 @@ static int ml_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     return DET_ANOMALY;
 }
 
-/* A state read back from a snapshot is usable: its ring is whole. */
+/* A state read back from a snapshot is usable: its ring is whole, its time
+ * gl_time_ok. */
 static int ml_check(const struct rule_cfg *rc, const void *stp)
 {
     (void)rc;
     const struct ml_st *st = stp;
-    return creep_ok(&st->c) && isfinite(st->base) && isfinite(st->last) && st->slow_hit <= 1;
+    return creep_ok(&st->c) && isfinite(st->base) && isfinite(st->last) && st->slow_hit <= 1 && gl_time_ok(st->phase_ts);
 }
 
 const struct det_ops det_mem_leak = {

@@ -255,9 +255,7 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
 static int seas_check(const struct rule_cfg *rc, const void *stp)
 {
     const struct seas_st *st = stp;
-    const int64_t lim = (int64_t)1 << 61;   /* times whose differences cannot overflow */
-    return st->active >= -1 && st->active <= 1 && st->stale <= 1 && st->t0 > -lim && st->t0 < lim &&
-           st->open_ts > -lim && st->open_ts < lim;
+    return st->active >= -1 && st->active <= 1 && st->stale <= 1 && gl_time_ok(st->t0) && gl_time_ok(st->open_ts);
 }
 
 const struct det_ops det_seasonal = {

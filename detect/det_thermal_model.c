@@ -184,7 +184,7 @@ static int tm_check(const struct rule_cfg *rc, const void *stp)
     const float f[] = { st->pf, st->pl, st->pu, st->mp, st->mt, st->cpt, st->vp, st->k, st->c, st->plo, st->phi };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (!isfinite(f[i])) return 0;
-    return st->have_k <= 1 && st->valid <= 1 && st->vp >= 0 && st->last_ts >= 0;
+    return st->have_k <= 1 && st->valid <= 1 && st->vp >= 0 && st->last_ts >= 0 && gl_time_ok(st->last_ts);
 }
 
 const struct det_ops det_thermal_model = {

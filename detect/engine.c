@@ -176,7 +176,8 @@ static int evict_one(struct engine *e, const struct ent *keep)
 {
     /* the least recently updated GPUs are at the head: an idle one among
      * the first 64 (series, event time idle_evict_ms behind), else the head */
-    int64_t idle_before = e->newest_ts - e->prof->idle_evict_ms;
+    int64_t idle_before = e->newest_ts > INT64_MIN + e->prof->idle_evict_ms ? e->newest_ts - e->prof->idle_evict_ms
+                                                                            : INT64_MIN;   /* no sample yet */
     struct ent *victim = NULL;
     int k = 0;
     for (struct ent *x = e->lru_head; x && k < 64; x = x->lru_next, k++)
