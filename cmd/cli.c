@@ -58,9 +58,10 @@ int cli_wants_help(int argc, char **argv)
     return 0;
 }
 
-const char *cli_hostname(void)
+const char *cli_host(const char *given)
 {
     static char name[256];
+    if (given && *given) return given;
     if (!name[0]) {
         if (gethostname(name, sizeof name - 1) != 0 || !name[0]) strcpy(name, "localhost");
         name[sizeof name - 1] = '\0';

@@ -46,8 +46,11 @@ char **cli_scrub_argv(int argc, char **argv);
 /* 1 if -h or --help appears among the options (before a "--"): commands
  * answer it before loading any configuration. */
 int cli_wants_help(int argc, char **argv);
-/* The machine's host name (static storage). */
-const char *cli_hostname(void);
+/* host.name of the events every command writes: given (--host, key host)
+ * when it is not empty, else this machine's host name (static storage):
+ * one rule for parse, collect and run (an empty host.name breaks the
+ * schema's minLength 1). */
+const char *cli_host(const char *given);
 /* Installs handler for SIGTERM, SIGINT and SIGHUP (the long-running commands
  * stop on the first two and reload on the third). */
 void cli_catch_signals(void (*handler)(int));

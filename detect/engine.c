@@ -184,6 +184,19 @@ static int evict_one(struct engine *e, const struct ent *keep)
         if (x != keep && x->nser && x->last_ts < idle_before) { victim = x; break; }
     if (!victim) victim = e->lru_head != keep ? e->lru_head : keep->lru_next;
     if (!victim) return 0;
+    int active = !(victim->nser && victim->last_ts < idle_before);
+    if (active) {
+        /* max_series is below the series that report: the detectors track
+         * fewer GPUs than there are, each evicted one starts cold again.
+         * Said once, counted always. */
+        if (!e->st.evicted_active++)
+            log_warn("msg=\"max_series reached: GPUs that still report are evicted and start cold again; raise max_series\" "
+                     "max_series=%zu series=%llu gpus=%llu", e->prof->max_series, (unsigned long long)e->st.series,
+                     (unsigned long long)e->st.gpus);
+        metrics_inc_label(M_GPUS_EVICTED, "max_series");
+    } else {
+        metrics_inc_label(M_GPUS_EVICTED, "idle");
+    }
     ent_remove(e, victim);
     return 1;
 }

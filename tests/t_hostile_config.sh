@@ -11,6 +11,7 @@ set -uo pipefail
 test_tmp t_hostile_config
 clean_gpulog_env
 [ -x "$GPULOG" ] || fail "binary $GPULOG exists"
+CSV_Q=tests/fixtures/csv/query-looped-2gpu.csv   # 8 events
 sanitizer_free() { ! grep -qE 'AddressSanitizer|runtime error:|LeakSanitizer' "$1"; }
 # memcap: a 2 GB memory limit for what follows in a subshell (ASan reserves
 # terabytes of address space, so there its own RSS limit)
@@ -133,5 +134,103 @@ else bad "run: SIGTERM just after a SIGHUP with the byte bomb ends it within 3 s
 check "run: that reload was refused and said why" \
   "$(grep -q 'reload refused.*aliases expand to more than 4194304 bytes' "$tmp/live2.err" && sanitizer_free "$tmp/live2.err"; echo $?)" "$(cat "$tmp/live2.err")"
 exec 7>&-
+
+# -------- item 8: fractions in integer fields, -H '', dead letters, max_series
+cat >"$tmp/frac.csv" <<'CSV'
+timestamp,host,gpu,power_draw,temp_gpu,temp_mem,gpu_util,mem_util,utilization_enc,memory_used,memory_total,clock_sm,clock_mem,fan_speed,ecc_corrected,ecc_uncorrected
+1700000000,h,0,250.5,100.5,80.25,45.5,12.5,1.5,1000.5,81920.4,1410.5,1593.5,50.5,1.5,0.5
+1700000001,h,1,250,100,80,45,12,1,1000,81920,1410,1593,50,1,0
+CSV
+printf '# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec   mclk   pclk     fb   bar1  sbecc  dbecc    pci  rxpci  txpci\n# Idx      W      C      C      %%      %%      %%      %%    MHz    MHz     MB     MB   errs   errs   errs   MB/s   MB/s\n    0  73.5  34.5  38.5  10.5   0.5    0.5     0.5   2619.5  345.5    544.5      4.5     15.5      0.5     36.5      3.5      2.5\n' >"$tmp/frac.dmon"
+printf 'timestamp, index, name, utilization.gpu [%%], memory.used [MiB], power.draw [W], temperature.gpu\n2024/01/16 14:44:16.977, 0, A100, 97.5 %%, 61234.5 MiB, 391.42 W, 71.5\n2024/01/16 14:44:16.977, 1.5, A100, 97 %%, 61234 MiB, 391.42 W, 71\n' >"$tmp/frac.query"
+for f in frac.csv frac.dmon frac.query; do "$GPULOG" parse --tz UTC "$tmp/$f" >>"$tmp/frac.ndjson" 2>>"$tmp/frac.err"; done
+check_cmd "parse: fractions in CSV, dmon and query rows give events that all validate (widened gauges, rounded counts and sizes)" \
+  "$PY" - "$tmp/frac.ndjson" <<'PY'
+import json, sys
+sys.path.insert(0, "tests")
+from lib import schema_first_error
+first_error = schema_first_error(json.load(open("schemas/event.schema.json")))
+evs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(evs) == 4, len(evs)
+for e in evs:
+    err = first_error(e)
+    assert err is None, err
+e = evs[0]
+assert e["gpu.temperature.gpu"] == 100.5 and e["gpu.utilization.gpu.pct"] == 45.5 and e["gpu.clock.streaming_multiprocessor_frequency"] == 1410.5, e
+assert e["gpu.memory.framebuffer.used_size"] == 1001 and e["gpu.memory.framebuffer.total_size"] == 81920, e
+assert e["gpu.ecc.corrected.volatile.count"] == 2 and e["gpu.ecc.uncorrected.volatile.count"] == 1, e
+d = evs[2]
+assert d["gpu.pcie.replay"] == 37 and d["gpu.memory.bar1.used_size"] == 5 and d["gpu.pcie.rx.throughput"] == 3.5, d
+raw = open(sys.argv[1]).read()
+assert '"gpu.memory.framebuffer.used_size":1001,' in raw, "a rounded size is an integer on the wire"
+PY
+check "parse: a fractional gpu.index is refused with the reason, the rounding said" \
+  "$(grep -q 'gpu.index 1.5 is not a whole number (an identifier): event refused' "$tmp/frac.err" && grep -q 'fractions rounded to whole numbers' "$tmp/frac.err"; echo $?)" "$(cat "$tmp/frac.err")"
+check_cmd "the schema's integer fields are exactly parsers/parser.c's whole-number lists, and gauges are numbers" "$PY" - <<'PY'
+import json, re
+s = json.load(open("schemas/event.schema.json")); d = s["$defs"]
+def typ(v):
+    r = v.get("$ref", "").split("/")[-1]
+    return v.get("type", d.get(r, {}).get("type"))
+ints = {k for k, v in s["properties"].items() if typ(v) == "integer"}
+src = open("parsers/parser.c").read()
+listed = set(re.findall(r'WK\("([a-z0-9_.]+)", WHOLE_(?:ROUND|ID)\)', src))
+by_suffix = {k for k in ints if k.endswith("_size") or k.endswith(".count")}
+assert ints == listed | by_suffix, (ints ^ (listed | by_suffix))
+for k, v in s["properties"].items():
+    if k.startswith("gpu.temperature.") or k.endswith(".pct") or "frequency" in k or k.endswith(".throughput"):
+        assert typ(v) == "number", k
+PY
+host=$(hostname)
+p=$("$GPULOG" parse -H '' "$CSV_Q" 2>/dev/null | head -n 1 | sed -n 's/.*"host.name":"\([^"]*\)".*/\1/p')
+r=$("$GPULOG" parse --host "" "$CSV_Q" 2>/dev/null | head -n 1 | sed -n 's/.*"host.name":"\([^"]*\)".*/\1/p')
+check "parse -H '' writes the machine's name as run -H '' does (was \"host.name\":\"\")" \
+  "$([ -n "$p" ] && [ "$p" = "$host" ] && [ "$r" = "$host" ]; echo $?)" "parse=$p --host=$r machine=$host"
+# an Elasticsearch that refuses every document (400): run dead-letters them all
+esbad=$(free_port)
+"$PY" - "$esbad" <<'PY' &
+import gzip, http.server, json, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else b""
+        if self.headers.get("Content-Encoding") == "gzip": body = gzip.decompress(body)
+        if self.path.startswith("/_bulk"):
+            acts = [l for i, l in enumerate(body.splitlines()) if i % 2 == 0 and l.strip()]
+            out = {"took": 1, "errors": True, "items": [{"create": {"status": 400, "error": {
+                "type": "mapper_parsing_exception", "reason": "refused by the test"}}} for _ in acts]}
+        else:
+            out = {"version": {"number": "8.13.0"}, "tagline": "You Know, for Search"}
+        b = json.dumps(out).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+    do_GET = do_PUT = do_POST = do_HEAD = answer
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+pids+=($!)
+wait_for 50 curl -s -o /dev/null "http://127.0.0.1:$esbad/" || bad "the refusing Elasticsearch stub starts"
+out=$(timeout 60 "$GPULOG" run --no-live --es "http://127.0.0.1:$esbad" --deadletter "$tmp/dl.ndjson" data/demo/dgx-07.dmon.txt 2>&1 >"$tmp/dl.out"); rc=$?
+n=$(wc -l <"$tmp/dl.out")   # the records (NDJSON on stdout too): each one dead-lettered by Elasticsearch
+check "run: every record dead-lettered by Elasticsearch exits 1 and says so (was 0)" \
+  "$([ "$rc" = 1 ] && [ "$n" -gt 10 ] && grep -q "gpulog run: $n records were refused by an output for good and dead-lettered" <<<"$out" && [ "$(wc -l <"$tmp/dl.ndjson")" = "$n" ]; echo $?)" "rc=$rc records=$n: $(tail -n 3 <<<"$out")"
+# max_series below the GPUs that report: said once, counted
+"$PY" -c "
+import sys
+w = sys.stdout.write
+w('timestamp,host,gpu,power_draw,gpu_util,temp_gpu,clock_sm,memory_used\n')
+for t in range(30):
+    for g in range(20): w('%d,h,%d,250,97,60,1400,1000\n' % (1700000000 + t, g))
+" >"$tmp/twenty.csv"
+printf 'extends: gpu\nmax_series: 40\n' >"$tmp/cap40.yaml"
+mport=$(free_port)
+"$GPULOG" run --no-live --detectors "$tmp/cap40.yaml" --metrics-addr "127.0.0.1:$mport" - <"$tmp/twenty.csv" >/dev/null 2>"$tmp/cap.err" &
+cpid=$!; pids+=($cpid)
+wait "$cpid"
+check "run: max_series below the active series is said once (log) and in the summary" \
+  "$([ "$(grep -c 'max_series reached: GPUs that still report are evicted' "$tmp/cap.err")" = 1 ] && grep -q 'max_series 40 is below the GPUs.* series: [0-9]* evictions of GPUs still reporting' "$tmp/cap.err"; echo $?)" "$(cat "$tmp/cap.err")"
 
 finish
