@@ -70,13 +70,15 @@ out=$(timeout 20 "$GPULOG" run --no-live "$tmp/flat.csv" 2>&1 >"$tmp/plain.out")
 check "the gpu profile on the flat one-GPU series: no anomaly" \
   "$([ ! -s "$tmp/plain.out" ] && sanitizer_free <(echo "$out"); echo $?)" "$(head -c 600 "$tmp/plain.out") $out"
 # SIGHUP with a degenerate parameter: refused with FILE:LINE:COL, the running rules stay
-# run_live NAME: `run --detectors $tmp/NAME.yaml` (extends gpu) reading a FIFO
-# held open on fd 7, fed the flat CSV, stdout in NAME.out, stderr in
-# NAME.err; its pid in rpid once it has started
+# run_live NAME [noquit]: `run --detectors $tmp/NAME.yaml` (extends gpu)
+# reading a FIFO held open on fd 7, fed the flat CSV, stdout in NAME.out,
+# stderr in NAME.err; its pid in rpid once it has started. noquit: started
+# with SIGQUIT ignored, as a shell starts its background jobs
 run_live() {
   printf 'extends: gpu\n' >"$tmp/$1.yaml"
   mkfifo "$tmp/$1.in"
-  ( memcap; exec "$GPULOG" run --detectors "$tmp/$1.yaml" --no-live - <"$tmp/$1.in" >"$tmp/$1.out" 2>"$tmp/$1.err" ) &
+  ( memcap; [ "${2:-}" = noquit ] && trap '' QUIT
+    exec "$GPULOG" run --detectors "$tmp/$1.yaml" --no-live - <"$tmp/$1.in" >"$tmp/$1.out" 2>"$tmp/$1.err" ) &
   pids+=($!); rpid=$!
   exec 7>"$tmp/$1.in"
   cat "$tmp/flat.csv" >&7
@@ -232,5 +234,38 @@ cpid=$!; pids+=($cpid)
 wait "$cpid"
 check "run: max_series below the active series is said once (log) and in the summary" \
   "$([ "$(grep -c 'max_series reached: GPUs that still report are evicted' "$tmp/cap.err")" = 1 ] && grep -q 'max_series 40 is below the GPUs.* series: [0-9]* evictions of GPUs still reporting' "$tmp/cap.err"; echo $?)" "$(cat "$tmp/cap.err")"
+
+# ------ item 10: one rule of what is secret; check validates as run does
+cat >"$tmp/sec.yaml" <<'YAML'
+kafka:
+  brokers: 127.0.0.1:9092
+  properties:
+    ssl.keystore.key: "-----BEGIN PRIVATE KEY-----keyS3CR3T"
+    sasl.oauthbearer.extensions: "logicalCluster=lkc-1,pool=extS3CR3T"
+    ssl.keystore.location: /etc/gpulog/ks.p12
+YAML
+out=$("$GPULOG" config print "$tmp/sec.yaml" 2>&1)
+check "config print masks ssl.keystore.key and sasl.oauthbearer.extensions (were in clear), keeps the keystore's path" \
+  "$(! grep -q 'S3CR3T' <<<"$out" && grep -q 'ssl.keystore.key: "\*\*\*"' <<<"$out" && grep -q 'sasl.oauthbearer.extensions: "\*\*\*"' <<<"$out" && grep -q 'ssl.keystore.location: /etc/gpulog/ks.p12' <<<"$out"; echo $?)" "$out"
+out=$(GPULOG_KAFKA_PROPERTIES='sasl.password=pa,ssS3CR3T,word,security.protocol=SASL_SSL' "$GPULOG" config print 2>&1)
+check "GPULOG_KAFKA_PROPERTIES: a comma in a password stays in it (masked whole), the next property still read" \
+  "$(! grep -q 'S3CR3T' <<<"$out" && grep -q 'sasl.password: "\*\*\*"' <<<"$out" && grep -q 'security.protocol: SASL_SSL' <<<"$out"; echo $?)" "$out"
+out=$(GPULOG_KAFKA_PROPERTIES='pwS3CR3T,security.protocol=SSL' "$GPULOG" config print 2>&1); rc=$?
+check "GPULOG_KAFKA_PROPERTIES not starting with key=: refused without quoting it (it echoed the rest)" \
+  "$([ "$rc" = 2 ] && grep -q 'GPULOG_KAFKA_PROPERTIES: kafka.properties: expected key=value' <<<"$out" && ! grep -q 'S3CR3T' <<<"$out"; echo $?)" "rc=$rc: $out"
+printf 'elasticsearch:\n  url: ftp://elastic:urlS3CR3T@es.example:21\n' >"$tmp/ftp.yaml"
+out=$("$GPULOG" config check "$tmp/ftp.yaml" 2>&1); rc=$?
+check "config check refuses an ftp:// Elasticsearch URL at FILE:LINE:COL, its password masked (was: ok)" \
+  "$([ "$rc" = 2 ] && grep -q "ftp.yaml:2:8: elasticsearch.url: 'ftp://\*\*\*@es.example:21' is not an http:// or https:// URL" <<<"$out" && ! grep -q S3CR3T <<<"$out"; echo $?)" "rc=$rc: $out"
+out2=$("$GPULOG" run --config "$tmp/ftp.yaml" --no-live "$tmp/flat.csv" 2>&1 >/dev/null); rc2=$?
+check "run refuses the same file with the same message" \
+  "$([ "$rc2" = 2 ] && grep -q "ftp.yaml:2:8: elasticsearch.url: 'ftp://\*\*\*@es.example:21' is not an http" <<<"$out2"; echo $?)" "rc=$rc2: $out2"
+out=$(GPULOG_ELASTICSEARCH_URL=ftp://es.example "$GPULOG" config print 2>&1); rc=$?
+check "GPULOG_ELASTICSEARCH_URL=ftp://... is refused by config print as by run" \
+  "$([ "$rc" = 2 ] && grep -q 'is not an http:// or https:// URL' <<<"$out"; echo $?)" "rc=$rc: $out"
+printf 'elasticsearch:\n  namespace: Prod-1\n' >"$tmp/ns.yaml"
+out=$("$GPULOG" config check "$tmp/ns.yaml" 2>&1); rc=$?
+check "config check refuses a namespace run refuses (was: ok)" \
+  "$([ "$rc" = 2 ] && grep -q "ns.yaml:2:14: elasticsearch.namespace: 'Prod-1' is not a valid namespace" <<<"$out"; echo $?)" "rc=$rc: $out"
 
 finish
