@@ -18,6 +18,9 @@ void cli_catch_signals(void (*handler)(int))
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    /* SIGQUIT stops too (no core dump): a shell starts background jobs
+     * with it ignored, and that was inherited, so it did nothing */
+    sigaction(SIGQUIT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
 }
 

@@ -51,8 +51,8 @@ int cli_wants_help(int argc, char **argv);
  * one rule for parse, collect and run (an empty host.name breaks the
  * schema's minLength 1). */
 const char *cli_host(const char *given);
-/* Installs handler for SIGTERM, SIGINT and SIGHUP (the long-running commands
- * stop on the first two and reload on the third). */
+/* Installs handler for SIGTERM, SIGINT, SIGQUIT and SIGHUP (the
+ * long-running commands stop on the first three and reload on the last). */
 void cli_catch_signals(void (*handler)(int));
 /* Prints "gpulog CMD: msg" and returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -65,7 +65,7 @@ static void run_help(void)
     cli_key_help(run_keys);
     printf(ES_CLI_HELP
            "\n"
-           "Signals: SIGTERM/SIGINT stop reading, write the records of what was read\n"
+           "Signals: SIGTERM/SIGINT/SIGQUIT stop reading, write the records of what was read\n"
            "and exit; SIGHUP reloads the detector configuration (rules that did not\n"
            "change keep their state and open anomalies; changed or removed rules end\n"
            "their open anomalies with an \"end\" record and start over).\n"

@@ -268,4 +268,23 @@ out=$("$GPULOG" config check "$tmp/ns.yaml" 2>&1); rc=$?
 check "config check refuses a namespace run refuses (was: ok)" \
   "$([ "$rc" = 2 ] && grep -q "ns.yaml:2:14: elasticsearch.namespace: 'Prod-1' is not a valid namespace" <<<"$out"; echo $?)" "rc=$rc: $out"
 
+# ------------------------------- smaller: SIGQUIT; setup's time limits said
+# (started with SIGQUIT ignored, as a shell starts its background jobs and as
+# the issue's run was: gpulog must install its own handler)
+run_live quit noquit
+start=$(date +%s%N)
+kill -QUIT "$rpid"
+if wait_for 30 eval '! kill -0 '"$rpid"' 2>/dev/null'; then
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  ok "run: SIGQUIT stops it like SIGTERM (${ms} ms; was ignored)"
+else bad "run: SIGQUIT stops it like SIGTERM (was ignored)" "$(cat "$tmp/quit.err")"; kill -TERM "$rpid" 2>/dev/null; fi
+exec 7>&-
+check "run: after SIGQUIT the summary says it was stopped by a signal, no core, no sanitizer report" \
+  "$(grep -q '(stopped by a signal)' "$tmp/quit.err" && sanitizer_free "$tmp/quit.err"; echo $?)" "$(cat "$tmp/quit.err")"
+out=$("$GPULOG" setup --help 2>&1)
+check "setup --help says its time limits (60 s per request, 10 s to connect, 120 s for the Kibana import)" \
+  "$(grep -q 'gives up after 60 s (10 s to' <<<"$out" && grep -q 'Kibana import after 120 s' <<<"$out"; echo $?)" "$out"
+check "README and schemas/es/README.md say setup's time limits" \
+  "$(grep -q 'gives up after 60 s (10 s to' README.md && grep -q 'gives up after 60 s (10 s to connect)' schemas/es/README.md; echo $?)"
+
 finish
