@@ -444,6 +444,8 @@ static const char *load_payload(struct engine *e, int tag, struct rd *r, uint32_
         free(name);
         if (h->nents) return "a host is there twice";
         for (uint32_t k = 0; k < nents; k++) {
+            /* a 64 MiB snapshot takes a while: a stop signal is honoured (the partition is dropped anyway) */
+            if (gl_interrupted && gl_interrupted()) return "interrupted by a signal";
             const char *why = load_ent(e, h, r, slot_of, nslots);
             if (why) return why;
         }
