@@ -5,6 +5,7 @@
 #   make check      the fast lane: every test that needs no service (no install)
 #   make SANITIZE=1 test   the same with -fsanitize=address,undefined (build-asan/)
 #   make bench      benchmarks with figures    make fuzz   run the libFuzzer targets
+#   make snapshot-seeds   rewrite the snapshot fuzz seeds from this build
 #   make eval       detector quality table     make services-up / services-down
 #   WERROR=1        turn warnings into errors (CI does)
 #   make install / uninstall   PREFIX=/usr/local DESTDIR= BINDIR MANDIR SYSCONFDIR ...
@@ -56,7 +57,7 @@ BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 # bench programs the integration tests drive (tests/t_es_sink.py uses es_push)
 TEST_TOOLS := $(BUILD)/bench/es_push
 
-.PHONY: all deps run test check test-unit bench fuzz eval clean services-up services-down golden \
+.PHONY: all deps run test check test-unit bench fuzz snapshot-seeds eval clean services-up services-down golden \
         man install uninstall deb
 all: $(BIN)
 
@@ -109,6 +110,12 @@ bench: deps
 
 fuzz:
 	@scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)
+
+# Rewrites the snapshot fuzz target's seeds (tests/fuzz/corpus/snapshot/seed-*)
+# from this build; tests/test_snapshot_seeds.c fails in make check when they
+# no longer decode (a state layout or the profile changed).
+snapshot-seeds: $(BUILD)/tests/test_snapshot_seeds
+	@GPULOG_REFRESH_SNAPSHOT_SEEDS=1 $<
 
 eval: deps
 	@$(MAKE) --no-print-directory $(BIN)
@@ -181,6 +188,6 @@ deb:
 	@BUILD=$(BUILD) scripts/mkdeb.sh
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-cov
 
 -include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d)

@@ -19,6 +19,9 @@ void cli_catch_signals(void (*handler)(int))
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    /* SIGQUIT stops too (no core dump): a shell starts background jobs
+     * with it ignored, and that was inherited, so it did nothing */
+    sigaction(SIGQUIT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
 }
 
@@ -65,9 +68,10 @@ int cli_apply_map(const struct gpulog_config *cfg, char *err, size_t errlen)
     return fn_map_set(pairs, cfg->map.n, err, errlen) == 0 ? GL_OK : GL_ERROR;
 }
 
-const char *cli_hostname(void)
+const char *cli_host(const char *given)
 {
     static char name[256];
+    if (given && *given) return given;
     if (!name[0]) {
         if (gethostname(name, sizeof name - 1) != 0 || !name[0]) strcpy(name, "localhost");
         name[sizeof name - 1] = '\0';

@@ -48,13 +48,16 @@ char **cli_scrub_argv(int argc, char **argv);
 /* 1 if -h or --help appears among the options (before a "--"): commands
  * answer it before loading any configuration. */
 int cli_wants_help(int argc, char **argv);
-/* The machine's host name (static storage). */
-const char *cli_hostname(void);
 /* Sets the parsers' column map (parsers/fieldname.h) from the `map` key of
  * cfg (--map COL=FIELD). GL_OK, or GL_ERROR with the reason in err. */
 int cli_apply_map(const struct gpulog_config *cfg, char *err, size_t errlen);
-/* Installs handler for SIGTERM, SIGINT and SIGHUP (the long-running commands
- * stop on the first two and reload on the third). */
+/* host.name of the events every command writes: given (--host, key host)
+ * when it is not empty, else this machine's host name (static storage):
+ * one rule for parse, collect and run (an empty host.name breaks the
+ * schema's minLength 1). */
+const char *cli_host(const char *given);
+/* Installs handler for SIGTERM, SIGINT, SIGQUIT and SIGHUP (the
+ * long-running commands stop on the first three and reload on the last). */
 void cli_catch_signals(void (*handler)(int));
 /* Prints "gpulog CMD: msg" and returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -78,7 +78,7 @@ static int settings(struct collector *c, struct gpulog_config *cfg)
     c->po.tail.max_gens = (int)cs->rotate_max_generations;
     c->po.tail.max_age_ms = cs->rotate_max_age_ms;
     c->po.stats_ms = cs->stats_interval_ms;
-    c->po.host = *cfg->host ? cfg->host : cli_hostname();
+    c->po.host = cli_host(cfg->host);
     c->po.fixed_now = feed_read_time();
     c->po.max_reports = 100;
     c->po.metrics = 1;

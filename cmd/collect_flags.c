@@ -141,7 +141,7 @@ void collect_help(void)
     printf("\nDelivery: a source's checkpoint moves only past lines whose events the broker\n"
            "acknowledged; lines of commands, stdin and /dev/kmsg are spooled to disk first.\n"
            "After a crash only unacknowledged lines are sent again, with the same event.id.\n"
-           "Signals: SIGTERM/SIGINT stop reading, deliver, checkpoint and exit within\n"
+           "Signals: SIGTERM/SIGINT/SIGQUIT stop reading, deliver, checkpoint and exit within\n"
            "shutdown_timeout; SIGHUP re-scans the --file globs at once (collect has no\n"
            "detectors to reload; other settings need a restart).\n"
            "Data that was never read (a rotated file deleted or compressed before it was\n"

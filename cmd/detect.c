@@ -71,7 +71,7 @@ static void detect_help(void)
            "rebalance (cooperative: only partitions that move) the state of revoked\n"
            "partitions is dropped and new partitions warm up (windows refill, peers and\n"
            "missing-data compare GPUs of one partition), unless --state-topic restores it.\n"
-           "Signals: SIGTERM/SIGINT stop consuming, settle the outputs, commit and exit\n"
+           "Signals: SIGTERM/SIGINT/SIGQUIT stop consuming, settle the outputs, commit and exit\n"
            "within shutdown_timeout; SIGHUP reloads the detector configuration (rules\n"
            "that did not change keep their state and open anomalies; changed or removed\n"
            "rules end their open anomalies with an \"end\" record and start over).\n"

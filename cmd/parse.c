@@ -151,6 +151,9 @@ static void summary(const struct source *s)
     if (parser_fields_dropped())
         fprintf(stderr, "gpulog parse: %s: %llu fields dropped: out of the schema's range (the rest of their events kept)\n",
                 name, (unsigned long long)parser_fields_dropped());
+    if (parser_fields_rounded())
+        fprintf(stderr, "gpulog parse: %s: %llu fractions rounded to whole numbers (counts and sizes the schema types as integers)\n",
+                name, (unsigned long long)parser_fields_rounded());
 }
 
 int cmd_parse(int argc, char **argv)
@@ -162,7 +165,7 @@ int cmd_parse(int argc, char **argv)
     struct out out;
     out_init(&out, 1);
     struct pipeline_opts po = {
-        .host = rq.host ? rq.host : cli_hostname(), .once = 1, .keep_original = rq.keep,
+        .host = cli_host(rq.host), .once = 1, .keep_original = rq.keep,
         .max_line = (size_t)rq.max_line, .fixed_now = feed_read_time(), .by_lineno = 1, .quiet = rq.quiet,
         .stage = emit_json, .ctx = &out,
     };

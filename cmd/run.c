@@ -65,13 +65,14 @@ static void run_help(void)
     cli_key_help(run_keys);
     printf(ES_CLI_HELP
            "\n"
-           "Signals: SIGTERM/SIGINT stop reading, write the records of what was read\n"
+           "Signals: SIGTERM/SIGINT/SIGQUIT stop reading, write the records of what was read\n"
            "and exit; SIGHUP reloads the detector configuration (rules that did not\n"
            "change keep their state and open anomalies; changed or removed rules end\n"
            "their open anomalies with an \"end\" record and start over).\n"
            "Exit status: 0 when the input was read to its end or a signal stopped it\n"
-           "and every record was written, 1 on an I/O error or when the shutdown\n"
-           "deadline passed with records unwritten, 2 on a usage error.\n");
+           "and every record was written, 1 on an I/O error, when the shutdown\n"
+           "deadline passed with records unwritten or when an output refused records\n"
+           "for good (dead-lettered), 2 on a usage error.\n");
 }
 
 /* What the flags ask for (strings borrowed from argv and the config). */
@@ -167,7 +168,7 @@ static int run_input(const struct run_mode *m, const struct run_req *q, struct r
                      const struct gpulog_config *cfg, const struct run_input *in)
 {
     struct run_read_opts ro = { .format = q->format, .columns = q->columns, .quiet = q->quiet,
-                                .host = *cfg->host ? cfg->host : cli_hostname() };
+                                .host = cli_host(cfg->host) };
     return run_stream(m, r, in, &ro, q->report, cfg->shutdown_timeout_ms);
 }
 
@@ -199,7 +200,7 @@ int run_main(const struct run_mode *m, int argc, char **argv)
     if (rc == EXIT_OK) {
         /* before the input is opened (a FIFO blocks until its writer comes) */
         log_info("msg=started input=\"%s\" host=\"%s\" detectors=\"%s\" profile=%s metrics_port=%d",
-                 q.exec_cmd ? q.exec_cmd : q.file, *cfg.host ? cfg.host : cli_hostname(),
+                 q.exec_cmd ? q.exec_cmd : q.file, cli_host(cfg.host),
                  r.detectors ? r.detectors : "", r.profile_name, metrics_port());
         in.exec_cmd = q.exec_cmd;
         in.file = q.file;

@@ -26,7 +26,7 @@ void run_settle(void *ctx, void *token, enum sink_outcome outcome)
     (void)token;
     struct run_ctx *r = ctx;
     r->settled++;
-    if (outcome == SINK_DEADLETTER) metrics_inc(M_DEADLETTERS);
+    if (outcome == SINK_DEADLETTER) { r->deadlettered++; metrics_inc(M_DEADLETTERS); }
     else metrics_inc(M_EVENTS_PRODUCED);
 }
 
@@ -318,9 +318,23 @@ int run_summary(struct run_ctx *r, const char *cmd, const char *name, const stru
             (unsigned long long)es->duplicates, (unsigned long long)es->gaps, folded, (unsigned long long)es->starts,
             (unsigned long long)es->changes, (unsigned long long)es->ends, (unsigned long long)es->open,
             stopped ? " (stopped by a signal)" : "");
-    if (!r->failed_writes) return GL_OK;
-    fprintf(stderr, "gpulog run: %llu records could not be written\n", (unsigned long long)r->failed_writes);
-    return GL_ERROR;
+    if (es->evicted_active)
+        fprintf(stderr, "gpulog %s: max_series %zu is below the GPUs' series: %llu evictions of GPUs still reporting "
+                "(each starts cold again; gpulog_gpus_evicted_total{reason=\"max_series\"})\n", cmd, r->prof->max_series,
+                (unsigned long long)es->evicted_active);
+    int rc = GL_OK;
+    if (r->failed_writes) {
+        fprintf(stderr, "gpulog run: %llu records could not be written\n", (unsigned long long)r->failed_writes);
+        rc = GL_ERROR;
+    }
+    /* a record refused for good is not delivered: the exit status says so,
+     * as collect's does (every record dead-lettered exited 0) */
+    if (r->deadlettered) {
+        fprintf(stderr, "gpulog %s: %llu records were refused by an output for good and dead-lettered (not delivered there)\n",
+                cmd, (unsigned long long)r->deadlettered);
+        rc = GL_ERROR;
+    }
+    return rc;
 }
 
 void run_ctx_free(struct run_ctx *r)

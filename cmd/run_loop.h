@@ -45,6 +45,7 @@ struct run_ctx {
     struct report *report;
     struct buf json, key;
     uint64_t written, settled, failed_writes;
+    uint64_t deadlettered;                  /* records an output refused for good (exit 1, as collect) */
     struct profile *prof;
     const char *detectors, *profile_name;   /* what SIGHUP reloads */
     int auto_pending;                       /* profile auto: chosen at the first metric event */

@@ -47,8 +47,13 @@ static void setup_help(void)
         "                         --es-password-file FILE\n"
         "      --es-api-key-file FILE  API key (else GPULOG_ES_API_KEY)\n"
         "      --es-ca FILE, --es-cert FILE, --es-key FILE  TLS\n"
+        "Time limits: each request to the cluster gives up after 60 s (10 s to\n"
+        "connect), the Kibana import after 120 s; a request that runs out of time\n"
+        "fails setup, naming it. Running setup again is safe (it changes nothing\n"
+        "that is already as wanted).\n"
         "Exit status: 0 all installed that the cluster can hold (what it cannot is\n"
-        "reported as NOT installed, with the reason), 1 a request failed, 2 usage error.\n");
+        "reported as NOT installed, with the reason), 1 a request failed or timed\n"
+        "out, 2 usage error.\n");
 }
 
 /* `gpulog setup`: flags, the schemas directory, then es_setup. Returns the

@@ -73,6 +73,13 @@ void gl_log(enum gl_level lvl, const char *fmt, ...) __attribute__((format(print
 #define log_warn(...)  gl_log(GL_LOG_WARN, __VA_ARGS__)
 #define log_error(...) gl_log(GL_LOG_ERROR, __VA_ARGS__)
 
+/* Set by a command whose loop handles signals (ingest/pipeline.c sets
+ * pipeline_stopping): 1 once SIGTERM, SIGINT or SIGQUIT asked it to stop.
+ * Loaders that may run long (the YAML walk, a detector profile's compile)
+ * poll it and give up, so a signal during a SIGHUP reload is honoured at
+ * once. NULL (the default) = never interrupted. */
+extern int (*gl_interrupted)(void);
+
 /* 128-bit non-cryptographic hash of several byte strings; writes 32 lowercase
  * hex characters plus NUL into out. Deterministic across runs and machines. */
 struct hash128 { uint64_t a, b; };
@@ -84,6 +91,11 @@ uint64_t hash64(const void *data, size_t n, uint64_t seed);
 
 /* Time. All epoch values are milliseconds since 1970-01-01 UTC. */
 int64_t gl_now_ms(void);
+/* Times that state read back from outside (a detector state snapshot) may
+ * hold: within +-2^53 ms (285,000 years, past any time an event carries),
+ * so that their differences, and sums with any interval, never overflow. */
+#define GL_TIME_LIMIT ((int64_t)1 << 53)
+static inline int gl_time_ok(int64_t t) { return t >= -GL_TIME_LIMIT && t <= GL_TIME_LIMIT; }
 /* Resident memory of this process in bytes (/proc/self/statm); -1 if unknown. */
 int64_t gl_rss_bytes(void);
 /* Selects the zone used to read tool timestamps (NULL or "" = local zone).

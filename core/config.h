@@ -126,7 +126,8 @@ enum config_type {
     CONFIG_SOURCES,   /* list of source mappings */
 };
 
-#define CONFIG_F_SECRET 1u   /* masked as "***" by config print */
+#define CONFIG_F_URL 2u        /* an http:// or https:// URL, or "" (config_url_ok) */
+#define CONFIG_F_NAMESPACE 4u  /* an Elasticsearch data stream namespace (config_namespace_ok) */
 
 /* The command-line flag of a key: "-b, --brokers LIST" is { 'b',
  * "brokers", "LIST" }. No argument (arg NULL) is for boolean keys: the flag
@@ -145,7 +146,7 @@ struct config_key {
     const char *def;          /* default as text (parsed like a file value) */
     size_t off;
     const char *choices;      /* CONFIG_ENUM: "a|b|c" */
-    unsigned flags;
+    unsigned flags;           /* CONFIG_F_URL, CONFIG_F_NAMESPACE: checked wherever the value comes from */
     struct config_flag flag;  /* the same setting on the command line */
     const char *help;
 };
@@ -220,15 +221,26 @@ int config_split_addr(const char *addr, char *host, size_t hostlen, int *port);
 const char *config_map_get(const struct config_map *m, const char *key);
 
 struct buf;
-/* 1 when a librdkafka property (or map key) of n bytes names a credential:
- * password, secret, token, API key, private key, JAAS or OAuth config. */
+/* The one rule of what is secret, for config print, logs, errors and the
+ * scrubbed argv: 1 when a key, map key or librdkafka property of n bytes
+ * names a credential (it contains password, passwd, secret, token,
+ * credential, jaas, private, api_key, apikey, key.pem, oauthbearer.config
+ * or oauthbearer.extensions, or its last component is "key" or ends in
+ * "_key"), unless it names a path to one (ends in _file or .location). */
 int config_secret_key(const char *key, size_t n);
 /* Appends url to out with its user info (user:password@) as "***@"; other
  * strings unchanged. The caller owns out. */
 void config_url_mask(const char *url, struct buf *out);
-/* Appends the configuration as YAML; secrets (CONFIG_F_SECRET keys and
- * map entries whose key names a password, secret or private key) are "***"
- * when mask is set. */
+/* 1 when url is one gpulog can send to: http:// or https:// and a host.
+ * The one check of an Elasticsearch URL, for config check, the file, the
+ * environment and --es alike (config check took ftp:// that run refused). */
+int config_url_ok(const char *url);
+/* 1 when ns is a data stream namespace Elasticsearch takes: [a-z0-9_], not
+ * starting with _, 1..100 bytes (the one check, as for the URL). */
+int config_namespace_ok(const char *ns);
+/* Appends the configuration as YAML; secrets (keys and map entries
+ * config_secret_key names) are "***" and passwords in URLs "***@" when
+ * mask is set. */
 void config_print(const struct gpulog_config *cfg, int mask, struct buf *out);
 /* Appends docs/configuration.md (Markdown generated from the table). */
 void config_docs(struct buf *out);

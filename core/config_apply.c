@@ -99,15 +99,10 @@ int config_apply_env(struct gpulog_config *cfg, char *err, size_t errlen)
         if (!v) continue;
         char msg[GL_ERRLEN];
         if (k->type == CONFIG_MAP) {
-            char *copy = xstrdup(v), *save = NULL;
-            for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                if (cfg_map_put_kv((struct config_map *)((char *)cfg + k->off), k->path, tok, msg, sizeof msg) != GL_OK) {
-                    cfg_errf(err, errlen, "%s: %s", name, msg);
-                    free(copy);
-                    return GL_ERROR;
-                }
+            if (cfg_map_put_list((struct config_map *)((char *)cfg + k->off), k->path, v, msg, sizeof msg) != GL_OK) {
+                cfg_errf(err, errlen, "%s: %s", name, msg);
+                return GL_ERROR;
             }
-            free(copy);
         } else if (cfg_set_scalar(k, cfg, v, msg, sizeof msg) != GL_OK) {
             cfg_errf(err, errlen, "%s: %s", name, msg);
             return GL_ERROR;

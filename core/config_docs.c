@@ -5,6 +5,7 @@
 #include "config_int.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* ------------------------------------------------------------------- docs */
 
@@ -55,7 +56,7 @@ static void md_row(struct buf *b, const struct config_key *k, const char *prefix
     }
     buf_puts(b, " | ");
     md_cell(b, k->help);
-    if (k->flags & CONFIG_F_SECRET) buf_puts(b, " (secret: masked by `config print`)");
+    if (config_secret_key(k->path, strlen(k->path))) buf_puts(b, " (secret: masked by `config print`, logs and errors)");
     buf_puts(b, " |\n");
 }
 
@@ -81,6 +82,8 @@ static const char docs_head[] =
     "   dots turned into underscores (`kafka.brokers` is `GPULOG_KAFKA_BROKERS`,\n"
     "   `kafka.topics.metrics` is `GPULOG_KAFKA_TOPICS_METRICS`). Map keys take\n"
     "   `k=v,k=v` (`GPULOG_KAFKA_PROPERTIES=security.protocol=SSL`) and add to the file's entries;\n"
+    "   a comma starts the next entry only when a `name=` follows it, so a value may hold\n"
+    "   commas (`bootstrap.servers=a:9092,b:9092`, a password with a comma);\n"
     "4. command-line flags of the command (`--brokers`, `--state-dir`, `-X k=v`, ...).\n"
     "   A key's flag is in the Flag column below; each command offers those that\n"
     "   apply to it (see its `--help`). The `--es` flags are listed by the commands\n"
@@ -149,9 +152,15 @@ static const char docs_tail[] =
     "\n"
     "Secrets: put passwords and API keys in files (`*_file` keys) or in the\n"
     "environment (`GPULOG_ELASTICSEARCH_PASSWORD`, `GPULOG_KAFKA_PROPERTIES=sasl.password=...`),\n"
-    "not in the file. `config print` masks `elasticsearch.password`,\n"
-    "`elasticsearch.api_key` and every map entry whose key names a password,\n"
-    "secret, token, API key or private key.\n";
+    "not in the file. One rule decides what is a secret, for `config print`, the\n"
+    "logs, error messages and the process's argv alike: a key (or map entry, or\n"
+    "librdkafka property) that contains `password`, `passwd`, `secret`, `token`,\n"
+    "`credential`, `jaas`, `private`, `api_key`, `apikey`, `key.pem`,\n"
+    "`oauthbearer.config` or `oauthbearer.extensions`, or whose last component is\n"
+    "`key` or ends in `_key` (`ssl.keystore.key`), unless it ends in `_file` or\n"
+    "`.location` (a path to a secret). Its value prints as `***`; a password in a\n"
+    "URL (`https://user:PASS@host`) prints as `***@`. Error messages about a value\n"
+    "never quote it: a misspelt `-X sasl.pasword=...` names the key only.\n";
 
 void config_docs(struct buf *out)
 {

@@ -35,6 +35,10 @@ int cfg_set_scalar(const struct config_key *k, void *base, const char *v, char *
 void cfg_map_clear(struct config_map *m);
 void cfg_map_put(struct config_map *m, const char *key, size_t klen, const char *val);
 int cfg_map_put_kv(struct config_map *m, const char *path, const char *kv, char *err, size_t errlen);
+/* Puts every "k=v" of the list text ("k=v,k=v"): a comma starts the next
+ * entry only when a name= follows it, so values may hold commas (a
+ * password, bootstrap.servers=a:9092,b:9092). Errors never quote a value. */
+int cfg_map_put_list(struct config_map *m, const char *path, const char *text, char *err, size_t errlen);
 /* Source items: append one with defaults, check a complete one, add a
  * "TYPE[:ARG]" flag value to cfg. */
 struct config_source *cfg_source_append(struct config_sources *ss);

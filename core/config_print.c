@@ -54,15 +54,25 @@ static void put_size(struct buf *b, int64_t v)
     else buf_printf(b, "%lld", (long long)v);
 }
 
+/* The one rule of what is secret (config.h): words that name a credential
+ * anywhere in the key, or a last component that is a key; a path to a
+ * secret (*_file, *.location) is not one. */
 int config_secret_key(const char *k, size_t n)
 {
-    char low[128];
+    static const char *const words[] = { "password", "passwd", "secret", "token", "credential", "jaas", "private",
+                                         "api_key", "apikey", "key.pem", "oauthbearer.config",
+                                         "oauthbearer.extensions" };
+    char low[256];
     if (n >= sizeof low) n = sizeof low - 1;
     for (size_t i = 0; i < n; i++) low[i] = (char)tolower((unsigned char)k[i]);
     low[n] = '\0';
-    return strstr(low, "password") || strstr(low, "secret") || strstr(low, "key.pem") ||
-           strstr(low, "sasl.oauthbearer.config") || strstr(low, "api_key") || strstr(low, "token") ||
-           strstr(low, "jaas");
+    if ((n > 5 && !strcmp(low + n - 5, "_file")) || (n > 9 && !strcmp(low + n - 9, ".location"))) return 0;
+    for (size_t i = 0; i < GL_ARRAY_LEN(words); i++)
+        if (strstr(low, words[i])) return 1;
+    const char *last = strrchr(low, '.');
+    last = last ? last + 1 : low;
+    size_t ln = strlen(last);
+    return !strcmp(last, "key") || (ln > 4 && !strcmp(last + ln - 4, "_key"));
 }
 
 void config_url_mask(const char *url, struct buf *out)
@@ -102,7 +112,7 @@ static void put_value(struct buf *b, const struct config_key *k, const void *bas
     case CONFIG_STR: case CONFIG_ENUM: case CONFIG_ADDR: {
         const char *s = *(char *const *)f;
         buf_putc(b, ' ');
-        if (mask && (k->flags & CONFIG_F_SECRET) && *s) put_yaml_str(b, "***");
+        if (mask && config_secret_key(k->path, strlen(k->path)) && *s) put_yaml_str(b, "***");
         else put_str_masked(b, s, mask);
         buf_putc(b, '\n');
         break;

@@ -149,11 +149,46 @@ static const char *parse_number(enum config_type type, const char *v, int64_t *o
 }
 
 /* Parses a scalar value for key k into the struct at base. */
+int config_url_ok(const char *url)
+{
+    size_t n = !strncmp(url, "http://", 7) ? 7 : !strncmp(url, "https://", 8) ? 8 : 0;
+    if (!n) return 0;
+    const char *host = url + n, *at = NULL;
+    size_t auth = strcspn(host, "/?#");
+    for (size_t i = 0; i < auth; i++) if (host[i] == '@') at = host + i;
+    const char *h = at ? at + 1 : host;
+    return h < host + auth && *h != ':';   /* a host before any port */
+}
+
+int config_namespace_ok(const char *ns)
+{
+    if (!ns || !*ns || ns[0] == '_') return 0;
+    size_t n = 0;
+    for (const char *p = ns; *p; p++, n++) {
+        char c = *p;
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return 0;
+    }
+    return n <= 100;
+}
+
 int cfg_set_scalar(const struct config_key *k, void *base, const char *v, char *msg, size_t msglen)
 {
     char *f = (char *)base + k->off;
     switch (k->type) {
     case CONFIG_STR:
+        if ((k->flags & CONFIG_F_URL) && *v && !config_url_ok(v)) {
+            struct buf m;   /* the URL's password is never echoed */
+            buf_init(&m);
+            config_url_mask(v, &m);
+            cfg_errf(msg, msglen, "%s: '%s' is not an http:// or https:// URL with a host", k->path, m.p ? m.p : "");
+            buf_free(&m);
+            return GL_ERROR;
+        }
+        if ((k->flags & CONFIG_F_NAMESPACE) && !config_namespace_ok(v)) {
+            cfg_errf(msg, msglen, "%s: '%s' is not a valid namespace ([a-z0-9_], not starting with _, at most 100)",
+                     k->path, v);
+            return GL_ERROR;
+        }
         cfg_set_str((char **)f, v);
         return GL_OK;
     case CONFIG_ENUM:
@@ -237,14 +272,49 @@ const char *config_map_get(const struct config_map *m, const char *key)
 int cfg_map_put_kv(struct config_map *m, const char *path, const char *kv, char *err, size_t errlen)
 {
     const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv) {
-        cfg_errf(err, errlen, "%s: expected key=value, got '%s'", path, kv);
+    if (!eq || eq == kv) {   /* the text is not echoed: it may be a secret pasted alone */
+        cfg_errf(err, errlen, "%s: expected key=value (%s)", path, eq ? "no key before '='" : "no '='");
         return GL_ERROR;
     }
     char *val = xstrdup(eq + 1);
     cfg_map_put(m, kv, (size_t)(eq - kv), val);
     free(val);
     return GL_OK;
+}
+
+/* 1 when s (up to its first '=') is a property name: [A-Za-z0-9._-]+ and '='. */
+static int name_then_eq(const char *s)
+{
+    const char *p = s;
+    while (isalnum((unsigned char)*p) || *p == '.' || *p == '_' || *p == '-') p++;
+    return p > s && *p == '=';
+}
+
+int cfg_map_put_list(struct config_map *m, const char *path, const char *text, char *err, size_t errlen)
+{
+    const char *item = text;
+    size_t k = 0;
+    for (;;) {
+        /* the item ends at the next comma that a name= follows (a value may hold commas) */
+        const char *end = item;
+        for (;;) {
+            end = strchr(end, ',');
+            if (!end || name_then_eq(end + 1)) break;
+            end++;
+        }
+        char *kv = end ? xstrndup(item, (size_t)(end - item)) : xstrdup(item);
+        k++;
+        int rc = cfg_map_put_kv(m, path, kv, err, errlen);
+        free(kv);
+        if (rc != GL_OK) {
+            char e[GL_ERRLEN];
+            snprintf(e, sizeof e, "%s", err);
+            cfg_errf(err, errlen, "%s (item %zu of k=v,k=v)", e, k);
+            return GL_ERROR;
+        }
+        if (!end) return GL_OK;
+        item = end + 1;
+    }
 }
 
 /* --------------------------------------------------------------- sources */

@@ -14,6 +14,7 @@
 /* ---------------------------------------------------------------- logging */
 
 enum gl_level gl_log_level = GL_LOG_INFO;
+int (*gl_interrupted)(void);   /* common.h */
 int gl_log_json = 0;
 
 static const char *level_name[] = { "debug", "info", "warn", "error" };

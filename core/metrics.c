@@ -66,6 +66,8 @@ static const struct family families[M__COUNT] = {
         "Detector state snapshots of partitions (detect --state-topic), by result: written, restored (the partition went on warm), refused (damaged, another profile or build: it started cold), unused (ahead of or too far behind the committed offset: cold), incomplete (a chunk of a large snapshot missing or damaged in the state topic: cold)." },
     [M_STATE_SNAPSHOT_BYTES] = { "gpulog_state_snapshot_bytes_total", MT_COUNTER, NULL,
         "Bytes of detector state snapshots written to the state topic (the Kafka traffic they add)." },
+    [M_GPUS_EVICTED] = { "gpulog_gpus_evicted_total", MT_COUNTER, "reason",
+        "GPUs whose detector state was dropped to make room at max_series, by reason: idle (no sample for idle_evict_s), max_series (still reporting: max_series is below the active series, so the detectors track fewer GPUs, each starting cold again)." },
 };
 
 struct series {

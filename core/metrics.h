@@ -41,6 +41,7 @@ enum metric_id {
     M_SAMPLES_FOLDED,      /* counter  gpulog_samples_folded_total */
     M_STATE_SNAPSHOTS,     /* counter  gpulog_state_snapshots_total{result} */
     M_STATE_SNAPSHOT_BYTES,/* counter  gpulog_state_snapshot_bytes_total */
+    M_GPUS_EVICTED,        /* counter  gpulog_gpus_evicted_total{reason} */
     M__COUNT
 };
 

@@ -78,41 +78,71 @@ static int flow_too_deep(const char *s, size_t len, size_t *line, size_t *col)
     return 0;
 }
 
-/* Size (nodes, aliases expanded, saturating past YDOC_MAX_NODES) and depth
- * of the tree under node id; memo holds 0 (not seen), -1 (being walked: an
- * alias cycle) or size + 1, dmemo the depth. Returns -1 on a cycle. */
-static long tree_size(yaml_document_t *doc, int id, long *memo, int *dmemo, int level)
+/* What the tree under a node expands to with every alias followed: its
+ * nodes and the bytes of its scalars, each saturating past its bound. */
+struct ysize { long nodes, bytes; };
+
+/* The expanded size and the depth of the tree under node id; memo holds 0
+ * (not seen), -1 (being walked: an alias cycle) or nodes + 1, bmemo the
+ * bytes, dmemo the depth. Returns nodes -1 on a cycle or when
+ * gl_interrupted() said stop (*stop set). */
+static struct ysize tree_size(yaml_document_t *doc, int id, long *memo, long *bmemo, int *dmemo, int level, int *stop)
 {
+    struct ysize z = { 0, 0 }, bad = { -1, 0 };
     yaml_node_t *n = yaml_document_get_node(doc, id);
-    if (!n) return 0;
+    if (!n) return z;
     long *m = &memo[id - 1];
-    if (*m == -1) return -1;
-    if (*m > 0) return *m - 1;
-    if (level > YDOC_MAX_DEPTH) { dmemo[id - 1] = level; return 1; }   /* reported by the caller */
+    if (*m == -1) return bad;
+    if (*m > 0) return (struct ysize){ *m - 1, bmemo[id - 1] };
+    if (gl_interrupted && gl_interrupted()) { *stop = 1; return bad; }
+    if (level > YDOC_MAX_DEPTH) { dmemo[id - 1] = level; return (struct ysize){ 1, 0 }; }   /* reported by the caller */
     *m = -1;
-    long size = 1;
+    struct ysize t = { 1, 0 };
     int depth = 0;
-    if (n->type == YAML_SEQUENCE_NODE) {
-        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top && size <= YDOC_MAX_NODES; it++) {
-            long s = tree_size(doc, *it, memo, dmemo, level + 1);
-            if (s < 0) return -1;
-            size += s;
+    if (n->type == YAML_SCALAR_NODE) {
+        t.bytes = (long)n->data.scalar.length;
+    } else if (n->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = n->data.sequence.items.start;
+             it < n->data.sequence.items.top && t.nodes <= YDOC_MAX_NODES && t.bytes <= YDOC_MAX_EXPANDED; it++) {
+            struct ysize c = tree_size(doc, *it, memo, bmemo, dmemo, level + 1, stop);
+            if (c.nodes < 0) return bad;
+            t.nodes += c.nodes;
+            t.bytes += c.bytes;
             if (dmemo[*it - 1] > depth) depth = dmemo[*it - 1];
         }
     } else if (n->type == YAML_MAPPING_NODE) {
-        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top && size <= YDOC_MAX_NODES; p++) {
-            long sk = tree_size(doc, p->key, memo, dmemo, level + 1);
-            long sv = sk < 0 ? -1 : tree_size(doc, p->value, memo, dmemo, level + 1);
-            if (sv < 0) return -1;
-            size += sk + sv;
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+             p < n->data.mapping.pairs.top && t.nodes <= YDOC_MAX_NODES && t.bytes <= YDOC_MAX_EXPANDED; p++) {
+            struct ysize k = tree_size(doc, p->key, memo, bmemo, dmemo, level + 1, stop);
+            struct ysize v = k.nodes < 0 ? bad : tree_size(doc, p->value, memo, bmemo, dmemo, level + 1, stop);
+            if (v.nodes < 0) return bad;
+            t.nodes += k.nodes + v.nodes;
+            t.bytes += k.bytes + v.bytes;
             if (dmemo[p->value - 1] > depth) depth = dmemo[p->value - 1];
             if (dmemo[p->key - 1] > depth) depth = dmemo[p->key - 1];
         }
     }
-    if (size > YDOC_MAX_NODES + 1) size = YDOC_MAX_NODES + 1;
-    *m = size + 1;
+    if (t.nodes > YDOC_MAX_NODES + 1) t.nodes = YDOC_MAX_NODES + 1;
+    if (t.bytes > YDOC_MAX_EXPANDED + 1L) t.bytes = YDOC_MAX_EXPANDED + 1L;
+    *m = t.nodes + 1;
+    bmemo[id - 1] = t.bytes;
     dmemo[id - 1] = depth + 1;
-    return size;
+    return t;
+}
+
+/* "NAME:LINE:COL: " of node n into err, then the message. */
+static void node_err(char *err, size_t errlen, const char *name, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void node_err(char *err, size_t errlen, const char *name, const yaml_node_t *n, const char *fmt, ...)
+{
+    if (!err || !errlen) return;
+    int k = snprintf(err, errlen, "%s:%lu:%lu: ", name, (unsigned long)n->start_mark.line + 1,
+                     (unsigned long)n->start_mark.column + 1);
+    if (k < 0 || (size_t)k >= errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
+    va_end(ap);
 }
 
 int ydoc_load(const char *name, const char *text, size_t len, yaml_document_t *doc, char *err, size_t errlen)
@@ -143,27 +173,38 @@ int ydoc_load(const char *name, const char *text, size_t len, yaml_document_t *d
     yaml_node_t *root = yaml_document_get_root_node(doc);
     if (root) {
         size_t nn = (size_t)(doc->nodes.top - doc->nodes.start);
-        long *memo = xcalloc(nn, sizeof *memo);
-        int *dmemo = xcalloc(nn, sizeof *dmemo);
-        long size = tree_size(doc, 1, memo, dmemo, 1);
+        long *memo = xcalloc(nn, sizeof *memo), *bmemo = xcalloc(nn, sizeof *bmemo);
+        int *dmemo = xcalloc(nn, sizeof *dmemo), stop = 0;
+        /* the document's own nodes first: a long file without a single
+         * alias is too big, not an alias problem */
+        struct ysize size = nn > YDOC_MAX_NODES ? (struct ysize){ 0, 0 } : tree_size(doc, 1, memo, bmemo, dmemo, 1, &stop);
         int deep = 0;
         yaml_node_t *at = root;
         for (size_t i = 0; i < nn && !deep; i++)
             if (dmemo[i] > YDOC_MAX_DEPTH) { deep = 1; at = doc->nodes.start + i; }
-        if (size < 0) {
-            yerr(err, errlen, "%s:%lu:%lu: an alias refers to itself: refused", name,
-                 (unsigned long)root->start_mark.line + 1, (unsigned long)root->start_mark.column + 1);
+        if (nn > YDOC_MAX_NODES) {
+            node_err(err, errlen, name, doc->nodes.start + YDOC_MAX_NODES,
+                     "more than %d nodes (keys, values and list items): refused", YDOC_MAX_NODES);
+            rc = GL_ERROR;
+        } else if (stop) {
+            node_err(err, errlen, name, root, "interrupted by a signal");
+            rc = GL_ERROR;
+        } else if (size.nodes < 0) {
+            node_err(err, errlen, name, root, "an alias refers to itself: refused");
             rc = GL_ERROR;
         } else if (deep) {
-            yerr(err, errlen, "%s:%lu:%lu: nested deeper than %d levels: refused", name,
-                 (unsigned long)at->start_mark.line + 1, (unsigned long)at->start_mark.column + 1, YDOC_MAX_DEPTH);
+            node_err(err, errlen, name, at, "nested deeper than %d levels: refused", YDOC_MAX_DEPTH);
             rc = GL_ERROR;
-        } else if (size > YDOC_MAX_NODES) {
-            yerr(err, errlen, "%s:%lu:%lu: aliases expand to more than %d nodes: refused", name,
-                 (unsigned long)root->start_mark.line + 1, (unsigned long)root->start_mark.column + 1, YDOC_MAX_NODES);
+        } else if (size.nodes > YDOC_MAX_NODES) {
+            node_err(err, errlen, name, root, "aliases expand to more than %d nodes: refused", YDOC_MAX_NODES);
+            rc = GL_ERROR;
+        } else if (size.bytes > YDOC_MAX_EXPANDED) {
+            node_err(err, errlen, name, root, "aliases expand to more than %u bytes of text: refused",
+                     (unsigned)YDOC_MAX_EXPANDED);
             rc = GL_ERROR;
         }
         free(memo);
+        free(bmemo);
         free(dmemo);
         if (rc == GL_OK) {   /* a second document is a mistake (two files pasted together) */
             yaml_document_t doc2;

@@ -100,175 +100,6 @@ void profile_free(struct profile *p)
     free(p);
 }
 
-static double num_or(json_t *o, const char *k, double d)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : d;
-}
-
-static int compile_rule(struct profile *p, json_t *r, char *err, size_t errlen)
-{
-    const char *id = json_string_value(json_object_get(r, "id"));
-    if (!id) { snprintf(err, errlen, "a rule has no \"id\""); return GL_ERROR; }
-    json_t *en = json_object_get(r, "enabled");
-    if (en && json_is_false(en)) return GL_DECLINED;
-    const char *dname = json_string_value(json_object_get(r, "detector"));
-    const struct det_ops *ops = dname ? det_find(dname) : NULL;
-    if (!ops) { snprintf(err, errlen, "rule %s: unknown detector \"%s\"", id, dname ? dname : ""); return GL_ERROR; }
-    const char *metric = json_string_value(json_object_get(r, "metric"));
-    int named = ops->scope == DS_SERIES || ops->needs_metric;   /* judges a metric the rule names */
-    if (!metric) {
-        if (named) {
-            snprintf(err, errlen, "rule %s: needs a \"metric\"", id);
-            return GL_ERROR;
-        }
-        metric = ops->default_metric ? ops->default_metric : ops->name;
-    }
-    struct rule_cfg rc;
-    memset(&rc, 0, sizeof rc);
-    rc.ops = ops;
-    for (size_t i = 0; i < GL_ARRAY_LEN(rc.aux); i++) rc.aux[i] = -1;
-    rc.severity = (int)num_or(r, "severity", 2);
-    if (rc.severity < 1 || rc.severity > 3) { snprintf(err, errlen, "rule %s: severity must be 1, 2 or 3", id); return GL_ERROR; }
-    rc.for_n = (int)num_or(r, "for", 1);
-    rc.clear_n = (int)num_or(r, "clear", 1);
-    if (rc.for_n < 1) rc.for_n = 1;
-    if (rc.clear_n < 1) rc.clear_n = 1;
-    if (rc.for_n > 65000) rc.for_n = 65000;
-    if (rc.clear_n > 65000) rc.clear_n = 65000;
-    rc.cooldown_ms = (int64_t)(num_or(r, "cooldown_s", 0) * 1000);
-    rc.change_ms = (int64_t)(num_or(r, "change_s", 60) * 1000);
-    json_t *params = json_object_get(r, "params");
-    size_t np = 0;
-    for (; np < DET_MAX_PARAMS && ops->params[np].name; np++) rc.p[np] = ops->params[np].def;   /* never past rc.p */
-    if (params) {
-        if (!json_is_object(params)) { snprintf(err, errlen, "rule %s: \"params\" must be an object", id); return GL_ERROR; }
-        const char *k;
-        json_t *v;
-        json_object_foreach(params, k, v) {
-            size_t i = 0;
-            while (i < np && strcmp(ops->params[i].name, k)) i++;
-            if (i == np) { snprintf(err, errlen, "rule %s: detector %s has no parameter \"%s\"", id, ops->name, k); return GL_ERROR; }
-            if (!json_is_number(v)) { snprintf(err, errlen, "rule %s: parameter %s must be a number", id, k); return GL_ERROR; }
-            rc.p[i] = json_number_value(v);
-        }
-    }
-    int is_star = !strcmp(metric, "*");
-    if (is_star && ops->scope != DS_SERIES) { snprintf(err, errlen, "rule %s: \"*\" only for single-metric detectors", id); return GL_ERROR; }
-    rc.slot = is_star || !named ? -1 : profile_slot(&p->slots, metric, ops->scope == DS_SERIES && !ops->no_window);
-    if (named && !is_star && rc.slot < 0) { snprintf(err, errlen, "too many metrics (max %d)", ENG_MAX_SLOTS); return GL_ERROR; }
-    if (is_star) p->star = 1;
-    rc.id = (char *)id;   /* for configure's messages; owned copy below */
-    if (ops->configure && ops->configure(&rc, &p->slots, err, errlen) != GL_OK) return GL_ERROR;
-    const char *name = json_string_value(json_object_get(r, "name"));
-    rc.id = xstrdup(id);
-    rc.name = xstrdup(name ? name : id);
-    rc.metric = xstrdup(metric);
-    p->rules = xrealloc(p->rules, (p->nrules + 1) * sizeof *p->rules);
-    p->rules[p->nrules++] = rc;
-    return GL_OK;
-}
-
-/* Merges the rules of over into base (by id: fields replace, params merge). */
-static void merge_rules(json_t *base, json_t *over)
-{
-    size_t i;
-    json_t *r;
-    json_array_foreach(over, i, r) {
-        const char *id = json_string_value(json_object_get(r, "id"));
-        json_t *hit = NULL;
-        size_t j;
-        json_t *b;
-        if (id)
-            json_array_foreach(base, j, b) {
-                const char *bid = json_string_value(json_object_get(b, "id"));
-                if (bid && !strcmp(bid, id)) { hit = b; break; }
-            }
-        if (!hit) { json_array_append(base, r); continue; }
-        json_t *bp = json_object_get(hit, "params"), *op = json_object_get(r, "params");
-        json_t *keep = bp && op && json_is_object(bp) && json_is_object(op) ? json_deep_copy(bp) : NULL;
-        json_object_update(hit, r);
-        if (keep) {
-            json_object_update(keep, op);
-            json_object_set_new(hit, "params", keep);
-        }
-    }
-}
-
-static struct profile *compile(json_t *root, char *err, size_t errlen)
-{
-    json_t *rules = json_object_get(root, "rules");
-    if (!json_is_array(rules)) { snprintf(err, errlen, "profile has no \"rules\" array"); return NULL; }
-    struct profile *p = xcalloc(1, sizeof *p);
-    const char *name = json_string_value(json_object_get(root, "name"));
-    p->name = xstrdup(name ? name : "custom");
-    p->win_cap = (unsigned)num_or(root, "window", 64);
-    if (p->win_cap < 4 || p->win_cap > WIN_CAP) {
-        snprintf(err, errlen, "\"window\" must be 4..%d samples", WIN_CAP);
-        profile_free(p);
-        return NULL;
-    }
-    p->win_span_ms = (uint32_t)(num_or(root, "window_span_s", 600) * 1000);
-    p->max_series = (size_t)num_or(root, "max_series", 200000);
-    if (p->max_series < 16) p->max_series = 16;
-    p->idle_evict_ms = (int64_t)(num_or(root, "idle_evict_s", 3600) * 1000);
-    p->ooo_tol_ms = (int64_t)num_or(root, "out_of_order_tolerance_ms", 2000);
-    p->gap_ms = (int64_t)(num_or(root, "gap_s", 5) * 1000);
-    p->resolution_ms = (int64_t)num_or(root, "resolution_ms", 0);
-    json_t *inc = json_object_get(root, "incidents");
-    if (inc && !json_is_boolean(inc)) { snprintf(err, errlen, "\"incidents\" must be true or false"); profile_free(p); return NULL; }
-    p->incidents = json_is_true(inc);
-    size_t i;
-    json_t *r;
-    json_array_foreach(rules, i, r) {
-        if (!json_is_object(r)) { snprintf(err, errlen, "rule %zu is not an object", i); profile_free(p); return NULL; }
-        if (compile_rule(p, r, err, errlen) == GL_ERROR) { profile_free(p); return NULL; }
-    }
-    p->sl_power = profile_slot(&p->slots, "gpu.power.usage", 0);
-    p->sl_util = profile_slot(&p->slots, "gpu.utilization.gpu.pct", 0);
-    p->sl_clock = profile_slot(&p->slots, "gpu.clock.streaming_multiprocessor_frequency", 0);
-    if (p->star) {
-        /* the built-in references must not be claimed as "*" series by accident:
-         * they are named slots and get no "*" rules */
-    }
-    return p;
-}
-
-static struct profile *load_root(json_t *root, char *err, size_t errlen)
-{
-    if (!json_is_object(root)) { snprintf(err, errlen, "a profile is a JSON object"); return NULL; }
-    const char *ext = json_string_value(json_object_get(root, "extends"));
-    if (!ext) return compile(root, err, errlen);
-    const char *base_txt = profile_builtin_json(ext);
-    if (!base_txt) { snprintf(err, errlen, "unknown profile \"%s\" in \"extends\" (gpu or generic)", ext); return NULL; }
-    json_error_t je;
-    json_t *base = json_loads(base_txt, 0, &je);
-    if (!base) { snprintf(err, errlen, "built-in profile: %s", je.text); return NULL; }
-    const char *k;
-    json_t *v;
-    json_object_foreach(root, k, v) {
-        if (!strcmp(k, "rules")) {
-            if (!json_is_array(v)) { snprintf(err, errlen, "\"rules\" must be an array"); json_decref(base); return NULL; }
-            merge_rules(json_object_get(base, "rules"), v);
-        } else if (strcmp(k, "extends")) {
-            json_object_set(base, k, v);
-        }
-    }
-    struct profile *p = compile(base, err, errlen);
-    json_decref(base);
-    return p;
-}
-
-struct profile *profile_from_json(const char *text, size_t len, char *err, size_t errlen)
-{
-    json_error_t je;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!root) { snprintf(err, errlen, "line %d: %s", je.line, je.text); return NULL; }
-    struct profile *p = load_root(root, err, errlen);
-    json_decref(root);
-    return p;
-}
-
 /* Where each value of a loaded file was (its key's and its own line and
  * column), for FILE:LINE:COL errors; owned by profile_load. */
 struct ymark { const json_t *v; unsigned kl, kc, vl, vc; };
@@ -283,6 +114,238 @@ static void ymark_add(struct ymarks *M, const json_t *v, const yaml_node_t *k, c
     m->kc = (unsigned)(k ? k : n)->start_mark.column + 1;
     m->vl = (unsigned)n->start_mark.line + 1;
     m->vc = (unsigned)n->start_mark.column + 1;
+}
+
+/* Where v was in the loaded file (its key's place when at_key): 1 and
+ * *line, *col, or 0 (no file, or a value the file did not set). */
+static int ymark_find(const struct ymarks *M, const json_t *v, int at_key, unsigned *line, unsigned *col)
+{
+    for (size_t i = 0; M && v && i < M->n; i++)
+        if (M->m[i].v == v) {
+            *line = at_key ? M->m[i].kl : M->m[i].vl;
+            *col = at_key ? M->m[i].kc : M->m[i].vc;
+            return 1;
+        }
+    return 0;
+}
+
+/* A compile error into err: "FILE:LINE:COL: msg" when v is a value the
+ * loaded file set (M), "FILE: msg" for another value of a file, "msg" for
+ * a built-in or JSON-text profile (M NULL). */
+static void cfail(const struct ymarks *M, const json_t *v, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void cfail(const struct ymarks *M, const json_t *v, char *err, size_t errlen, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    unsigned l, c;
+    if (ymark_find(M, v, 0, &l, &c)) snprintf(err, errlen, "%s:%u:%u: %s", M->file, l, c, msg);
+    else if (M) snprintf(err, errlen, "%s: %s", M->file, msg);
+    else snprintf(err, errlen, "%s", msg);
+}
+
+static double num_or(json_t *o, const char *k, double d)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : d;
+}
+
+/* Compiles rule r into p (M: where the file set its values, or NULL).
+ * GL_OK, GL_DECLINED (disabled) or GL_ERROR with the reason in err, at the
+ * place in the file of the value that is wrong (a parameter's value, else
+ * the rule's id). */
+static int compile_rule(struct profile *p, json_t *r, const struct ymarks *M, char *err, size_t errlen)
+{
+    json_t *idv = json_object_get(r, "id");
+    const char *id = json_string_value(idv);
+    if (!id) { cfail(M, r, err, errlen, "a rule has no \"id\""); return GL_ERROR; }
+    json_t *en = json_object_get(r, "enabled");
+    if (en && json_is_false(en)) return GL_DECLINED;
+    json_t *dv = json_object_get(r, "detector");
+    const char *dname = json_string_value(dv);
+    const struct det_ops *ops = dname ? det_find(dname) : NULL;
+    if (!ops) { cfail(M, dv ? dv : idv, err, errlen, "rule %s: unknown detector \"%s\"", id, dname ? dname : ""); return GL_ERROR; }
+    const char *metric = json_string_value(json_object_get(r, "metric"));
+    int named = ops->scope == DS_SERIES || ops->needs_metric;   /* judges a metric the rule names */
+    if (!metric) {
+        if (named) {
+            cfail(M, idv, err, errlen, "rule %s: needs a \"metric\"", id);
+            return GL_ERROR;
+        }
+        metric = ops->default_metric ? ops->default_metric : ops->name;
+    }
+    struct rule_cfg rc;
+    memset(&rc, 0, sizeof rc);
+    rc.ops = ops;
+    for (size_t i = 0; i < GL_ARRAY_LEN(rc.aux); i++) rc.aux[i] = -1;
+    rc.severity = (int)num_or(r, "severity", 2);
+    if (rc.severity < 1 || rc.severity > 3) { cfail(M, idv, err, errlen, "rule %s: severity must be 1, 2 or 3", id); return GL_ERROR; }
+    rc.for_n = (int)num_or(r, "for", 1);
+    rc.clear_n = (int)num_or(r, "clear", 1);
+    if (rc.for_n < 1) rc.for_n = 1;
+    if (rc.clear_n < 1) rc.clear_n = 1;
+    if (rc.for_n > 65000) rc.for_n = 65000;
+    if (rc.clear_n > 65000) rc.clear_n = 65000;
+    rc.cooldown_ms = (int64_t)(num_or(r, "cooldown_s", 0) * 1000);
+    rc.change_ms = (int64_t)(num_or(r, "change_s", 60) * 1000);
+    json_t *params = json_object_get(r, "params");
+    size_t np = 0;
+    for (; np < DET_MAX_PARAMS && ops->params[np].name; np++) rc.p[np] = ops->params[np].def;   /* never past rc.p */
+    if (params) {
+        if (!json_is_object(params)) { cfail(M, params, err, errlen, "rule %s: \"params\" must be an object", id); return GL_ERROR; }
+        const char *k;
+        json_t *v;
+        json_object_foreach(params, k, v) {
+            size_t i = 0;
+            while (i < np && strcmp(ops->params[i].name, k)) i++;
+            if (i == np) { cfail(M, v, err, errlen, "rule %s: detector %s has no parameter \"%s\"", id, ops->name, k); return GL_ERROR; }
+            /* every parameter within its range (detector.h: struct det_param) */
+            if (!json_is_number(v) || !det_param_ok(&ops->params[i], json_number_value(v))) {
+                char range[96];
+                det_param_range(&ops->params[i], range, sizeof range);
+                cfail(M, v, err, errlen, "rule %s: parameter %s must be %s", id, k, range);
+                return GL_ERROR;
+            }
+            rc.p[i] = json_number_value(v);
+        }
+    }
+    int is_star = !strcmp(metric, "*");
+    if (is_star && ops->scope != DS_SERIES) { cfail(M, idv, err, errlen, "rule %s: \"*\" only for single-metric detectors", id); return GL_ERROR; }
+    rc.slot = is_star || !named ? -1 : profile_slot(&p->slots, metric, ops->scope == DS_SERIES && !ops->no_window);
+    if (named && !is_star && rc.slot < 0) { cfail(M, idv, err, errlen, "too many metrics (max %d)", ENG_MAX_SLOTS); return GL_ERROR; }
+    if (is_star) p->star = 1;
+    rc.id = (char *)id;   /* for configure's messages; owned copy below */
+    if (ops->configure) {
+        char msg[GL_ERRLEN];
+        if (ops->configure(&rc, &p->slots, msg, sizeof msg) != GL_OK) {
+            /* a rule's parameters together (lag < min_n, tau_lo <= tau ...):
+             * at the first parameter the file wrote, else at the rule's id */
+            const json_t *at = idv;
+            unsigned l, c;
+            const char *k;
+            json_t *v;
+            json_object_foreach(params, k, v)
+                if (ymark_find(M, v, 0, &l, &c)) { at = v; break; }
+            cfail(M, at, err, errlen, "%s", msg);
+            return GL_ERROR;
+        }
+    }
+    const char *name = json_string_value(json_object_get(r, "name"));
+    rc.id = xstrdup(id);
+    rc.name = xstrdup(name ? name : id);
+    rc.metric = xstrdup(metric);
+    p->rules = xrealloc(p->rules, (p->nrules + 1) * sizeof *p->rules);
+    p->rules[p->nrules++] = rc;
+    return GL_OK;
+}
+
+/* Merges the rules of over into base (by id: fields replace, params merge;
+ * a rule whose id is new is appended). O(rules): the ids are looked up in
+ * a table (a scan of base per rule took 2.7 s for 14,000 rules). */
+static void merge_rules(json_t *base, json_t *over)
+{
+    json_t *by_id = json_object();   /* id -> rule (borrowed references) */
+    size_t i;
+    json_t *r;
+    json_array_foreach(base, i, r) {
+        const char *bid = json_string_value(json_object_get(r, "id"));
+        if (bid && !json_object_get(by_id, bid)) json_object_set(by_id, bid, r);
+    }
+    json_array_foreach(over, i, r) {
+        const char *id = json_string_value(json_object_get(r, "id"));
+        json_t *hit = id ? json_object_get(by_id, id) : NULL;
+        if (!hit) {
+            json_array_append(base, r);
+            if (id) json_object_set(by_id, id, r);
+            continue;
+        }
+        json_t *bp = json_object_get(hit, "params"), *op = json_object_get(r, "params");
+        json_t *keep = bp && op && json_is_object(bp) && json_is_object(op) ? json_deep_copy(bp) : NULL;
+        json_object_update(hit, r);
+        if (keep) {
+            json_object_update(keep, op);
+            json_object_set_new(hit, "params", keep);
+        }
+    }
+    json_decref(by_id);
+}
+
+static struct profile *compile(json_t *root, const struct ymarks *M, char *err, size_t errlen)
+{
+    json_t *rules = json_object_get(root, "rules");
+    if (!json_is_array(rules)) { cfail(M, root, err, errlen, "profile has no \"rules\" array"); return NULL; }
+    struct profile *p = xcalloc(1, sizeof *p);
+    const char *name = json_string_value(json_object_get(root, "name"));
+    p->name = xstrdup(name ? name : "custom");
+    p->win_cap = (unsigned)num_or(root, "window", 64);
+    if (p->win_cap < 4 || p->win_cap > WIN_CAP) {
+        cfail(M, json_object_get(root, "window"), err, errlen, "\"window\" must be 4..%d samples", WIN_CAP);
+        profile_free(p);
+        return NULL;
+    }
+    p->win_span_ms = (uint32_t)(num_or(root, "window_span_s", 600) * 1000);
+    p->max_series = (size_t)num_or(root, "max_series", 200000);
+    if (p->max_series < 16) p->max_series = 16;
+    p->idle_evict_ms = (int64_t)(num_or(root, "idle_evict_s", 3600) * 1000);
+    p->ooo_tol_ms = (int64_t)num_or(root, "out_of_order_tolerance_ms", 2000);
+    p->gap_ms = (int64_t)(num_or(root, "gap_s", 5) * 1000);
+    p->resolution_ms = (int64_t)num_or(root, "resolution_ms", 0);
+    json_t *inc = json_object_get(root, "incidents");
+    if (inc && !json_is_boolean(inc)) { cfail(M, inc, err, errlen, "\"incidents\" must be true or false"); profile_free(p); return NULL; }
+    p->incidents = json_is_true(inc);
+    size_t i;
+    json_t *r;
+    json_array_foreach(rules, i, r) {
+        if (gl_interrupted && gl_interrupted()) { cfail(M, NULL, err, errlen, "interrupted by a signal"); profile_free(p); return NULL; }
+        if (!json_is_object(r)) { cfail(M, r, err, errlen, "rule %zu is not an object", i); profile_free(p); return NULL; }
+        if (compile_rule(p, r, M, err, errlen) == GL_ERROR) { profile_free(p); return NULL; }
+    }
+    p->sl_power = profile_slot(&p->slots, "gpu.power.usage", 0);
+    p->sl_util = profile_slot(&p->slots, "gpu.utilization.gpu.pct", 0);
+    p->sl_clock = profile_slot(&p->slots, "gpu.clock.streaming_multiprocessor_frequency", 0);
+    if (p->star) {
+        /* the built-in references must not be claimed as "*" series by accident:
+         * they are named slots and get no "*" rules */
+    }
+    return p;
+}
+
+static struct profile *load_root(json_t *root, const struct ymarks *M, char *err, size_t errlen)
+{
+    if (!json_is_object(root)) { cfail(M, root, err, errlen, "a profile is a JSON object"); return NULL; }
+    const char *ext = json_string_value(json_object_get(root, "extends"));
+    if (!ext) return compile(root, M, err, errlen);
+    const char *base_txt = profile_builtin_json(ext);
+    if (!base_txt) { cfail(M, json_object_get(root, "extends"), err, errlen, "unknown profile \"%s\" in \"extends\" (gpu or generic)", ext); return NULL; }
+    json_error_t je;
+    json_t *base = json_loads(base_txt, 0, &je);
+    if (!base) { snprintf(err, errlen, "built-in profile: %s", je.text); return NULL; }
+    const char *k;
+    json_t *v;
+    json_object_foreach(root, k, v) {
+        if (!strcmp(k, "rules")) {
+            if (!json_is_array(v)) { cfail(M, v, err, errlen, "\"rules\" must be an array"); json_decref(base); return NULL; }
+            merge_rules(json_object_get(base, "rules"), v);
+        } else if (strcmp(k, "extends")) {
+            json_object_set(base, k, v);
+        }
+    }
+    struct profile *p = compile(base, M, err, errlen);
+    json_decref(base);
+    return p;
+}
+
+struct profile *profile_from_json(const char *text, size_t len, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root) { snprintf(err, errlen, "line %d: %s", je.line, je.text); return NULL; }
+    struct profile *p = load_root(root, NULL, err, errlen);
+    json_decref(root);
+    return p;
 }
 
 /* The first error of a detector file: "FILE:LINE:COL: msg" at v's key (at_key)
@@ -311,6 +374,7 @@ static void yfail(struct ymarks *M, const json_t *v, int at_key, const char *fmt
 static json_t *yaml_node_json(yaml_document_t *doc, yaml_node_t *n, const yaml_node_t *key, struct ymarks *M)
 {
     if (!n) return NULL;
+    if (gl_interrupted && gl_interrupted()) { yfail(M, NULL, 0, "interrupted by a signal"); return NULL; }
     json_t *out = NULL;
     if (n->type == YAML_SCALAR_NODE) {
         const char *v = (const char *)n->data.scalar.value;
@@ -364,7 +428,6 @@ static const struct yrange rule_ranges[] = {
 };
 static const char *const top_keys[] = { "name", "extends", "rules", "description", "incidents" };
 static const char *const rule_keys[] = { "id", "name", "detector", "metric", "enabled", "params", "description" };
-#define PARAM_MAX 1e15   /* any detector parameter: finite, |v| <= this */
 
 /* Checks o's keys against names[] and ranges[] (numbers in range); 0 if ok. */
 static int check_keys(struct ymarks *M, json_t *o, const char *what, const char *const *names, size_t nn,
@@ -389,7 +452,7 @@ static int check_keys(struct ymarks *M, json_t *o, const char *what, const char 
 }
 
 /* Validates a detector file's tree before it is compiled: known keys only,
- * numbers in range, parameters finite and bounded. 0 if ok, else the first
+ * numbers in range (parameters: compile_rule, by detector). 0 if ok, else the first
  * error in M->err. */
 static int validate_file(struct ymarks *M, json_t *root)
 {
@@ -405,16 +468,9 @@ static int validate_file(struct ymarks *M, json_t *root)
         snprintf(what, sizeof what, "rule %.60s", id ? id : "(no id)");
         if (!json_is_object(r)) { yfail(M, r, 0, "rule %zu is not a mapping", i + 1); return 1; }
         if (check_keys(M, r, what, rule_keys, GL_ARRAY_LEN(rule_keys), rule_ranges, GL_ARRAY_LEN(rule_ranges))) return 1;
-        json_t *params = json_object_get(r, "params"), *v;
-        const char *k;
+        json_t *params = json_object_get(r, "params");
         if (params && !json_is_object(params)) { yfail(M, params, 0, "%s: \"params\" must be a mapping", what); return 1; }
-        json_object_foreach(params, k, v) {
-            double d = json_number_value(v);
-            if (!json_is_number(v) || !(d >= -PARAM_MAX && d <= PARAM_MAX)) {
-                yfail(M, v, 0, "%s: parameter %s must be a number from %g to %g", what, k, -PARAM_MAX, PARAM_MAX);
-                return 1;
-            }
-        }
+        /* parameters: each against its detector's range when the rule is compiled */
     }
     return 0;
 }
@@ -449,12 +505,7 @@ struct profile *profile_load(const char *path, const char *builtin, char *err, s
     struct profile *p = NULL;
     if (!root && !M.bad) snprintf(err, errlen, "%s: empty document", path);
     else if (!M.bad && !validate_file(&M, root)) {
-        p = load_root(root, err, errlen);
-        if (!p) {   /* a compile error (unknown detector or parameter): name the file */
-            char e[GL_ERRLEN];
-            snprintf(e, sizeof e, "%s", err);
-            snprintf(err, errlen, "%s: %s", path, e);
-        }
+        p = load_root(root, &M, err, errlen);   /* a compile error names the file, and where in it */
     }
     json_decref(root);
     free(M.m);

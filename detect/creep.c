@@ -1,6 +1,7 @@
 /* creep.c - per-interval summaries of a metric and the shape of their
  * change (see creep.h); the caller owns the struct. */
 #include "creep.h"
+#include "../core/common.h"
 
 #include <math.h>
 #include <string.h>
@@ -55,7 +56,7 @@ int creep_add(struct creep *c, int64_t ts_ms, double v, int ok, int64_t interval
 
 int creep_ok(const struct creep *c)
 {
-    if (c->n > CREEP_CAP || c->bad > 3 || c->nok > c->nacc || !isfinite(c->acc)) return 0;
+    if (c->n > CREEP_CAP || c->bad > 3 || c->nok > c->nacc || !isfinite(c->acc) || !gl_time_ok(c->t0)) return 0;
     for (unsigned i = 0; i < c->n; i++)
         if (!isfinite(c->v[i])) return 0;
     return 1;

@@ -48,7 +48,7 @@ int creep_add(struct creep *c, int64_t ts_ms, double v, int ok, int64_t interval
  * above it. */
 void creep_shape(const struct creep *c, unsigned k, double eps, struct creep_shape *s);
 /* 1 when c could have been made by the functions above (a snapshot read
- * back: counts within the ring, values finite). */
+ * back: counts within the ring, values finite, its time gl_time_ok). */
 int creep_ok(const struct creep *c);
 /* The newest closed interval's value (0 when none). */
 static inline double creep_last(const struct creep *c) { return c->n ? c->v[c->n - 1] : 0.0; }

@@ -5,16 +5,17 @@
  * the GPU is idle an open episode cannot be judged and stays open. */
 #include "detector.h"
 
+#include <math.h>
 #include <stdio.h>
 
 struct cd_st { double ref; uint32_t n; };
 
 static const struct det_param params[] = {
-    { "min_util", 50, "utilisation (%) counted as under load" },
-    { "drop", 0.2, "fraction below the learned clock counted as a drop" },
-    { "decay", 0.99995, "per-sample decay of the learned clock" },
-    { "min_n", 30, "loaded samples before deciding" },
-    { NULL, 0, NULL },
+    { "min_util", 50, 0, 100, 0, "utilisation (%) counted as under load" },
+    { "drop", 0.2, 0, 1, DP_LO_OPEN | DP_HI_OPEN, "fraction below the learned clock counted as a drop" },
+    { "decay", 0.99995, 0, 1, DP_LO_OPEN, "per-sample decay of the learned clock" },
+    { "min_n", 30, 0, 1e9, DP_WHOLE, "loaded samples before deciding" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_MIN_UTIL, P_DROP, P_DECAY, P_MIN_N, P__COUNT };
@@ -43,10 +44,13 @@ static int cd_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     double ref = st->ref;
     int ready = st->n >= rc->p[P_MIN_N];
     /* the learned clock does not decay while a drop is open */
-    if (!cx->open) st->ref = clk > st->ref * rc->p[P_DECAY] ? clk : st->ref * rc->p[P_DECAY];
+    /* a decay above 1 would grow the reference without end (refused at load) */
+    double decay = det_clamp(rc->p[P_DECAY], 0, 1);
+    if (!cx->open) st->ref = clk > st->ref * decay ? clk : st->ref * decay;
     else if (clk > st->ref) st->ref = clk;
+    if (!isfinite(st->ref)) st->ref = clk;   /* never an infinite reference (decay <= 1 at load) */
     st->n++;
-    if (!ready) return DET_UNKNOWN;
+    if (!ready || !(ref > 0) || !isfinite(ref)) return DET_UNKNOWN;
     double drop = cx->open ? rc->p[P_DROP] / 2 : rc->p[P_DROP];
     o->value = clk; o->metric_slot = rc->aux[0]; o->lo = (1 - rc->p[P_DROP]) * ref; o->hi = ref;
     o->score = ref > 0 ? 1 - clk / ref : 0;

@@ -19,6 +19,29 @@ const struct det_ops *det_find(const char *name)
     return NULL;
 }
 
+int det_param_ok(const struct det_param *p, double v)
+{
+    if (!isfinite(v) || v < p->lo || v > p->hi) return 0;
+    if ((p->flags & DP_LO_OPEN) && v == p->lo) return 0;
+    if ((p->flags & DP_HI_OPEN) && v == p->hi) return 0;
+    return !(p->flags & DP_WHOLE) || v == floor(v);
+}
+
+void det_param_range(const struct det_param *p, char *buf, size_t n)
+{
+    if (p->flags & DP_WHOLE) snprintf(buf, n, "a whole number from %.15g to %.15g", p->lo, p->hi);
+    else snprintf(buf, n, "a number in %c%.15g, %.15g%c", p->flags & DP_LO_OPEN ? '(' : '[', p->lo, p->hi,
+                  p->flags & DP_HI_OPEN ? ')' : ']');
+}
+
+int det_out_finite(const struct det_out *o)
+{
+    if (!isfinite(o->value) || !isfinite(o->score) || !isfinite(o->excess) || !isfinite(o->peer_median)) return 0;
+    for (int i = 0; i < 6; i++)
+        if (!isfinite(o->a[i])) return 0;
+    return 1;
+}
+
 double det_clamp01(double x)
 {
     if (!(x > 0)) return 0;

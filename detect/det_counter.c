@@ -3,6 +3,7 @@
  * window_s seconds, never on its level. A decrease is a counter reset. */
 #include "detector.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,9 +16,9 @@ struct ctr_st {
 };
 
 static const struct det_param params[] = {
-    { "window_s", 60, "look-back window in seconds" },
-    { "min_increase", 1, "anomalous when the counter grew by at least this in the window" },
-    { NULL, 0, NULL },
+    { "window_s", 60, 0, DP_DAYS365, DP_LO_OPEN, "look-back window in seconds" },
+    { "min_increase", 1, 0, DET_PARAM_MAX, DP_LO_OPEN, "anomalous when the counter grew by at least this in the window" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_WINDOW_S, P_MIN_INCREASE, P__COUNT };
@@ -61,7 +62,7 @@ static int ctr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx
     for (int i = 0; i < st->n; i++) sum += st->inc[i];
     if (first) return DET_UNKNOWN;
     o->value = v; o->score = sum; o->lo = 0; o->hi = rc->p[P_MIN_INCREASE] > 1 ? rc->p[P_MIN_INCREASE] - 1 : 0;
-    if (sum < rc->p[P_MIN_INCREASE]) return DET_NORMAL;
+    if (!(sum > 0) || sum < rc->p[P_MIN_INCREASE]) return DET_NORMAL;   /* a counter that did not grow never alarms */
     o->excess = det_clamp01(sum / (10 * rc->p[P_MIN_INCREASE]));
     o->why = ctr_why;
     o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
@@ -69,12 +70,16 @@ static int ctr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx
     return DET_ANOMALY;
 }
 
-/* A state read back from a snapshot: n indexes the rings. */
+/* A state read back from a snapshot: n indexes the rings, its times and
+ * numbers are usable (an INT64_MIN time overflowed the window's expiry). */
 static int ctr_check(const struct rule_cfg *rc, const void *stp)
 {
     const struct ctr_st *st = stp;
     (void)rc;
-    return st->n >= 0 && st->n <= CTR_RING;
+    if (st->n < 0 || st->n > CTR_RING || st->have < 0 || st->have > 1 || !isfinite(st->last)) return 0;
+    for (int i = 0; i < st->n; i++)
+        if (!gl_time_ok(st->ts[i]) || !isfinite(st->inc[i])) return 0;
+    return 1;
 }
 
 const struct det_ops det_counter = {

@@ -15,16 +15,16 @@
 #include <stdio.h>
 
 static const struct det_param params[] = {
-    { "interval_s", 60, "seconds per interval (at least 3 samples)" },
-    { "min_n", 8, "intervals needed (<= 16)" },
-    { "min_rise", 4, "rise over the intervals held (metric units)" },
-    { "min_rate", 0.25, "and at least this much per minute" },
-    { "min_up_frac", 0.6, "share of intervals that must rise" },
-    { "max_power", 0.08, "power range over the intervals, as a fraction of its mean" },
-    { "min_util", 50, "samples at or above this utilisation (%) count" },
-    { "recover_s", 90, "and only this long after the utilisation was last below min_util (a checkpoint dip cools the GPU)" },
-    { "settle_s", 300, "intervals from the first settle_s after the ring (re)started are dropped (a job start warms the GPU)" },
-    { NULL, 0, NULL },
+    { "interval_s", 60, 0, 86400, DP_LO_OPEN, "seconds per interval (at least 3 samples)" },
+    { "min_n", 8, 3, CREEP_CAP, DP_WHOLE, "intervals needed (<= 16)" },
+    { "min_rise", 4, 0, DET_PARAM_MAX, DP_LO_OPEN, "rise over the intervals held (metric units)" },
+    { "min_rate", 0.25, 0, DET_PARAM_MAX, 0, "and at least this much per minute" },
+    { "min_up_frac", 0.6, 0, 1, 0, "share of intervals that must rise" },
+    { "max_power", 0.08, 0, 10, 0, "power range over the intervals, as a fraction of its mean" },
+    { "min_util", 50, 0, 100, 0, "samples at or above this utilisation (%) count" },
+    { "recover_s", 90, 0, DP_DAYS365, 0, "and only this long after the utilisation was last below min_util (a checkpoint dip cools the GPU)" },
+    { "settle_s", 300, 0, DP_DAYS365, 0, "intervals from the first settle_s after the ring (re)started are dropped (a job start warms the GPU)" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_INTERVAL_S, P_MIN_N, P_MIN_RISE, P_MIN_RATE, P_MIN_UP_FRAC, P_MAX_POWER, P_MIN_UTIL, P_RECOVER_S, P_SETTLE_S, P__COUNT };
@@ -40,10 +40,7 @@ struct cr_st {
 
 static int cr_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
-    if (rc->p[P_MIN_N] < 3 || rc->p[P_MIN_N] > CREEP_CAP) {
-        snprintf(err, errlen, "rule %s: min_n must be 3..%d", rc->id, CREEP_CAP);
-        return GL_ERROR;
-    }
+    (void)err; (void)errlen;   /* min_n's range 3..CREEP_CAP is checked at load */
     rc->aux[0] = profile_slot(ps, "gpu.utilization.gpu.pct", 0);
     rc->aux[1] = profile_slot(ps, "gpu.power.usage", 0);
     return GL_OK;
@@ -122,12 +119,14 @@ static int cr_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     return DET_ANOMALY;
 }
 
-/* A state read back from a snapshot is usable: both rings are whole. */
+/* A state read back from a snapshot is usable: both rings are whole, its
+ * times gl_time_ok. */
 static int cr_check(const struct rule_cfg *rc, const void *stp)
 {
     (void)rc;
     const struct cr_st *st = stp;
-    return creep_ok(&st->m) && creep_ok(&st->p) && isfinite(st->base) && st->hit <= 1;
+    return creep_ok(&st->m) && creep_ok(&st->p) && isfinite(st->base) && st->hit <= 1 && gl_time_ok(st->busy_since) &&
+           gl_time_ok(st->ring_since);
 }
 
 const struct det_ops det_creep = {

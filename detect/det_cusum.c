@@ -9,12 +9,12 @@
 struct cusum_st { double sp, sn; };
 
 static const struct det_param params[] = {
-    { "k", 0.5, "slack in sigmas" },
-    { "h", 8, "decision interval in sigmas" },
-    { "min_n", 30, "samples in the window before deciding" },
-    { "min_std", 1e-6, "floor on sigma" },
-    { "direction", 0, "+1 only upward shifts, -1 only downward, 0 both" },
-    { NULL, 0, NULL },
+    { "k", 0.5, 0, 1e6, 0, "slack in sigmas" },
+    { "h", 8, 0, 1e6, DP_LO_OPEN, "decision interval in sigmas" },
+    { "min_n", 30, 1, WIN_CAP, DP_WHOLE, "samples in the window before deciding" },
+    { "min_std", 1e-6, 0, DET_PARAM_MAX, DP_LO_OPEN, "floor on sigma" },
+    { "direction", 0, -1, 1, DP_WHOLE, "+1 only upward shifts, -1 only downward, 0 both" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_K, P_H, P_MIN_N, P_MIN_STD, P_DIRECTION, P__COUNT };
@@ -35,6 +35,7 @@ static int cusum_update(const struct rule_cfg *rc, void *stp, const struct det_c
     if (!w || win_count(w) < rc->p[P_MIN_N]) return DET_UNKNOWN;
     double m = win_mean(w), sd = win_std(w);
     if (sd < rc->p[P_MIN_STD]) sd = rc->p[P_MIN_STD];
+    if (!(sd > 0)) return DET_UNKNOWN;   /* no scale (min_std > 0 at load) */
     double x = (cx->v - m) / sd;
     st->sp = fmax(0, st->sp + x - rc->p[P_K]);
     st->sn = fmax(0, st->sn - x - rc->p[P_K]);

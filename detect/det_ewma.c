@@ -9,13 +9,13 @@
 struct ewma_st { double z; int have; };
 
 static const struct det_param params[] = {
-    { "lambda", 0.2, "weight of the newest sample" },
-    { "L", 4, "width of the control limits in sigmas" },
-    { "min_n", 30, "samples in the window before deciding" },
-    { "min_std", 1e-6, "floor on sigma" },
-    { "min_dev", 0, "and the EWMA at least this far from the mean" },
-    { "direction", 0, "+1 only high, -1 only low, 0 both" },
-    { NULL, 0, NULL },
+    { "lambda", 0.2, 0, 1, DP_LO_OPEN, "weight of the newest sample" },
+    { "L", 4, 0, 1e6, DP_LO_OPEN, "width of the control limits in sigmas" },
+    { "min_n", 30, 1, WIN_CAP, DP_WHOLE, "samples in the window before deciding" },
+    { "min_std", 1e-6, 0, DET_PARAM_MAX, DP_LO_OPEN, "floor on sigma" },
+    { "min_dev", 0, 0, DET_PARAM_MAX, 0, "and the EWMA at least this far from the mean" },
+    { "direction", 0, -1, 1, DP_WHOLE, "+1 only high, -1 only low, 0 both" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_LAMBDA, P_L, P_MIN_N, P_MIN_STD, P_MIN_DEV, P_DIRECTION, P__COUNT };
@@ -40,8 +40,9 @@ static int ewma_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     double m = win_mean(w), sd = win_std(w);
     if (sd < rc->p[P_MIN_STD]) sd = rc->p[P_MIN_STD];
     double lim = rc->p[P_L] * sd * sqrt(lam / (2 - lam));
+    if (!(lim > 0) || !isfinite(st->z)) return DET_UNKNOWN;   /* no limits (lambda in (0,1], L, min_std > 0 at load) */
     double dev = st->z - m;
-    o->value = cx->v; o->mean = m; o->std = win_std(w); o->score = dev / (lim > 0 ? lim : 1);
+    o->value = cx->v; o->mean = m; o->std = win_std(w); o->score = dev / lim;
     o->lo = m - lim; o->hi = m + lim;
     if (fabs(dev) < lim || fabs(dev) < rc->p[P_MIN_DEV] || !det_direction_ok(dev, rc->p[P_DIRECTION])) return DET_NORMAL;
     o->excess = det_clamp01(fabs(dev) / lim - 1);

@@ -3,14 +3,15 @@
  * run began), as a frozen sensor or a wedged exporter produces. */
 #include "detector.h"
 
+#include <math.h>
 #include <stdio.h>
 
 struct flat_st { double last; uint32_t run; int have, varied; int64_t since; };
 
 static const struct det_param params[] = {
-    { "min_samples", 300, "identical samples in a row" },
-    { "min_std", 0.5, "the window std before the run must exceed this" },
-    { NULL, 0, NULL },
+    { "min_samples", 300, 2, 1e9, DP_WHOLE, "identical samples in a row" },
+    { "min_std", 0.5, 0, DET_PARAM_MAX, 0, "the window std before the run must exceed this" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_MIN_SAMPLES, P_MIN_STD, P__COUNT };
@@ -46,7 +47,17 @@ static int flat_update(const struct rule_cfg *rc, void *stp, const struct det_ct
     return DET_ANOMALY;
 }
 
+/* A state read back from a snapshot is usable: flags 0/1, a finite value,
+ * a time gl_time_ok (the reason's seconds are a difference of times). */
+static int flat_check(const struct rule_cfg *rc, const void *stp)
+{
+    (void)rc;
+    const struct flat_st *st = stp;
+    return st->have >= 0 && st->have <= 1 && st->varied >= 0 && st->varied <= 1 && isfinite(st->last) &&
+           gl_time_ok(st->since);
+}
+
 const struct det_ops det_flatline = {
     .name = "flatline", .scope = DS_SERIES, .state_size = sizeof(struct flat_st), .params = params,
-    .update = flat_update,
+    .update = flat_update, .check = flat_check,
 };

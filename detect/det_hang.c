@@ -5,10 +5,10 @@
 #include <stdio.h>
 
 static const struct det_param params[] = {
-    { "min_util", 98, "utilisation (%) counted as pinned" },
-    { "max_frac", 0.3, "power at most this fraction of the highest seen" },
-    { "min_pmax", 100, "ignore boards never seen above this many watts" },
-    { NULL, 0, NULL },
+    { "min_util", 98, 0, 100, 0, "utilisation (%) counted as pinned" },
+    { "max_frac", 0.3, 0, 1, DP_LO_OPEN, "power at most this fraction of the highest seen" },
+    { "min_pmax", 100, 0, 1e5, 0, "ignore boards never seen above this many watts" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_MIN_UTIL, P_MAX_FRAC, P_MIN_PMAX, P__COUNT };
@@ -34,7 +34,7 @@ static int hang_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     double u, pw;
     if (!ent_val(cx->e, rc->aux[0], &u) || !ent_val(cx->e, rc->aux[1], &pw)) return DET_UNKNOWN;
     double pmax = cx->e->pmax;
-    if (pmax < rc->p[P_MIN_PMAX]) return DET_UNKNOWN;
+    if (!(pmax > 0) || pmax < rc->p[P_MIN_PMAX]) return DET_UNKNOWN;   /* no power seen: no fraction of it */
     o->value = u; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[P_MAX_FRAC] * pmax; o->score = pw / pmax;
     if (u < rc->p[P_MIN_UTIL] || pw > rc->p[P_MAX_FRAC] * pmax) return DET_NORMAL;
     o->excess = det_clamp01(1 - pw / (rc->p[P_MAX_FRAC] * pmax));

@@ -14,8 +14,8 @@
 #include <stdio.h>
 
 static const struct det_param params[] = {
-    { "max_retired", 60, "retired pages (single + double bit) that call for repair (a policy choice: your vendor's RMA criterion)" },
-    { NULL, 0, NULL },
+    { "max_retired", 60, 1, 1e6, DP_WHOLE, "retired pages (single + double bit) that call for repair (a policy choice: your vendor's RMA criterion)" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_MAX_RETIRED, P__COUNT };

@@ -9,16 +9,17 @@
  * and draws more than an empty GPU); an empty GPU is judged at once. */
 #include "detector.h"
 
+#include <math.h>
 #include <stdio.h>
 
 static const struct det_param params[] = {
-    { "max_util", 2, "utilisation (%) counted as idle" },
-    { "min_frac", 0, "power at least this fraction of the highest seen (0 = off)" },
-    { "over_idle", 90, "power at least this many watts above the idle level" },
-    { "min_pmax", 100, "ignore boards never seen above this many watts" },
-    { "held_s", 60, "with framebuffer memory held (> empty_mib), idle this long before judging" },
-    { "empty_mib", 1024, "framebuffer use at or below this counts as no job" },
-    { NULL, 0, NULL },
+    { "max_util", 2, 0, 100, 0, "utilisation (%) counted as idle" },
+    { "min_frac", 0, 0, 1, 0, "power at least this fraction of the highest seen (0 = off)" },
+    { "over_idle", 90, 0, 1e5, 0, "power at least this many watts above the idle level" },
+    { "min_pmax", 100, 0, 1e5, 0, "ignore boards never seen above this many watts" },
+    { "held_s", 60, 0, DP_DAYS365, 0, "with framebuffer memory held (> empty_mib), idle this long before judging" },
+    { "empty_mib", 1024, 0, 1e9, 0, "framebuffer use at or below this counts as no job" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_MAX_UTIL, P_MIN_FRAC, P_OVER_IDLE, P_MIN_PMAX, P_HELD_S, P_EMPTY_MIB, P__COUNT };
@@ -70,7 +71,7 @@ static int ip_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     if (u > rc->p[P_MAX_UTIL]) st->idle_since = 0;
     else if (!st->idle_since) st->idle_since = cx->ts;
     double pmax = cx->e->pmax, pmin = idle_level(cx->e);
-    if (pmax < rc->p[P_MIN_PMAX]) return DET_UNKNOWN;
+    if (!(pmax > 0) || pmax < rc->p[P_MIN_PMAX]) return DET_UNKNOWN;   /* no power seen: no fraction of it */
     double lim = rc->p[P_MIN_FRAC] * pmax;
     if (pmin + rc->p[P_OVER_IDLE] > lim) lim = pmin + rc->p[P_OVER_IDLE];
     o->value = pw; o->metric_slot = rc->aux[1]; o->lo = pmin; o->hi = lim; o->score = pw - pmin;
@@ -85,7 +86,14 @@ static int ip_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     return DET_ANOMALY;
 }
 
+/* A state read back from a snapshot is usable: its time gl_time_ok. */
+static int ip_check(const struct rule_cfg *rc, const void *stp)
+{
+    (void)rc;
+    return gl_time_ok(((const struct ip_st *)stp)->idle_since);
+}
+
 const struct det_ops det_idle_power = {
     .name = "idle_power", .scope = DS_GPU, .state_size = sizeof(struct ip_st), .params = params,
-    .configure = ip_configure, .update = ip_update,
+    .configure = ip_configure, .update = ip_update, .check = ip_check,
 };

@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct det_param params[] = { LK_PARAMS, { NULL, 0, NULL } };
+static const struct det_param params[] = { LK_PARAMS, { NULL, 0, 0, 0, 0, NULL } };
 
 /* The typical error of data rounded to a resolution r is at least r/4:
  * the mean absolute value of the rounding error, uniform on +-r/2. */

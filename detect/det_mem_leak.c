@@ -18,17 +18,17 @@
 #include <stdio.h>
 
 static const struct det_param params[] = {
-    { "span", 30, "samples looked back (<= window size)" },
-    { "min_growth", 512, "MiB of growth over the span" },
-    { "min_up_frac", 0.6, "share of steps (samples, or intervals for the slow look) that must go up" },
-    { "max_drop", 64, "no step may drop by more than this (MiB)" },
-    { "settle_s", 300, "seconds after a job start (framebuffer near empty or freed) before judging" },
-    { "empty_mib", 1024, "framebuffer use at or below this counts as no job" },
-    { "interval_s", 30, "slow look: seconds per interval (its lowest framebuffer use)" },
-    { "slow_growth", 256, "slow look: MiB of growth" },
-    { "slow_rate", 60, "slow look: MiB per minute" },
-    { "slow_n", 6, "slow look: intervals needed (<= 16)" },
-    { NULL, 0, NULL },
+    { "span", 30, 3, WIN_CAP, DP_WHOLE, "samples looked back (<= window size)" },
+    { "min_growth", 512, 0, 1e9, DP_LO_OPEN, "MiB of growth over the span" },
+    { "min_up_frac", 0.6, 0, 1, 0, "share of steps (samples, or intervals for the slow look) that must go up" },
+    { "max_drop", 64, 0, 1e9, 0, "no step may drop by more than this (MiB)" },
+    { "settle_s", 300, 0, DP_DAYS365, 0, "seconds after a job start (framebuffer near empty or freed) before judging" },
+    { "empty_mib", 1024, 0, 1e9, 0, "framebuffer use at or below this counts as no job" },
+    { "interval_s", 30, 0, 86400, DP_LO_OPEN, "slow look: seconds per interval (its lowest framebuffer use)" },
+    { "slow_growth", 256, 0, 1e9, DP_LO_OPEN, "slow look: MiB of growth" },
+    { "slow_rate", 60, 0, 1e9, 0, "slow look: MiB per minute" },
+    { "slow_n", 6, 3, CREEP_CAP, DP_WHOLE, "slow look: intervals needed (<= 16)" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_SPAN, P_MIN_GROWTH, P_MIN_UP_FRAC, P_MAX_DROP, P_SETTLE_S, P_EMPTY_MIB, P_INTERVAL_S, P_SLOW_GROWTH,
@@ -45,10 +45,7 @@ struct ml_st {
 
 static int ml_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
-    if (rc->p[P_SLOW_N] < 3 || rc->p[P_SLOW_N] > CREEP_CAP) {
-        snprintf(err, errlen, "rule %s: slow_n must be 3..%d", rc->id, CREEP_CAP);
-        return GL_ERROR;
-    }
+    (void)err; (void)errlen;   /* slow_n's range 3..CREEP_CAP is checked at load */
     rc->aux[0] = profile_slot(ps, "gpu.memory.framebuffer.used_size", 1);
     return GL_OK;
 }
@@ -151,12 +148,13 @@ static int ml_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     return DET_ANOMALY;
 }
 
-/* A state read back from a snapshot is usable: its ring is whole. */
+/* A state read back from a snapshot is usable: its ring is whole, its time
+ * gl_time_ok. */
 static int ml_check(const struct rule_cfg *rc, const void *stp)
 {
     (void)rc;
     const struct ml_st *st = stp;
-    return creep_ok(&st->c) && isfinite(st->base) && isfinite(st->last) && st->slow_hit <= 1;
+    return creep_ok(&st->c) && isfinite(st->base) && isfinite(st->last) && st->slow_hit <= 1 && gl_time_ok(st->phase_ts);
 }
 
 const struct det_ops det_mem_leak = {

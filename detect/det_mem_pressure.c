@@ -5,9 +5,9 @@
 #include <stdio.h>
 
 static const struct det_param params[] = {
-    { "frac", 0.97, "share of the total counted as full" },
-    { "total_mib", 0, "board memory in MiB when events do not carry it" },
-    { NULL, 0, NULL },
+    { "frac", 0.97, 0, 1, DP_LO_OPEN, "share of the total counted as full" },
+    { "total_mib", 0, 0, 1e9, 0, "board memory in MiB when events do not carry it" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_FRAC, P_TOTAL_MIB, P__COUNT };

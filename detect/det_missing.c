@@ -6,8 +6,8 @@
 #include <stdio.h>
 
 static const struct det_param params[] = {
-    { "after_s", 5, "no sample for this long while peers report" },
-    { NULL, 0, NULL },
+    { "after_s", 5, 0, DP_DAYS365, DP_LO_OPEN, "no sample for this long while peers report" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_AFTER_S, P__COUNT };

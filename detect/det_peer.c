@@ -23,17 +23,17 @@
 #include <string.h>
 
 static const struct det_param params[] = {
-    { "rel", 0.15, "departure from the peer median, as a fraction of it" },
-    { "min_abs", 0, "and at least this many metric units" },
-    { "agree", 0.75, "share of peers that must lie within `tight` of their median" },
-    { "tight", 0.05, "relative band around the peer median" },
-    { "min_peers", 3, "peers needed" },
-    { "busy_util", 50, "judge only GPUs at or above this utilisation (0 = always)" },
-    { "direction", 0, "+1 only above peers, -1 only below, 0 both" },
-    { "min_busy_frac", 0.8, "with busy_util: busy peers must be at least this share of the reporting peers (of its job)" },
-    { "same_fb", 0.08, "peers: framebuffer use within this fraction of the GPU's (0 = every GPU of the host)" },
-    { "same_util", 0, "peers: utilisation within this many points of the GPU's (0 = any)" },
-    { NULL, 0, NULL },
+    { "rel", 0.15, 0, 1e3, 0, "departure from the peer median, as a fraction of it" },
+    { "min_abs", 0, 0, DET_PARAM_MAX, 0, "and at least this many metric units" },
+    { "agree", 0.75, 0, 1, DP_LO_OPEN, "share of peers that must lie within `tight` of their median" },
+    { "tight", 0.05, 0, 1e3, 0, "relative band around the peer median" },
+    { "min_peers", 3, 1, 64, DP_WHOLE, "peers needed" },
+    { "busy_util", 50, 0, 100, 0, "judge only GPUs at or above this utilisation (0 = always)" },
+    { "direction", 0, -1, 1, DP_WHOLE, "+1 only above peers, -1 only below, 0 both" },
+    { "min_busy_frac", 0.8, 0, 1, 0, "with busy_util: busy peers must be at least this share of the reporting peers (of its job)" },
+    { "same_fb", 0.08, 0, 10, 0, "peers: framebuffer use within this fraction of the GPU's (0 = every GPU of the host)" },
+    { "same_util", 0, 0, 100, 0, "peers: utilisation within this many points of the GPU's (0 = any)" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_REL, P_MIN_ABS, P_AGREE, P_TIGHT, P_MIN_PEERS, P_BUSY_UTIL, P_DIRECTION, P_MIN_BUSY_FRAC, P_SAME_FB, P_SAME_UTIL,
@@ -41,7 +41,12 @@ enum { P_REL, P_MIN_ABS, P_AGREE, P_TIGHT, P_MIN_PEERS, P_BUSY_UTIL, P_DIRECTION
 
 static int peer_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
-    (void)err; (void)errlen;
+    /* each parameter's range is checked at load; together: a limit of 0
+     * would call every GPU a straggler, a flat fleet included */
+    if (!(rc->p[P_REL] > 0 || rc->p[P_MIN_ABS] > 0)) {
+        snprintf(err, errlen, "rule %s: rel or min_abs must be above 0", rc->id);
+        return GL_ERROR;
+    }
     rc->aux[0] = rc->p[P_BUSY_UTIL] > 0 || rc->p[P_SAME_UTIL] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 0) : -1;
     rc->aux[1] = rc->p[P_SAME_FB] > 0 ? profile_slot(ps, "gpu.memory.framebuffer.used_size", 0) : -1;
     return GL_OK;
@@ -79,6 +84,7 @@ static void sort_peers(double *v, size_t n)
  * rel x |median| (at least abs_min) of the median; the median in *med. */
 static int peer_agree(double *v, size_t n, double rel, double abs_min, double agree, double *med)
 {
+    if (n == 0) return 0;   /* no peers: no median, nothing agrees */
     sort_peers(v, n);
     double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     double band = rel * fabs(m);
@@ -130,7 +136,7 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
         fbs[n] = pfb;
         vals[n++] = pv;
     }
-    if (n < rc->p[P_MIN_PEERS]) return cx->open ? DET_HOLD : DET_UNKNOWN;
+    if (n == 0 || n < rc->p[P_MIN_PEERS]) return cx->open ? DET_HOLD : DET_UNKNOWN;
     /* the peers' memory must agree too, all of it: GPUs of two jobs that happen to
      * lie within the band of this one are no peer group */
     if (by_fb && !peer_agree(fbs, n, rc->p[P_SAME_FB] * 0.6, 512, 1, NULL))
@@ -150,7 +156,7 @@ static int peer_update(const struct rule_cfg *rc, void *st, const struct det_ctx
     if (cx->open) lim /= 2;     /* clear level */
     o->value = v; o->npeers = (int)n; o->peer_median = med; o->lo = med - lim; o->hi = med + lim;
     o->score = med != 0 ? dev / fabs(med) : dev;
-    if (fabs(dev) < lim || !det_direction_ok(dev, rc->p[P_DIRECTION])) return DET_NORMAL;
+    if (fabs(dev) < lim || dev == 0 || !det_direction_ok(dev, rc->p[P_DIRECTION])) return DET_NORMAL;
     o->excess = det_clamp01(fabs(dev) / lim - 1);
     o->why = peer_why;
     o->s[0] = rc->metric;

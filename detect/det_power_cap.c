@@ -14,12 +14,12 @@
 #include <stdio.h>
 
 static const struct det_param params[] = {
-    { "min_pviol", 20, "power-violation share (%) counted as capped" },
-    { "near", 0.6, "power at least this fraction of the highest seen" },
-    { "min_pmax", 50, "ignore boards never seen above this many watts" },
-    { "alpha", 0.35, "weight of a new sample in the averaged violation share" },
-    { "min_util", 50, "utilisation (%) counted as working (0 = judge by power against the highest seen)" },
-    { NULL, 0, NULL },
+    { "min_pviol", 20, 0, 100, DP_LO_OPEN, "power-violation share (%) counted as capped" },
+    { "near", 0.6, 0, 1, 0, "power at least this fraction of the highest seen" },
+    { "min_pmax", 50, 0, 1e5, 0, "ignore boards never seen above this many watts" },
+    { "alpha", 0.35, 0, 1, DP_LO_OPEN, "weight of a new sample in the averaged violation share" },
+    { "min_util", 50, 0, 100, 0, "utilisation (%) counted as working (0 = judge by power against the highest seen)" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_MIN_PVIOL, P_NEAR, P_MIN_PMAX, P_ALPHA, P_MIN_UTIL, P__COUNT };
@@ -29,10 +29,7 @@ struct pc_st { float avg; };
 
 static int pc_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
-    if (!(rc->p[P_ALPHA] > 0 && rc->p[P_ALPHA] <= 1)) {
-        snprintf(err, errlen, "rule %s: alpha must be more than 0 and at most 1", rc->id);
-        return GL_ERROR;
-    }
+    (void)err; (void)errlen;   /* alpha's range (0, 1] is checked at load */
     rc->aux[0] = profile_slot(ps, "gpu.throttling.power.pct", 0);
     rc->aux[1] = profile_slot(ps, "gpu.power.usage", 0);
     rc->aux[2] = rc->p[P_MIN_UTIL] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 0) : -1;
@@ -53,7 +50,7 @@ static int pc_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     if (!ent_val(cx->e, rc->aux[0], &pv) || !ent_val(cx->e, rc->aux[1], &pw)) return cx->open ? DET_HOLD : DET_UNKNOWN;
     st->avg += (float)(rc->p[P_ALPHA] * (pv - st->avg));
     double pmax = cx->e->pmax;
-    if (pmax < rc->p[P_MIN_PMAX]) return DET_UNKNOWN;
+    if (!(pmax > 0) || pmax < rc->p[P_MIN_PMAX]) return DET_UNKNOWN;   /* no power seen: no fraction of it */
     o->value = pv; o->metric_slot = rc->aux[0]; o->lo = 0; o->hi = rc->p[P_MIN_PVIOL]; o->score = st->avg;
     double need = cx->open ? rc->p[P_MIN_PVIOL] / 2 : rc->p[P_MIN_PVIOL];
     /* to open: this sample (`for` of them in a row: a blip of a few

@@ -14,23 +14,23 @@
 #include <string.h>
 
 static const struct det_param params[] = {
-    { "z", 3.5, "anomalous at |robust z| >= this" },
-    { "min_n", 30, "samples in the window before deciding" },
-    { "min_scale", 1e-6, "floor on 1.4826 x MAD" },
-    { "min_dev", 0, "and at least this far from the median (metric units)" },
-    { "direction", 0, "+1 only high, -1 only low, 0 both" },
-    { "steady_range", 0, "gate: judge only while the utilisation window spans at most this (0 = off)" },
-    { "steady_power", 0, "gate: and the power window spans at most this fraction of its median (0 = off)" },
-    { "lag", 0, "while the series is younger than its window, median and scale leave out the newest lag samples (0 = off; < min_n)" },
-    { NULL, 0, NULL },
+    { "z", 3.5, 0, 1e6, DP_LO_OPEN, "anomalous at |robust z| >= this" },
+    { "min_n", 30, 1, WIN_CAP, DP_WHOLE, "samples in the window before deciding" },
+    { "min_scale", 1e-6, 0, DET_PARAM_MAX, DP_LO_OPEN, "floor on 1.4826 x MAD" },
+    { "min_dev", 0, 0, DET_PARAM_MAX, 0, "and at least this far from the median (metric units)" },
+    { "direction", 0, -1, 1, DP_WHOLE, "+1 only high, -1 only low, 0 both" },
+    { "steady_range", 0, 0, 100, 0, "gate: judge only while the utilisation window spans at most this (0 = off)" },
+    { "steady_power", 0, 0, 10, 0, "gate: and the power window spans at most this fraction of its median (0 = off)" },
+    { "lag", 0, 0, WIN_CAP - 1, DP_WHOLE, "while the series is younger than its window, median and scale leave out the newest lag samples (0 = off; < min_n)" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_Z, P_MIN_N, P_MIN_SCALE, P_MIN_DEV, P_DIRECTION, P_STEADY_RANGE, P_STEADY_POWER, P_LAG, P__COUNT };
 
 static int rz_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
-    if (rc->p[P_LAG] < 0 || rc->p[P_LAG] >= rc->p[P_MIN_N] || rc->p[P_LAG] != (double)(unsigned)rc->p[P_LAG]) {
-        snprintf(err, errlen, "rule %s: lag must be a whole number 0..min_n-1", rc->id);
+    if (rc->p[P_LAG] >= rc->p[P_MIN_N]) {   /* each one's range is checked at load */
+        snprintf(err, errlen, "rule %s: lag must be below min_n", rc->id);
         return GL_ERROR;
     }
     rc->aux[0] = rc->p[P_STEADY_RANGE] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 1) : -1;
@@ -80,6 +80,7 @@ static int rz_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
      * mean absolute deviation, scaled to sigma for normal data */
     if (sc == 0) sc = 1.2533 * win_mean_abs_dev(r, med);
     if (sc < rc->p[P_MIN_SCALE]) sc = rc->p[P_MIN_SCALE];
+    if (!(sc > 0)) return DET_UNKNOWN;   /* no scale: nothing is an outlier (min_scale > 0 at load) */
     double dev = cx->v - med, z = dev / sc;
     o->value = cx->v; o->mean = win_mean(w); o->std = win_std(w); o->score = z;
     o->lo = med - rc->p[P_Z] * sc; o->hi = med + rc->p[P_Z] * sc;

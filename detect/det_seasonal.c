@@ -54,30 +54,17 @@ struct seas_st {
 
 static const struct det_param params[] = {
     LK_PARAMS,
-    { "gamma", 0.1, "share of its error a knot of the daily/weekly profile learns per period" },
-    { "s_alpha", 0.3, "level smoothing of the seasonal model per hour" },
-    { "gain", 0.5, "a cycle is used when the residual spread with it is below this many times the spread without" },
-    { "clear_k", 3, "an episode on the seasonal prediction ends only with the residual within this many typical errors" },
-    { "season", 1, "1 = learn the daily and weekly cycles, 0 = the plain likelihood detector" },
-    { NULL, 0, NULL },
+    { "gamma", 0.1, 0, 1, DP_LO_OPEN, "share of its error a knot of the daily/weekly profile learns per period" },
+    { "s_alpha", 0.3, 0, 1, DP_LO_OPEN, "level smoothing of the seasonal model per hour" },
+    { "gain", 0.5, 0, 1, DP_LO_OPEN, "a cycle is used when the residual spread with it is below this many times the spread without" },
+    { "clear_k", 3, 0, 1e6, DP_LO_OPEN, "an episode on the seasonal prediction ends only with the residual within this many typical errors" },
+    { "season", 1, 0, 1, DP_WHOLE, "1 = learn the daily and weekly cycles, 0 = the plain likelihood detector" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 enum { P_GAMMA = LK__COUNT, P_S_ALPHA, P_GAIN, P_CLEAR_K, P_SEASON, P__COUNT };
 
 static const int64_t cyc_ms[2] = { 86400000LL, 604800000LL };
 static const int cyc_n[2] = { SEAS_DAY_N, SEAS_WEEK_N };
-
-/* Refuses parameters that would make the model diverge (rc is the rule being configured). */
-static int seas_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
-{
-    const double *p = rc->p;
-    if (!(p[P_GAMMA] > 0 && p[P_GAMMA] <= 1) || !(p[P_S_ALPHA] > 0 && p[P_S_ALPHA] <= 1) ||
-        !(p[P_GAIN] > 0 && p[P_GAIN] <= 1) || !(p[P_CLEAR_K] > 0 && p[P_CLEAR_K] <= 1e6) ||
-        (p[P_SEASON] != 0 && p[P_SEASON] != 1)) {
-        snprintf(err, errlen, "rule %s: gamma, s_alpha and gain must be in (0,1], clear_k > 0, season 0 or 1", rc->id);
-        return GL_ERROR;
-    }
-    return GL_OK;
-}
 
 /* The profile table of cycle c in st (owned by st). */
 static float *seas_tab(struct seas_st *st, int c) { return c ? st->week : st->day; }
@@ -268,12 +255,10 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
 static int seas_check(const struct rule_cfg *rc, const void *stp)
 {
     const struct seas_st *st = stp;
-    const int64_t lim = (int64_t)1 << 61;   /* times whose differences cannot overflow */
-    return st->active >= -1 && st->active <= 1 && st->stale <= 1 && st->t0 > -lim && st->t0 < lim &&
-           st->open_ts > -lim && st->open_ts < lim;
+    return st->active >= -1 && st->active <= 1 && st->stale <= 1 && gl_time_ok(st->t0) && gl_time_ok(st->open_ts);
 }
 
 const struct det_ops det_seasonal = {
     .name = "seasonal", .scope = DS_SERIES, .no_window = 1, .state_size = sizeof(struct seas_st), .params = params,
-    .configure = seas_configure, .init = seas_init, .update = seas_update, .check = seas_check,
+    .init = seas_init, .update = seas_update, .check = seas_check,
 };

@@ -10,11 +10,11 @@
 #include <stdio.h>
 
 static const struct det_param params[] = {
-    { "hot", 85, "temperature (C) counted as hot" },
-    { "clock_drop", 0.1, "fraction below the recent clock counted as falling" },
-    { "min_util", 50, "utilisation (%) counted as under load" },
-    { "clear_temp", 5, "an open episode may end only this many degrees below hot, or with the clock back" },
-    { NULL, 0, NULL },
+    { "hot", 85, -50, 200, 0, "temperature (C) counted as hot" },
+    { "clock_drop", 0.1, 0, 1, DP_LO_OPEN | DP_HI_OPEN, "fraction below the recent clock counted as falling" },
+    { "min_util", 50, 0, 100, 0, "utilisation (%) counted as under load" },
+    { "clear_temp", 5, 0, 200, 0, "an open episode may end only this many degrees below hot, or with the clock back" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_HOT, P_CLOCK_DROP, P_MIN_UTIL, P_CLEAR_TEMP, P__COUNT };

@@ -33,16 +33,16 @@
 #include <stdio.h>
 
 static const struct det_param params[] = {
-    { "min_dev", 8, "degrees (C) above what the power explains counted as too hot" },
-    { "tau", 60, "thermal time constant (s) the model learns with" },
-    { "tau_lo", 30, "shortest time constant (s) the prediction allows for" },
-    { "tau_hi", 150, "longest time constant (s) the prediction allows for" },
-    { "learn_s", 3600, "memory (s) of the thermal resistance" },
-    { "level_s", 600, "memory (s) of the inlet level (room drift)" },
-    { "min_n", 300, "good predictions in a row (over 2 x min_power_sd of power) before judging" },
-    { "min_power_sd", 40, "power spread (W) needed before the thermal resistance is learned" },
-    { "max_k", 0.3, "highest plausible thermal resistance (C/W)" },
-    { NULL, 0, NULL },
+    { "min_dev", 8, 0, 200, DP_LO_OPEN, "degrees (C) above what the power explains counted as too hot" },
+    { "tau", 60, 0, 86400, DP_LO_OPEN, "thermal time constant (s) the model learns with" },
+    { "tau_lo", 30, 0, 86400, DP_LO_OPEN, "shortest time constant (s) the prediction allows for" },
+    { "tau_hi", 150, 0, 86400, DP_LO_OPEN, "longest time constant (s) the prediction allows for" },
+    { "learn_s", 3600, 0, DP_DAYS365, DP_LO_OPEN, "memory (s) of the thermal resistance" },
+    { "level_s", 600, 0, DP_DAYS365, DP_LO_OPEN, "memory (s) of the inlet level (room drift)" },
+    { "min_n", 300, 0, 1e9, DP_WHOLE, "good predictions in a row (over 2 x min_power_sd of power) before judging" },
+    { "min_power_sd", 40, 0, 1e5, DP_LO_OPEN, "power spread (W) needed before the thermal resistance is learned" },
+    { "max_k", 0.3, 0, 10, DP_LO_OPEN, "highest plausible thermal resistance (C/W)" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_MIN_DEV, P_TAU, P_TAU_LO, P_TAU_HI, P_LEARN_S, P_LEVEL_S, P_MIN_N, P_MIN_PSD, P_MAX_K, P__COUNT };
@@ -64,12 +64,9 @@ enum { S_TEMP, S_POWER };
 static int tm_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
     const double *p = rc->p;
-    if (!(p[P_TAU_LO] > 0 && p[P_TAU_LO] <= p[P_TAU] && p[P_TAU] <= p[P_TAU_HI])) {
-        snprintf(err, errlen, "rule %s: tau_lo, tau and tau_hi must be positive and ascending", rc->id);
-        return GL_ERROR;
-    }
-    if (!(p[P_LEARN_S] > 0 && p[P_LEVEL_S] > 0 && p[P_MIN_DEV] > 0 && p[P_MAX_K] > 0)) {
-        snprintf(err, errlen, "rule %s: learn_s, level_s, min_dev and max_k must be positive", rc->id);
+    /* each parameter's range is checked at load; together: */
+    if (!(p[P_TAU_LO] <= p[P_TAU] && p[P_TAU] <= p[P_TAU_HI])) {
+        snprintf(err, errlen, "rule %s: tau_lo, tau and tau_hi must be ascending", rc->id);
         return GL_ERROR;
     }
     rc->aux[S_TEMP] = profile_slot(ps, "gpu.temperature.gpu", 0);
@@ -116,8 +113,9 @@ static void tm_learn_slope(const struct rule_cfg *rc, struct tm_st *st, double t
     st->cpt += (float)(w * (dp * (temp - st->mt) - st->cpt));
     st->vp += (float)(w * (dp * (st->pf - st->mp) - st->vp));
     double psd = rc->p[P_MIN_PSD];
-    if (st->n >= 10 && st->vp >= psd * psd) {
+    if (st->n >= 10 && st->vp >= psd * psd && st->vp > 0) {
         double k = st->cpt / st->vp;
+        if (!isfinite(k)) return;
         st->k = (float)det_clamp(k, 0, rc->p[P_MAX_K]);
         st->have_k = 1;
     }
@@ -186,7 +184,7 @@ static int tm_check(const struct rule_cfg *rc, const void *stp)
     const float f[] = { st->pf, st->pl, st->pu, st->mp, st->mt, st->cpt, st->vp, st->k, st->c, st->plo, st->phi };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (!isfinite(f[i])) return 0;
-    return st->have_k <= 1 && st->valid <= 1 && st->vp >= 0 && st->last_ts >= 0;
+    return st->have_k <= 1 && st->valid <= 1 && st->vp >= 0 && st->last_ts >= 0 && gl_time_ok(st->last_ts);
 }
 
 const struct det_ops det_thermal_model = {

@@ -9,11 +9,11 @@
 #define UNSET 1e300
 
 static const struct det_param params[] = {
-    { "high", UNSET, "anomalous above this value" },
-    { "low", -UNSET, "anomalous below this value" },
-    { "clear_high", UNSET, "an open episode clears below this (default: high)" },
-    { "clear_low", -UNSET, "an open episode clears above this (default: low)" },
-    { NULL, 0, NULL },
+    { "high", UNSET, -DET_PARAM_MAX, DET_PARAM_MAX, 0, "anomalous above this value" },
+    { "low", -UNSET, -DET_PARAM_MAX, DET_PARAM_MAX, 0, "anomalous below this value" },
+    { "clear_high", UNSET, -DET_PARAM_MAX, DET_PARAM_MAX, 0, "an open episode clears below this (default: high)" },
+    { "clear_low", -UNSET, -DET_PARAM_MAX, DET_PARAM_MAX, 0, "an open episode clears above this (default: low)" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_HIGH, P_LOW, P_CLEAR_HIGH, P_CLEAR_LOW, P__COUNT };

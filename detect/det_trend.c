@@ -9,24 +9,21 @@
 #include <stdio.h>
 
 static const struct det_param params[] = {
-    { "span", 20, "samples in the fit (<= window size)" },
-    { "slope", 0.2, "anomalous at |slope| >= this many units per second" },
-    { "min_change", 3, "and a fitted change over the span of at least this" },
-    { "direction", 0, "+1 only rising, -1 only falling, 0 both" },
-    { "steady_range", 0, "gate: utilisation window spans at most this (0 = off)" },
-    { "steady_power", 0, "gate: power window spans at most this fraction of its median (0 = off)" },
-    { "min_n", 60, "samples in the gate windows before deciding" },
-    { NULL, 0, NULL },
+    { "span", 20, 3, WIN_CAP, DP_WHOLE, "samples in the fit (<= window size)" },
+    { "slope", 0.2, 0, DET_PARAM_MAX, DP_LO_OPEN, "anomalous at |slope| >= this many units per second" },
+    { "min_change", 3, 0, DET_PARAM_MAX, 0, "and a fitted change over the span of at least this" },
+    { "direction", 0, -1, 1, DP_WHOLE, "+1 only rising, -1 only falling, 0 both" },
+    { "steady_range", 0, 0, 100, 0, "gate: utilisation window spans at most this (0 = off)" },
+    { "steady_power", 0, 0, 10, 0, "gate: power window spans at most this fraction of its median (0 = off)" },
+    { "min_n", 60, 1, WIN_CAP, DP_WHOLE, "samples in the gate windows before deciding" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_SPAN, P_SLOPE, P_MIN_CHANGE, P_DIRECTION, P_STEADY_RANGE, P_STEADY_POWER, P_MIN_N, P__COUNT };
 
 static int trend_configure(struct rule_cfg *rc, struct profile_slots *ps, char *err, size_t errlen)
 {
-    if (rc->p[P_SPAN] < 3 || rc->p[P_SPAN] > WIN_CAP) {
-        snprintf(err, errlen, "rule %s: span must be 3..%d", rc->id, WIN_CAP);
-        return GL_ERROR;
-    }
+    (void)err; (void)errlen;   /* span's range 3..WIN_CAP is checked at load */
     rc->aux[0] = rc->p[P_STEADY_RANGE] > 0 ? profile_slot(ps, "gpu.utilization.gpu.pct", 1) : -1;
     rc->aux[1] = rc->p[P_STEADY_POWER] > 0 ? profile_slot(ps, "gpu.power.usage", 1) : -1;
     return GL_OK;

@@ -13,8 +13,8 @@
 struct xid_st { uint32_t count; int max_sev; int last_code; int gone; };
 
 static const struct det_param params[] = {
-    { "gone_s", 5, "after an Xid 79, a GPU without a sample for this long is still gone" },
-    { NULL, 0, NULL },
+    { "gone_s", 5, 0, DP_DAYS365, 0, "after an Xid 79, a GPU without a sample for this long is still gone" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_GONE_S, P__COUNT };

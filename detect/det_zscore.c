@@ -6,12 +6,12 @@
 #include <stdio.h>
 
 static const struct det_param params[] = {
-    { "z", 4, "anomalous at |z| >= this" },
-    { "min_n", 30, "samples in the window before deciding" },
-    { "min_std", 1e-6, "floor on the standard deviation" },
-    { "min_dev", 0, "and at least this far from the mean (metric units)" },
-    { "direction", 0, "+1 only high, -1 only low, 0 both" },
-    { NULL, 0, NULL },
+    { "z", 4, 0, 1e6, DP_LO_OPEN, "anomalous at |z| >= this" },
+    { "min_n", 30, 1, WIN_CAP, DP_WHOLE, "samples in the window before deciding" },
+    { "min_std", 1e-6, 0, DET_PARAM_MAX, DP_LO_OPEN, "floor on the standard deviation" },
+    { "min_dev", 0, 0, DET_PARAM_MAX, 0, "and at least this far from the mean (metric units)" },
+    { "direction", 0, -1, 1, DP_WHOLE, "+1 only high, -1 only low, 0 both" },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 /* the parameters above, by name (the same order) */
 enum { P_Z, P_MIN_N, P_MIN_STD, P_MIN_DEV, P_DIRECTION, P__COUNT };
@@ -33,6 +33,7 @@ static int z_update(const struct rule_cfg *rc, void *st, const struct det_ctx *c
     if (!w || win_count(w) < rc->p[P_MIN_N]) return DET_UNKNOWN;
     double m = win_mean(w), sd = win_std(w);
     if (sd < rc->p[P_MIN_STD]) sd = rc->p[P_MIN_STD];
+    if (!(sd > 0)) return DET_UNKNOWN;   /* no scale: nothing is an outlier (min_std > 0 at load) */
     double dev = cx->v - m, z = dev / sd;
     o->value = cx->v; o->mean = m; o->std = win_std(w); o->score = z;
     o->lo = m - rc->p[P_Z] * sd; o->hi = m + rc->p[P_Z] * sd;

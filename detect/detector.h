@@ -31,7 +31,24 @@
 enum det_scope { DS_SERIES, DS_GPU, DS_HOST, DS_EVENT };
 enum det_verdict { DET_UNKNOWN = -1, DET_NORMAL = 0, DET_ANOMALY = 1, DET_HOLD = 2 };
 
-struct det_param { const char *name; double def; const char *help; };
+/* A detector parameter: its name, default and valid range [lo, hi] (flags:
+ * DP_LO_OPEN / DP_HI_OPEN exclude the bound, DP_WHOLE asks for a whole
+ * number). Every value a detector file sets is checked against its range
+ * at load (detect/config.c, FILE:LINE:COL); beyond it a detector's
+ * arithmetic divides by zero, indexes nothing or decays to infinity.
+ * docs/detectors.md lists the ranges (tests/test_detectors.c checks it). */
+#define DP_LO_OPEN 1u
+#define DP_HI_OPEN 2u
+#define DP_WHOLE 4u
+#define DET_PARAM_MAX 1e15          /* no parameter's magnitude goes beyond this */
+#define DP_DAYS365 31536000.0       /* a year in seconds: the longest time a parameter may span */
+struct det_param { const char *name; double def, lo, hi; unsigned flags; const char *help; };
+/* 1 when v is within p's range. */
+int det_param_ok(const struct det_param *p, double v);
+/* p's range as text ("a number in (0, 1]", "a whole number from 1 to 64")
+ * into buf (n bytes). */
+void det_param_range(const struct det_param *p, char *buf, size_t n);
+
 
 struct rule_cfg;
 struct det_ctx;
@@ -199,8 +216,9 @@ struct det_out {
     const char *s[2];
 };
 
-/* Sets o up for a verdict: nothing observed, ranges unset. a[] and s[] are
- * left as they are (a detector sets what its why() reads): clearing all of
+/* Sets o up for a verdict: nothing observed, ranges unset, a[] zero (the
+ * engine checks the numbers of an anomalous verdict: det_out_finite). s[]
+ * is left as it is (a detector sets what its why() reads): clearing all of
  * det_out per verdict cost more than the judging around it. */
 static inline void det_out_init(struct det_out *o)
 {
@@ -208,7 +226,12 @@ static inline void det_out_init(struct det_out *o)
     o->npeers = 0; o->peer_median = 0; o->severity = 0; o->metric_slot = -1; o->metric = NULL;
     o->xid_code = -1; o->xid_name = o->xid_sev = o->xid_key = NULL;
     o->why = NULL;
+    o->a[0] = o->a[1] = o->a[2] = o->a[3] = o->a[4] = o->a[5] = 0;
 }
+/* 1 when every number a record or its reason takes from o is finite (value,
+ * score, excess, peer median, a[]): the engine refuses an anomalous verdict
+ * otherwise (no NaN or Inf reaches event.reason or a score). */
+int det_out_finite(const struct det_out *o);
 
 /* Longest reason (bytes with the NUL) a why() may write. */
 #define DET_REASON_MAX 240

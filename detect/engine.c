@@ -206,13 +206,27 @@ static int evict_one(struct engine *e, const struct ent *keep)
 {
     /* the least recently updated GPUs are at the head: an idle one among
      * the first 64 (series, event time idle_evict_ms behind), else the head */
-    int64_t idle_before = e->newest_ts - e->prof->idle_evict_ms;
+    int64_t idle_before = e->newest_ts > INT64_MIN + e->prof->idle_evict_ms ? e->newest_ts - e->prof->idle_evict_ms
+                                                                            : INT64_MIN;   /* no sample yet */
     struct ent *victim = NULL;
     int k = 0;
     for (struct ent *x = e->lru_head; x && k < 64; x = x->lru_next, k++)
         if (x != keep && x->nser && x->last_ts < idle_before) { victim = x; break; }
     if (!victim) victim = e->lru_head != keep ? e->lru_head : keep->lru_next;
     if (!victim) return 0;
+    int active = !(victim->nser && victim->last_ts < idle_before);
+    if (active) {
+        /* max_series is below the series that report: the detectors track
+         * fewer GPUs than there are, each evicted one starts cold again.
+         * Said once, counted always. */
+        if (!e->st.evicted_active++)
+            log_warn("msg=\"max_series reached: GPUs that still report are evicted and start cold again; raise max_series\" "
+                     "max_series=%zu series=%llu gpus=%llu", e->prof->max_series, (unsigned long long)e->st.series,
+                     (unsigned long long)e->st.gpus);
+        metrics_inc_label(M_GPUS_EVICTED, "max_series");
+    } else {
+        metrics_inc_label(M_GPUS_EVICTED, "idle");
+    }
     ent_remove(e, victim);
     return 1;
 }

@@ -57,6 +57,8 @@ struct engine_stats {
     uint64_t folded;                       /* rows folded into another row's sample (same stamp, sub-second) */
     uint64_t starts, changes, ends;
     uint64_t hosts, gpus, series, open;
+    uint64_t nonfinite;   /* anomalous verdicts refused: a number of theirs was NaN or infinite */
+    uint64_t evicted_active;   /* of evicted: GPUs still reporting (max_series below the active series) */
 };
 
 typedef void (*engine_emit_fn)(void *ctx, const struct event *rec);

@@ -171,6 +171,14 @@ void eng_judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const
     cx->open = ep->open;
     int v = rc->ops->update(rc, inst + EP_SIZE, cx, &o);
     e->st.updates++;
+    if (v == DET_ANOMALY && !det_out_finite(&o)) {
+        /* never a NaN or an infinity in a record or its reason: the
+         * verdict cannot be judged (counted, said once) */
+        if (!e->st.nonfinite++)
+            log_warn("msg=\"a detector gave a number that is not finite: verdict dropped\" rule=\"%s\" detector=%s",
+                     rc->id, rc->ops->name);
+        v = ep->open ? DET_HOLD : DET_UNKNOWN;
+    }
     const char *m = o.metric ? o.metric : o.metric_slot >= 0 ? e->prof->slots.name[o.metric_slot] : metric;
     int sev = o.severity ? o.severity : rc->severity;
     double risk = risk_of(sev, o.excess);

@@ -45,18 +45,18 @@ struct lk_st {
 /* The likelihood parameters, first in every detector that uses lk_core
  * (their indices are the enum below). */
 #define LK_PARAMS \
-    { "tail", 3e-4, "anomalous when the short-term surprise is this unlikely under the long-run one" }, \
-    { "learn", 30, "samples before judging (and at least learn/2 of a moving series; early verdicts are Student-t calibrated)" }, \
-    { "short", 4, "samples averaged into the short-term surprise" }, \
-    { "long", 2000, "memory of the long-run surprise distribution (samples)" }, \
-    { "alpha", 0.15, "level smoothing of the predictor" }, \
-    { "beta", 0.01, "trend smoothing of the predictor" }, \
-    { "clip", 4, "errors beyond this many typical errors update the predictor as this many" }, \
-    { "quiet", 30, "samples after an anomalous verdict before a new episode may open (fewer once the series is explained as usual for `short` samples)" }, \
-    { "direction", 0, "+1 only high, -1 only low, 0 both" }, \
-    { "drift", 32, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" }, \
-    { "peaks", 100, "peaks of the deviate over its 1 % point before their own tail (generalised Pareto) may make verdicts rarer on a heavy-tailed series; also their memory (0 = off)" }, \
-    { "tail_s", 1, "`tail` is per sample for series sampled this many seconds apart or slower; a faster one is judged with tail x interval / tail_s, so its alarms per hour do not grow with the sampling rate (0 = off)" }
+    { "tail", 3e-4, 0, 1, DP_LO_OPEN | DP_HI_OPEN, "anomalous when the short-term surprise is this unlikely under the long-run one" }, \
+    { "learn", 30, 1, 1e9, DP_WHOLE, "samples before judging (and at least learn/2 of a moving series; early verdicts are Student-t calibrated)" }, \
+    { "short", 4, 1, 1e6, 0, "samples averaged into the short-term surprise" }, \
+    { "long", 2000, 1, 1e9, 0, "memory of the long-run surprise distribution (samples)" }, \
+    { "alpha", 0.15, 0, 1, DP_LO_OPEN, "level smoothing of the predictor" }, \
+    { "beta", 0.01, 0, 1, 0, "trend smoothing of the predictor" }, \
+    { "clip", 4, 0, 1e3, DP_LO_OPEN, "errors beyond this many typical errors update the predictor as this many" }, \
+    { "quiet", 30, 0, 1e9, 0, "samples after an anomalous verdict before a new episode may open (fewer once the series is explained as usual for `short` samples)" }, \
+    { "direction", 0, -1, 1, DP_WHOLE, "+1 only high, -1 only low, 0 both" }, \
+    { "drift", 32, 0, 1e9, 0, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" }, \
+    { "peaks", 100, 0, DET_PARAM_MAX, 0, "peaks of the deviate over its 1 % point before their own tail (generalised Pareto) may make verdicts rarer on a heavy-tailed series; also their memory (0 = off)" }, \
+    { "tail_s", 1, 0, 1e9, 0, "`tail` is per sample for series sampled this many seconds apart or slower; a faster one is judged with tail x interval / tail_s, so its alarms per hour do not grow with the sampling rate (0 = off)" }
 enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK_PEAKS, LK_TAIL_S, LK__COUNT };
 
 /* A prediction of one sample: value, prediction, error, typical error, and

@@ -258,8 +258,8 @@ int snapshot_wrap(const struct engine *e, int64_t offset, uint32_t ngpus, const 
 /* ---- load -------------------------------------------------------------- */
 
 /* Checks a rule-state block read back (copied in place, aligned): every
- * episode's flags and every detector's own check; *open gets its open
- * episodes. */
+ * episode's flags and times and every detector's own check; *open gets
+ * its open episodes. */
 static int states_ok(const struct engine *e, const struct rule_set *rs, const unsigned char *blk, uint64_t *open)
 {
     *open = 0;
@@ -267,6 +267,9 @@ static int states_ok(const struct engine *e, const struct rule_set *rs, const un
         const struct episode *ep = (const struct episode *)(blk + rs->off[k]);
         const struct rule_cfg *rc = &e->prof->rules[rs->idx[k]];
         if (ep->open > 1 || ep->id_set > 1 || ep->backoff > 4) return 0;   /* backoff: a shift (episode.c) */
+        if (!gl_time_ok(ep->start) || !gl_time_ok(ep->first_bad) || !gl_time_ok(ep->last_anom) ||
+            !gl_time_ok(ep->last_change))
+            return 0;   /* times the episode subtracts (INT64_MIN overflowed the cooldown) */
         if (rc->ops->check && !rc->ops->check(rc, blk + rs->off[k] + EP_SIZE)) return 0;
         *open += ep->open;
     }
@@ -285,7 +288,8 @@ static const char *load_incident(struct ent_incident *in, struct rd *r)
     in->open_eps = (uint16_t)r_u16(r);
     unsigned nrules = r_u8(r), open = r_u8(r), id_n = r_u8(r), more = r_u8(r), sev = r_u8(r);
     if (r->bad || nrules > INC_RULES || open > 1 || id_n > 254 || sev > 3 || !isfinite(in->peak_risk) ||
-        in->peak_risk < 0 || in->peak_risk > 100 || (!open && in->open_eps))
+        in->peak_risk < 0 || in->peak_risk > 100 || (!open && in->open_eps) || !gl_time_ok(in->start) ||
+        !gl_time_ok(in->last))
         return "an incident is damaged";
     in->nrules = (uint8_t)nrules;
     in->open = (uint8_t)open;
@@ -306,6 +310,7 @@ static const char *load_series(struct engine *e, struct ent *x, struct rd *r, co
     uint32_t nsamples = r_u32(r);
     unsigned has_last = r_u8(r), has_win = r_u8(r);
     if (r->bad || si >= nslots || has_last > 1 || has_win > 1) return "a series is damaged";
+    if (!gl_time_ok(last_ts) || !isfinite(last)) return "a series' time or value is damaged";
     int slot = slot_of[si];
     if (slot < 0) return "a series names a metric this profile cannot track";
     if (x->sidx[slot]) return "a series is there twice";
@@ -363,6 +368,11 @@ static const char *load_ent(struct engine *e, struct host *h, struct rd *r, cons
     x->interval_ms = r_f32(r);
     x->last_seen_ms = e->clock;
     uint64_t present = r_u64(r, 8);
+    /* the times the sample path subtracts from (an INT64_MIN last sample
+     * overflowed the next one's check); a GPU without samples has none */
+    if (!(x->nsamples ? gl_time_ok(x->last_ts) : x->last_ts == INT64_MIN || gl_time_ok(x->last_ts)) ||
+        !gl_time_ok(x->step_ts))
+        return "a GPU's time is damaged";
     if (r->bad || !isfinite(x->pmax) || !isfinite(x->pmin) || !isfinite(x->clk_busy) || !isfinite(x->interval_ms) ||
         x->interval_ms < 0 || x->interval_ms > 1e12f)
         return "a GPU is damaged";
@@ -426,11 +436,16 @@ static const char *load_payload(struct engine *e, int tag, struct rd *r, uint32_
         int64_t block_ts = r_i64(r);
         unsigned have_block = r_u8(r);
         uint32_t nents = r_u32(r);
-        if (r->bad || !name || have_block > 1 || !nents || nents > ngpus - seen) { free(name); return "a host is damaged"; }
+        if (r->bad || !name || have_block > 1 || !nents || nents > ngpus - seen || !gl_time_ok(block_ts)) {
+            free(name);
+            return "a host is damaged";
+        }
         struct host *h = eng_host_get(e, name, tag);
         free(name);
         if (h->nents) return "a host is there twice";
         for (uint32_t k = 0; k < nents; k++) {
+            /* a 64 MiB snapshot takes a while: a stop signal is honoured (the partition is dropped anyway) */
+            if (gl_interrupted && gl_interrupted()) return "interrupted by a signal";
             const char *why = load_ent(e, h, r, slot_of, nslots);
             if (why) return why;
         }

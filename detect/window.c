@@ -1,5 +1,6 @@
 /* window.c - see window.h. */
 #include "window.h"
+#include "../core/common.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -225,7 +226,7 @@ static int float_cmp(const void *a, const void *b)
 int win_import(struct win *w, unsigned cap, uint32_t span_ms, int64_t base_ms, double mean, double m2,
                unsigned since_fix, unsigned n, const uint32_t *tms, const float *v)
 {
-    if (cap < 2 || cap > WIN_CAP || n > cap || !isfinite(mean) || !isfinite(m2) || m2 < 0) return 0;
+    if (cap < 2 || cap > WIN_CAP || n > cap || !isfinite(mean) || !isfinite(m2) || m2 < 0 || !gl_time_ok(base_ms)) return 0;
     for (unsigned k = 0; k < n; k++)
         if (!isfinite(v[k])) return 0;
     win_init(w, cap, span_ms);

@@ -75,7 +75,8 @@ static inline int64_t win_time_at(const struct win *w, unsigned i)
  * a window of that shape from them with the running mean, m2 and push
  * count it had, so it goes on exactly as the original would. win_import
  * returns 0 (w untouched) when they cannot be a window: cap outside
- * 2..WIN_CAP, n > cap, a value or moment not finite, m2 < 0. */
+ * 2..WIN_CAP, n > cap, a value or moment not finite, m2 < 0, a base time
+ * outside gl_time_ok (INT64_MIN overflowed the next push). */
 unsigned win_export(const struct win *w, uint32_t *tms, float *v);
 int win_import(struct win *w, unsigned cap, uint32_t span_ms, int64_t base_ms, double mean, double m2,
                unsigned since_fix, unsigned n, const uint32_t *tms, const float *v);

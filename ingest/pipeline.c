@@ -221,6 +221,7 @@ static void env_revoked(void *ctx, struct source *s, uint32_t lane)
 struct pipeline *pipeline_new(const struct pipeline_opts *o)
 {
     struct pipeline *pl = xcalloc(1, sizeof *pl);
+    gl_interrupted = pipeline_stopping;   /* loaders (a SIGHUP reload) give up on a stop signal */
     pl->o = *o;
     if (!pl->o.max_line) pl->o.max_line = LR_DEFAULT_MAX_LINE;
     pl->o.tail.max_line = pl->o.max_line;

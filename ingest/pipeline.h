@@ -96,8 +96,8 @@ struct source *pipeline_open(struct pipeline *pl, const char *kind, const char *
 size_t pipeline_nsources(const struct pipeline *pl);
 struct source *pipeline_source(const struct pipeline *pl, size_t i);
 
-/* The signal handler of the loop's commands: SIGTERM and SIGINT stop,
- * SIGHUP calls opts.reload at the next turn (install it with sigaction). */
+/* The signal handler of the loop's commands: SIGTERM, SIGINT and SIGQUIT
+ * stop, SIGHUP calls opts.reload at the next turn (install it with sigaction). */
 void pipeline_on_signal(int sig);
 /* 1 once SIGTERM or SIGINT came (or pipeline_stop was called). */
 int pipeline_stopping(void);

@@ -219,7 +219,59 @@ uint64_t parser_fields_dropped(void) { return dropped_total; }
  * take a year-1900 or year-9999 sample as real). */
 #define TS_MIN_MS 0LL
 #define TS_MAX_MS 4102444799999LL
-static uint64_t ts_refused_total;   /* parser_ts_refused */
+static uint64_t ts_refused_total, rounded_total;   /* parser_ts_refused, parser_fields_rounded */
+
+uint64_t parser_fields_rounded(void) { return rounded_total; }
+
+/* What the schema's integer type asks of a fraction in field f: WHOLE_NONE
+ * (the schema types the field as a number: gauges, W, %, degrees, MHz,
+ * MB/s), WHOLE_ROUND (a count or a size in MiB: a unit conversion left a
+ * fraction, the nearest whole number is the value) or WHOLE_ID (an
+ * identifier or a code: a fraction is no identifier, the event is refused).
+ * tests/t_hostile_config.sh checks these lists against the schema. */
+enum whole_kind { WHOLE_NONE, WHOLE_ROUND, WHOLE_ID };
+static const struct { const char *key; size_t len; enum whole_kind kind; } whole_keys[] = {
+#define WK(k, kind) { k, sizeof(k) - 1, kind }
+    WK("gpu.pcie.replay", WHOLE_ROUND), WK("gpu.index", WHOLE_ID), WK("gpu.mig.gpu_instance", WHOLE_ID),
+    WK("gpu.mig.compute_instance", WHOLE_ID), WK("process.pid", WHOLE_ID), WK("gpu.xid.code", WHOLE_ID),
+    WK("gpu.sxid.code", WHOLE_ID), WK("gpu.throttling.reasons", WHOLE_ID), WK("event.severity", WHOLE_ID),
+    WK("log.offset", WHOLE_ID), WK("event.duration", WHOLE_ID),
+#undef WK
+};
+
+static enum whole_kind whole_kind(const struct ev_field *f)
+{
+    size_t n = event_key_len(f);
+    /* sizes (gpu.memory.*_size, gpu.process.memory.used_size) and counts (gpu.ecc.*.count) */
+    if (KEY_ENDS(f->key, n, "_size") || KEY_ENDS(f->key, n, ".count")) return WHOLE_ROUND;
+    for (size_t i = 0; i < GL_ARRAY_LEN(whole_keys); i++)
+        if (whole_keys[i].len == n && !memcmp(whole_keys[i].key, f->key, n)) return whole_keys[i].kind;
+    return WHOLE_NONE;
+}
+
+/* A fraction in a field the schema types as an integer: rounded in place
+ * (counted), or the event refused (the reason in p->err; returns 1). */
+static int whole_numbers(struct parser *p)
+{
+    struct event *ev = &p->ev;
+    for (size_t i = 0; i < ev->nf; i++) {
+        struct ev_field *f = &ev->f[i];
+        if (f->type != EV_NUM || f->v.d == floor(f->v.d) || !isfinite(f->v.d)) continue;
+        enum whole_kind k = whole_kind(f);
+        if (k == WHOLE_ROUND && fabs(f->v.d) < 9e15) {
+            int64_t r = (int64_t)floor(f->v.d + 0.5);   /* an integer on the wire, as the schema types it */
+            f->type = EV_INT;
+            f->v.i = r;
+            rounded_total++;
+        } else if (k == WHOLE_ID) {
+            p->ts_refused++;
+            ts_refused_total++;
+            parser_error(p, RJ_NOT_A_NUMBER, "%s %g is not a whole number (an identifier): event refused", f->key, f->v.d);
+            return 1;
+        }
+    }
+    return 0;
+}
 
 uint64_t parser_ts_refused(void) { return ts_refused_total; }
 
@@ -244,7 +296,7 @@ static int ts_refuse(struct parser *p)
 
 void parser_emit(struct parser *p)
 {
-    if (ts_refuse(p)) return;
+    if (ts_refuse(p) || whole_numbers(p)) return;
     /* every emitted event validates against the schema: an out-of-range
      * field is dropped (the rest kept), counted, and the first 20 said */
     struct event *ev = &p->ev;

@@ -64,7 +64,8 @@ struct parser {
     void *emit_ctx;
     char err[GL_ERRLEN];       /* reason of the last GL_ERROR */
     int err_reason;            /* its enum reject_reason */
-    int ts_refused;            /* events of the current line refused at emission (@timestamp out of range) */
+    int ts_refused;            /* events of the current line refused at emission (@timestamp out of
+                                * range, an identifier that is not a whole number) */
     struct parser_stats stats;
     const char *opt_columns;   /* --columns for header-less CSV (borrowed) */
 };
@@ -98,12 +99,17 @@ struct event *parser_begin(struct parser *p, const struct line_src *src,
  * any other a different id from the same line. */
 struct event *parser_begin_sub(struct parser *p, const struct line_src *src, const char *kind, const char *dataset,
                                const char *line, size_t len, int always_original, uint64_t sub);
-/* Emits p->ev and counts it; an out-of-range field is dropped first, and an
- * @timestamp outside 1970..2099 refuses the event (the line is rejected
- * with RJ_BAD_TIME when it emitted nothing else). */
+/* Emits p->ev and counts it; an out-of-range field is dropped first, a
+ * fraction in a count or size the schema types as an integer is rounded to
+ * the nearest whole number, and an @timestamp outside 1970..2099 or a
+ * fraction in an identifier (gpu.index, a MIG id, process.pid, an Xid
+ * code, the throttle bitmask) refuses the event (the line is rejected, with
+ * RJ_BAD_TIME or RJ_NOT_A_NUMBER, when it emitted nothing else). */
 void parser_emit(struct parser *p);
-/* Events refused for their @timestamp (process-wide). */
+/* Events refused at emission (process-wide). */
 uint64_t parser_ts_refused(void);
+/* Fractions rounded to a whole number at emission (process-wide). */
+uint64_t parser_fields_rounded(void);
 /* Why a line was rejected: the label of gpulog_lines_rejected_total. */
 enum reject_reason {
     RJ_OTHER, RJ_FIELD_COUNT, RJ_NOT_A_NUMBER, RJ_NO_HEADER, RJ_BAD_TIME, RJ_BAD_UNIT, RJ_TOOL_ERROR, RJ_TOO_LONG,

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz/fuzz_*.c) with clang and
 # -fsanitize=fuzzer,address,undefined into build-fuzz/, then runs each for
-# SECONDS (default 60) with -max_len=4096 on a working copy of its corpus.
+# SECONDS (default 60) on a working copy of its corpus, with -max_len the
+# size of its largest committed input (at least 4096: a real 3-GPU state
+# snapshot is 21 KB, and a fuzzer capped below it never reaches the series
+# decoder; tests/test_snapshot_seeds.c keeps those seeds current).
 # New inputs that add coverage are merged back into tests/fuzz/corpus/<name>/
-# when small (<= 1 KiB each, at most FUZZ_MAX_NEW=15 per run, <= 200 files per
-# target); review and commit them.
+# when small (<= 1 KiB each, or a quarter of -max_len where that is larger;
+# at most FUZZ_MAX_NEW=15 per run, <= 200 files per target); review and
+# commit them.
 # Crashing inputs are kept in build-fuzz/artifacts/ and make the script fail.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      e.g. scripts/fuzz.sh 30 dmon kmsg
 set -uo pipefail
@@ -50,9 +54,13 @@ for t in "${targets[@]}"; do
   work=$OUT/scratch/$t
   mkdir -p "$seeds" "$work"
   log=$OUT/fuzz_$t.log
-  echo "== $t: ${SECS}s"
+  # inputs as long as the longest real one (seeds), at least 4096 bytes
+  maxlen=$(find "$seeds" -type f -printf '%s\n' | sort -n | tail -n 1)
+  [ "${maxlen:-0}" -gt 4096 ] || maxlen=4096
+  keep=$(( maxlen / 4 > 1024 ? maxlen / 4 : 1024 ))
+  echo "== $t: ${SECS}s, -max_len=$maxlen"
   rc=0
-  "$bin" -max_len=4096 -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  "$bin" -max_len="$maxlen" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$OUT/artifacts/$t-" "$work" "$seeds" > "$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -n 1 | awk '{print $2}')
@@ -66,18 +74,18 @@ for t in "${targets[@]}"; do
   if [ "$rc" = 0 ]; then
     tmpc=$(mktemp -d "$OUT/merge.XXXXXX")
     cp "$seeds"/* "$tmpc"/ 2>/dev/null
-    "$bin" -merge=1 -max_len=4096 "$tmpc" "$work" > "$OUT/merge_$t.log" 2>&1
+    "$bin" -merge=1 -max_len="$maxlen" "$tmpc" "$work" > "$OUT/merge_$t.log" 2>&1
     have=$(ls "$seeds" | wc -l)
     for f in "$tmpc"/*; do
       b=${f##*/}
       [ -f "$seeds/$b" ] && continue
-      [ "$(stat -c %s "$f")" -le 1024 ] || continue
+      [ "$(stat -c %s "$f")" -le "$keep" ] || continue
       [ "$have" -lt 200 ] && [ "$merged" -lt "${FUZZ_MAX_NEW:-15}" ] || break
       cp "$f" "$seeds/fuzz-$b"; have=$((have + 1)); merged=$((merged + 1))
     done
     rm -rf "$tmpc"
   fi
-  line=$(printf '%-11s %6ss %10s execs %6s edges  status %-3s +%d corpus files' "$t" "$SECS" "${execs:-?}" "${cov:-?}" "$rc" "$merged")
+  line=$(printf '%-11s %6ss %10s execs %6s edges  max_len %-6s status %-3s +%d corpus files' "$t" "$SECS" "${execs:-?}" "${cov:-?}" "$maxlen" "$rc" "$merged")
   summary+=("$line"); echo "   $line"
 done
 echo

@@ -14,6 +14,7 @@
  */
 #include "es_bulk.h"
 #include "es_cli.h"
+#include "../core/config.h"
 #include "../core/metrics.h"
 
 #include <curl/curl.h>
@@ -599,8 +600,8 @@ static int es_curl_setup(struct es_sink *e, char *err, size_t errlen)
 struct sink *sink_es_new(const struct es_conf *ec, sink_settle_fn settle_fn, void *ctx,
                          char *err, size_t errlen)
 {
-    if (!ec || !ec->url || (strncmp(ec->url, "http://", 7) && strncmp(ec->url, "https://", 8))) {
-        snprintf(err, errlen, "es: the URL must start with http:// or https://");
+    if (!ec || !ec->url || !config_url_ok(ec->url)) {
+        snprintf(err, errlen, "es: the URL must be http:// or https:// with a host");
         return NULL;
     }
     const char *ns = ec->ns && *ec->ns ? ec->ns : "default";

@@ -1,5 +1,6 @@
 /* es_bulk.c - see es_bulk.h. */
 #include "es_bulk.h"
+#include "../core/config.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -8,13 +9,7 @@
 
 int es_ns_valid(const char *ns)
 {
-    if (!ns || !*ns || ns[0] == '_') return 0;
-    size_t n = 0;
-    for (const char *p = ns; *p; p++, n++) {
-        char c = *p;
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return 0;
-    }
-    return n <= 100;
+    return config_namespace_ok(ns);   /* the one rule, also config check's */
 }
 
 int es_stream_name(enum sink_stream st, const char *ns, char *out, size_t outlen)

@@ -13,7 +13,7 @@
  * come back, so a response stays small whatever the batch size. */
 #define ES_BULK_PATH "/_bulk?filter_path=errors,items.*.status,items.*.error.type,items.*.error.reason"
 
-/* Checks a data stream namespace: 1..100 chars of [a-z0-9_], no leading '_'.
+/* Checks a data stream namespace: 1..100 chars of [a-z0-9_], no leading '_' (config_namespace_ok).
  * Returns 1 when valid. */
 int es_ns_valid(const char *ns);
 

@@ -85,8 +85,8 @@ int es_cli_finish(struct es_cli *c, char *err, size_t errlen)
      * may have GPULOG_ES_PASSWORD set for something else) */
     if (!c->password && c->conf.user && (env = getenv("GPULOG_ES_PASSWORD")) && *env) c->password = xstrdup(env);
     if (!c->api_key && (env = getenv("GPULOG_ES_API_KEY")) && *env) c->api_key = xstrdup(env);
-    if (c->conf.url && strncmp(c->conf.url, "http://", 7) && strncmp(c->conf.url, "https://", 8)) {
-        snprintf(err, errlen, "--es: the URL must start with http:// or https://");
+    if (c->conf.url && !config_url_ok(c->conf.url)) {
+        snprintf(err, errlen, "--es: the URL must be http:// or https:// with a host");
         return GL_ERROR;
     }
     c->conf.password = c->password;

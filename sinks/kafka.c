@@ -203,7 +203,7 @@ struct sink *sink_kafka_new(const struct kafka_conf *kc, sink_settle_fn settle, 
     for (size_t i = 0; i < kc->nprops; i++) {
         const char *eq = strchr(kc->props[i], '=');
         if (!eq) {
-            snprintf(err, errlen, "kafka: property '%s' is not key=value", kc->props[i]);
+            snprintf(err, errlen, "kafka: property %zu is not key=value", i + 1);   /* never the text: it may be a secret */
             goto fail;
         }
         char *key = xstrndup(kc->props[i], (size_t)(eq - kc->props[i]));

@@ -100,7 +100,7 @@ check(first_error(ALERT) is None, "self-check: an alert validates", str(first_er
 MUTATIONS = [
     ("misspelt key", {"gpu.powr.usage": 1}),
     ("null value", {"gpu.power.usage": None}),
-    ("float where integer", {"gpu.temperature.gpu": 45.5}),
+    ("float where integer", {"gpu.memory.framebuffer.used_size": 45.5}),
     ("percentage above 100", {"gpu.utilization.gpu.pct": 101}),
     ("string number", {"gpu.index": "0"}),
     ("timestamp without ms", {"@timestamp": "2025-11-07T03:15:01Z"}),

@@ -664,9 +664,10 @@ TEST(new_parameters_checked)
         "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.excess\",\"params\":{\"tau_lo\":90}}]}",
         "{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.excess\",\"params\":{\"level_s\":0}}]}",
     };
-    const char *what[] = { "rule gpu.power.cap: alpha", "rule gpu.temp.creep: min_n", "rule gpu.mem.leak: slow_n", "incidents",
-                           "rule gpu.temp.rise: lag", "rule gpu.temp.rise: lag", "rule gpu.temp.excess: tau",
-                           "rule gpu.temp.excess: learn_s" };
+    const char *what[] = { "rule gpu.power.cap: parameter alpha", "rule gpu.temp.creep: parameter min_n",
+                           "rule gpu.mem.leak: parameter slow_n", "incidents", "rule gpu.temp.rise: lag must be below min_n",
+                           "rule gpu.temp.rise: parameter lag must be a whole number", "rule gpu.temp.excess: tau",
+                           "rule gpu.temp.excess: parameter level_s" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char err[256] = "";
         struct profile *p = profile_from_json(bad[i], strlen(bad[i]), err, sizeof err);

@@ -7,6 +7,7 @@
  * (data/demo/dgx-07.dmon.txt, the default GPU profile). */
 #include "test.h"
 #include "../detect/engine.h"
+#include "../detect/engine_int.h"
 #include "../detect/snapshot.h"
 #include "../parsers/parser.h"
 #include "engine_harness.h"
@@ -283,6 +284,99 @@ TEST(other_profile_or_format_refused)
     profile_free(q);
 }
 
+
+/* The GPU gpu of host "n1" (partition TAG) in e, or NULL. */
+static struct ent *find_gpu(struct engine *e, int gpu)
+{
+    for (size_t b = 0; b < e->nhb; b++)
+        for (struct host *h = e->hb[b]; h; h = h->next)
+            for (struct ent *x = h->ents; h->tag == TAG && x; x = x->next)
+                if (x->gpu == gpu) return x;
+    return NULL;
+}
+
+/* The state block of GPU rule id on x (after its episode when det is set). */
+static unsigned char *gpu_rule_state(struct engine *e, struct ent *x, const char *id, int det)
+{
+    for (size_t k = 0; k < e->ent_rules.n; k++)
+        if (!strcmp(e->prof->rules[e->ent_rules.idx[k]].id, id))
+            return (unsigned char *)x->rstate + e->ent_rules.off[k] + (det ? EP_SIZE : 0);
+    return NULL;
+}
+
+/* A time a snapshot holds out of range (issue 27 item 2: a GPU's last
+ * sample or a window's base at INT64_MIN overflowed the next sample's
+ * arithmetic, UBSan in detect/engine.c and detect/window.c) is refused
+ * with a reason; at INT64_MIN + 1 and 2^60 too; 2^53 is taken. */
+TEST(times_out_of_range_refused)
+{
+    struct profile *p = gpu_profile();
+    if (!p) { CHECK(0); return; }
+    static const char *const what[] = { "GPU last sample", "GPU clock step", "series last sample", "window base",
+                                        "host block", "incident start", "episode start", "idle_power state" };
+    static const char *const why[] = { "a GPU's time is damaged", "a GPU's time is damaged",
+                                       "a series' time or value is damaged", "a window is damaged", "a host is damaged",
+                                       "an incident is damaged", "a rule state is damaged", "a rule state is damaged" };
+    const int64_t bad[] = { INT64_MIN, INT64_MIN + 1, (int64_t)1 << 60 };
+    for (size_t f = 0; f < GL_ARRAY_LEN(what); f++)
+        for (size_t b = 0; b < GL_ARRAY_LEN(bad) + 1; b++) {
+            int64_t t = b < GL_ARRAY_LEN(bad) ? bad[b] : GL_TIME_LIMIT;   /* the last: the bound itself, taken */
+            struct engine *a = engine_new(p, NULL, NULL);
+            feed(a, 0, 500);
+            struct ent *x = find_gpu(a, 2);
+            CHECK(x && x->nser && x->ser[0].w && x->inc.open);
+            if (!x || !x->nser || !x->ser[0].w) { engine_free(a); continue; }
+            int64_t *at[] = { &x->last_ts, &x->step_ts, &x->ser[0].last_ts, &x->ser[0].w->base_ms,
+                              &x->host->block_ts, &x->inc.start,
+                              (int64_t *)gpu_rule_state(a, x, "gpu.hang", 0),   /* its episode's start */
+                              (int64_t *)gpu_rule_state(a, x, "gpu.power.idle", 1) };
+            CHECK(at[6] && at[7]);
+            if (!at[6] || !at[7]) { engine_free(a); continue; }
+            *at[f] = t;
+            struct buf snap;
+            buf_init(&snap);
+            char err[256] = "";
+            CHECK_EQ_INT(snapshot_save(a, TAG, 1, &snap, err, sizeof err), GL_OK);
+            struct engine *c = engine_new(p, NULL, NULL);
+            enum snap_refusal r = snapshot_load(c, TAG, snap.p, snap.len, NULL, err, sizeof err);
+            if (t == GL_TIME_LIMIT) {
+                if (r != SNAP_OK) printf("  %s at 2^53: %s\n", what[f], err);
+                CHECK_EQ_INT(r, SNAP_OK);
+            } else {
+                char want[128];
+                snprintf(want, sizeof want, "snapshot: %s", why[f]);
+                if (r == SNAP_OK || strcmp(err, want)) printf("  %s at %lld: %s\n", what[f], (long long)t, r ? err : "taken");
+                CHECK(r == SNAP_CORRUPT && !strcmp(err, want));
+                CHECK_EQ_INT(engine_get_stats(c)->gpus, 0);
+            }
+            feed(c, 500, 520);   /* usable either way (UBSan: no overflow) */
+            engine_free(c);
+            engine_free(a);
+            buf_free(&snap);
+        }
+    /* a GPU that never sent a sample (an Xid naming no known GPU) keeps
+     * INT64_MIN as its last sample time: taken */
+    struct engine *a = engine_new(p, NULL, NULL);
+    feed(a, 0, 100);
+    struct event ev;
+    xid_event(&ev, "n1", T0 + 100000, 79);
+    event_add_str(&ev, "gpu.pci.bus_id", "00000000:99:00.0", 16);
+    engine_feed_tag(a, &ev, TAG);
+    event_free(&ev);
+    struct buf snap;
+    buf_init(&snap);
+    char err[256] = "";
+    CHECK_EQ_INT(snapshot_save(a, TAG, 1, &snap, err, sizeof err), GL_OK);
+    struct engine *c = engine_new(p, NULL, NULL);
+    CHECK_EQ_INT(snapshot_load(c, TAG, snap.p, snap.len, NULL, err, sizeof err), SNAP_OK);
+    CHECK_EQ_INT(engine_get_stats(c)->kernel_events, 0);
+    CHECK(find_gpu(c, -1) && find_gpu(c, -1)->last_ts == INT64_MIN);
+    engine_free(c);
+    engine_free(a);
+    buf_free(&snap);
+    profile_free(p);
+}
+
 static void feed_event(void *ctx, const struct event *ev) { engine_feed_tag(ctx, ev, TAG); }
 
 /* Bytes per GPU of the default GPU profile on the bundled demo trace (8
@@ -335,6 +429,7 @@ int main(void)
     RUN(corrupted_and_truncated_refused);
     RUN(crafted_payload_never_crashes);
     RUN(other_profile_or_format_refused);
+    RUN(times_out_of_range_refused);
     RUN(bytes_per_gpu);
     return TEST_REPORT();
 }

@@ -54,7 +54,9 @@ def mapping_for(name, spec, defs):
     if t == "integer":
         if ref in COUNTER_DEFS or name in COUNTER_INTS:
             return {"type": "long"}
-        return {"type": "float"}          # gauges printed as integers today
+        # gauges (percent, degrees, MHz, MB/s) are "number" in the schema
+        # since issue 27: an integer that is neither is a schema mistake
+        raise SystemExit("gen_templates: integer %s is neither a counter nor a dimension" % name)
     if t == "number":
         return {"type": "float"}
     raise SystemExit("gen_templates: no mapping rule for %s %r" % (name, spec))
