@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "../core/config.h"
 #include "../parsers/fieldname.h"
+#include "../parsers/parser.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -65,7 +66,8 @@ int cli_wants_help(int argc, char **argv)
 int cli_apply_map(const struct gpulog_config *cfg, char *err, size_t errlen)
 {
     const char *const *pairs = (const char *const *)cfg->map.kv;
-    return fn_map_set(pairs, cfg->map.n, err, errlen) == 0 ? GL_OK : GL_ERROR;
+    if (fn_map_set(pairs, cfg->map.n, err, errlen)) return GL_ERROR;
+    return parser_labels_set((const char *const *)cfg->labels.kv, cfg->labels.n, err, errlen) ? GL_ERROR : GL_OK;
 }
 
 const char *cli_host(const char *given)

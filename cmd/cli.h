@@ -49,7 +49,8 @@ char **cli_scrub_argv(int argc, char **argv);
  * answer it before loading any configuration. */
 int cli_wants_help(int argc, char **argv);
 /* Sets the parsers' column map (parsers/fieldname.h) from the `map` key of
- * cfg (--map COL=FIELD). GL_OK, or GL_ERROR with the reason in err. */
+ * cfg (--map COL=FIELD), and the node's labels from `labels` (--label
+ * NAME=VALUE). GL_OK, or GL_ERROR with the reason in err. */
 int cli_apply_map(const struct gpulog_config *cfg, char *err, size_t errlen);
 /* host.name of the events every command writes: given (--host, key host)
  * when it is not empty, else this machine's host name (static storage):

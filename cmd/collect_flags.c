@@ -17,7 +17,7 @@
 #define OUTPUT 3
 
 const char *const collect_keys[] = {
-    "host", "tz", "year", "map", "state_dir", "kafka.brokers", "kafka.topics.metrics", "kafka.topics.events",
+    "host", "tz", "year", "map", "labels", "state_dir", "kafka.brokers", "kafka.topics.metrics", "kafka.topics.events",
     "kafka.properties", "collect.spool_max", "shutdown_timeout", "collect.stale_after", "collect.stats_interval",
     "metrics_addr", "collect.rotate_max_generations", "collect.rotate_max_age", NULL,
 };

@@ -28,7 +28,7 @@
 /* The keys of the configuration table run offers as flags (their flag,
  * text and default come from the key's row, core/config.c). */
 static const char *const run_keys[] = {
-    "detect.config", "detect.profile", "tz", "year", "host", "map", "metrics_addr", "shutdown_timeout", NULL,
+    "detect.config", "detect.profile", "tz", "year", "host", "map", "labels", "metrics_addr", "shutdown_timeout", NULL,
 };
 
 enum { O_CONFIG = 0x100, O_COLUMNS, O_EXEC, O_LIVE, O_NO_LIVE, O_REPORT };

@@ -32,6 +32,12 @@ const struct config_key cfg_table[] = {
       "can guess: COL=FIELD, e.g. temp_f=gpu.temperature.gpu or job=labels.job; COL compared without case, "
       "separators or brackets; FIELD a gpu.* field, gpu.index, host.name, @timestamp, metrics.NAME or labels.NAME; "
       "the unit in COL's name still converts (mem_gib=gpu.memory.framebuffer.used_size)" },
+    { "labels", CONFIG_MAP, "{}", O(labels), NULL, 0, FLAG(0, "label", "NAME=VALUE"),
+      "static labels of this node added to every event as labels.NAME (NAME: lower case letters, digits, '_'), so "
+      "Elasticsearch queries and the fleet stage can filter and group by them: e.g. rack=r12, slurm_cluster=c1, "
+      "slurm_partition=gpu; in Kubernetes the collector's manifest (deploy/kubernetes) sets GPULOG_LABELS to "
+      "k8s_node, k8s_pod and k8s_namespace from the downward API, comma separated; a value the input's own row "
+      "sets wins" },
     { "log.level", CONFIG_ENUM, "info", O(log.level), "debug|info|warn|error", 0, NOFLAG,
       "least severe log level written to stderr" },
     { "log.format", CONFIG_ENUM, "logfmt", O(log.format), "logfmt|json", 0, NOFLAG,

@@ -72,6 +72,7 @@ struct gpulog_config {
     } log;
     struct config_sources sources;
     struct config_map map;      /* map: column name -> schema field (parsers/fieldname.h) */
+    struct config_map labels;   /* labels: NAME=VALUE added to every event as labels.NAME */
     struct {
         char *brokers;
         char *topic_metrics, *topic_events, *topic_anomalies, *topic_deadletter;

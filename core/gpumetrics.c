@@ -253,8 +253,9 @@ void gpumetrics_observe(const struct event *ev)
 
 void gpumetrics_record(const struct event *rec)
 {
-    char ty[8] = "", rule[48] = "", metric[64] = "";
+    char ty[8] = "", rule[48] = "", metric[64] = "", action[16] = "";
     int dummy = 0;
+    gm_copy_str(rec, "anomaly.action", action, sizeof action, &dummy);
     gm_copy_str(rec, "event.type", ty, sizeof ty, &dummy);
     gm_copy_str(rec, "rule.id", rule, sizeof rule, &dummy);
     gm_copy_str(rec, "anomaly.metric", metric, sizeof metric, &dummy);
@@ -286,7 +287,9 @@ void gpumetrics_record(const struct event *rec)
             a->gpu = gpu;
             memcpy(a->rule, rule, sizeof a->rule);
             memcpy(a->metric, metric, sizeof a->metric);
+            a->action[0] = '\0';
         }
+        if (action[0]) memcpy(a->action, action, sizeof a->action);   /* the start record's; changes carry none */
         a->sev = sev;
         a->risk = risk;
     } else {

@@ -53,7 +53,7 @@ struct gm_gpu {
 struct gm_host { char name[64]; int64_t newest_ts; };
 
 struct gm_xid { int host; int code; int sx; char sev[12]; char name[40]; uint64_t n; };
-struct gm_anom { int host; int gpu; char rule[48]; char metric[64]; int sev; double risk; };
+struct gm_anom { int host; int gpu; char rule[48]; char metric[64]; char action[16]; int sev; double risk; };
 
 extern pthread_mutex_t gm_mu;
 extern _Atomic int gm_enabled;

@@ -112,7 +112,7 @@ void gpumetrics_render(struct buf *b, int64_t now_ms)
         buf_printf(b, "} %llu\n", (unsigned long long)gm_xids[i].n);
     }
     static const char *const an[2] = { "gpulog_anomaly_open", "gpulog_anomaly_risk_score" };
-    static const char *const ah[2] = { "1 while an anomaly episode is open (series removed when it ends).",
+    static const char *const ah[2] = { "1 while an anomaly episode is open (series removed when it ends); action: what to do (anomaly.action).",
                                        "Current 0-100 risk score of an open anomaly episode." };
     for (int k = 0; k < 2; k++) {
         header(b, an[k], "gauge", ah[k]);
@@ -128,6 +128,7 @@ void gpumetrics_render(struct buf *b, int64_t now_ms)
             gm_put_label(b, "gpu", gpu, 1);
             gm_put_label(b, "Hostname", gm_hosts[a->host].name, 1);
             gm_put_label(b, "metric", a->metric, 1);
+            gm_put_label(b, "action", a->action, 1);
             buf_puts(b, "} ");
             put_value(b, k ? a->risk : 1);
         }

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include "../parsers/xid_catalog.h"
+
 #include <stdio.h>
 #include <yaml.h>
 #include <stdlib.h>
@@ -95,6 +97,8 @@ void profile_free(struct profile *p)
         free(p->rules[i].metric);
     }
     free(p->rules);
+    for (size_t i = 0; i < p->nactions; i++) free(p->actions[i].key);
+    free(p->actions);
     for (size_t i = 0; i < p->slots.n; i++) free(p->slots.name[i]);
     free(p->name);
     free(p);
@@ -242,6 +246,40 @@ static int compile_rule(struct profile *p, json_t *r, const struct ymarks *M, ch
     return GL_OK;
 }
 
+/* The user's action table ("actions": {"gpu.temp.high": "watch", "xid:79":
+ * "drain_repair"}) into p (after its rules: a key is a rule id of the
+ * profile, or xid:N / sxid:N; a value one of the actions). GL_OK, or
+ * GL_ERROR with FILE:LINE:COL. */
+static int compile_actions(struct profile *p, json_t *acts, const struct ymarks *M, char *err, size_t errlen)
+{
+    if (!acts) return GL_OK;
+    if (!json_is_object(acts)) { cfail(M, acts, err, errlen, "\"actions\" must map rule ids or xid:N to an action"); return GL_ERROR; }
+    const char *k;
+    json_t *v;
+    json_object_foreach(acts, k, v) {
+        enum gl_action a;
+        const char *name = json_string_value(v);
+        if (!name || !gl_action_parse(name, &a)) {
+            cfail(M, v, err, errlen, "action of \"%s\" must be one of none, watch, restart_app, check_cooling, check_power, "
+                  "reset_gpu, reboot_node, drain_repair", k);
+            return GL_ERROR;
+        }
+        int known = 0, code;
+        char tail;
+        if ((sscanf(k, "xid:%d%c", &code, &tail) == 1 || sscanf(k, "sxid:%d%c", &code, &tail) == 1) && code >= 0) known = 1;
+        for (size_t i = 0; !known && i < p->nrules; i++) if (!strcmp(p->rules[i].id, k)) known = 1;
+        if (!known) {
+            cfail(M, v, err, errlen, "\"actions\": \"%s\" is no rule of this profile (nor xid:N / sxid:N)", k);
+            return GL_ERROR;
+        }
+        p->actions = xrealloc(p->actions, (p->nactions + 1) * sizeof *p->actions);
+        p->actions[p->nactions].key = xstrdup(k);
+        p->actions[p->nactions].act = (int)a;
+        p->nactions++;
+    }
+    return GL_OK;
+}
+
 /* Merges the rules of over into base (by id: fields replace, params merge;
  * a rule whose id is new is appended). O(rules): the ids are looked up in
  * a table (a scan of base per rule took 2.7 s for 14,000 rules). */
@@ -303,6 +341,7 @@ static struct profile *compile(json_t *root, const struct ymarks *M, char *err, 
         if (!json_is_object(r)) { cfail(M, r, err, errlen, "rule %zu is not an object", i); profile_free(p); return NULL; }
         if (compile_rule(p, r, M, err, errlen) == GL_ERROR) { profile_free(p); return NULL; }
     }
+    if (compile_actions(p, json_object_get(root, "actions"), M, err, errlen) != GL_OK) { profile_free(p); return NULL; }
     p->sl_power = profile_slot(&p->slots, "gpu.power.usage", 0);
     p->sl_util = profile_slot(&p->slots, "gpu.utilization.gpu.pct", 0);
     p->sl_clock = profile_slot(&p->slots, "gpu.clock.streaming_multiprocessor_frequency", 0);
@@ -426,7 +465,7 @@ static const struct yrange rule_ranges[] = {
     { "severity", 1, 3 }, { "for", 1, 65000 }, { "clear", 1, 65000 },
     { "cooldown_s", 0, 30 * 86400 }, { "change_s", 0, 30 * 86400 },
 };
-static const char *const top_keys[] = { "name", "extends", "rules", "description", "incidents" };
+static const char *const top_keys[] = { "name", "extends", "rules", "description", "incidents", "actions" };
 static const char *const rule_keys[] = { "id", "name", "detector", "metric", "enabled", "params", "description" };
 
 /* Checks o's keys against names[] and ranges[] (numbers in range); 0 if ok. */

@@ -39,14 +39,16 @@ static int health_configure(struct rule_cfg *rc, struct profile_slots *ps, char 
 /* What a finding means: its words, the Xid whose catalog action applies,
  * and the severity. */
 enum finding { F_NONE, F_REMAP_FAILED, F_RETIRED_MANY, F_ECC_UNC, F_REMAP_PENDING, F_RETIRE_PENDING, F_HOT };
-static const struct { const char *what; int xid; int sev; } findings[] = {
-    [F_NONE] = { "", 0, 0 },
-    [F_REMAP_FAILED] = { "needs repair: a row remapping failed", 64, 3 },
-    [F_RETIRED_MANY] = { "needs repair: %.0f pages retired (limit %.0f)", 48, 3 },
-    [F_ECC_UNC] = { "needs a drain and reset: %.0f uncorrectable ECC errors since the last reset", 48, 3 },
-    [F_REMAP_PENDING] = { "needs a reset: a row remap is pending (%.0f correctable, %.0f uncorrectable rows remapped)", 63, 2 },
-    [F_RETIRE_PENDING] = { "needs a reset: a page is pending retirement (applied at the next driver reload or reset)", 63, 2 },
-    [F_HOT] = { "needs its cooling checked: %.0f C, at or above its slowdown temperature %.0f C", 0, 2 },
+static const struct { const char *what; int xid; int sev; enum gl_action act; } findings[] = {
+    [F_NONE] = { "", 0, 0, ACT_NONE },
+    [F_REMAP_FAILED] = { "needs repair: a row remapping failed", 64, 3, ACT_DRAIN_REPAIR },
+    [F_RETIRED_MANY] = { "needs repair: %.0f pages retired (limit %.0f)", 48, 3, ACT_DRAIN_REPAIR },
+    [F_ECC_UNC] = { "needs a drain and reset: %.0f uncorrectable ECC errors since the last reset", 48, 3, ACT_RESET_GPU },
+    [F_REMAP_PENDING] = { "needs a reset: a row remap is pending (%.0f correctable, %.0f uncorrectable rows remapped)", 63, 2,
+                          ACT_RESET_GPU },
+    [F_RETIRE_PENDING] = { "needs a reset: a page is pending retirement (applied at the next driver reload or reset)", 63, 2,
+                           ACT_RESET_GPU },
+    [F_HOT] = { "needs its cooling checked: %.0f C, at or above its slowdown temperature %.0f C", 0, 2, ACT_CHECK_COOLING },
 };
 
 /* The reason of a finding (value: the finding; a[0], a[1]: its figures). */
@@ -89,6 +91,7 @@ static int health_update(const struct rule_cfg *rc, void *st, const struct det_c
                                              "gpu.retired_pages.pending", "gpu.temperature.gpu" };
     o->metric = metric_of[f];
     o->severity = findings[f].sev;
+    o->action = findings[f].act;
     o->excess = findings[f].sev / 3.0;
     o->why = health_why;
     return DET_ANOMALY;

@@ -122,12 +122,26 @@ struct host;
 #define INC_RULES 8
 struct ent_incident {
     int64_t start, last;     /* first episode's start; latest record */
+    int8_t act;              /* the most urgent action of its episodes (enum gl_action, parsers/xid_catalog.h) */
+    char act_why[96];        /* that action's evidence in words */
     uint32_t rule_hash[INC_RULES];   /* rules that took part (hash of the id) */
     float peak_risk;
     int32_t id_hour;         /* UTC hour of the start (the id) */
     uint16_t open_eps;       /* episodes of this GPU open now */
     uint8_t nrules, open, id_n, more;  /* more: rules past INC_RULES */
     int8_t sev;
+};
+
+#define ENT_HIST 8
+#define ENT_PROCS 8          /* processes kept per GPU (the least recently seen goes) */
+
+/* A process seen on a GPU (pmon, compute-apps, an Xid line's pid=/name=, a
+ * process column): who an incident hit. */
+struct ent_proc {
+    int64_t first, last;     /* event times it was seen first and last */
+    int32_t pid;             /* -1 unknown */
+    float sm, mem;           /* SM utilisation (%), framebuffer (MiB); < 0 unknown */
+    char name[32], type[4];  /* process.name (cut), gpu.process.type */
 };
 
 /* One GPU (or the host itself for kernel events without a GPU: gpu -1). */
@@ -157,6 +171,13 @@ struct ent {
     struct ent *next;        /* in the host's list */
     struct ent *lru_prev, *lru_next;   /* in the engine's list, least recently updated first */
     struct ent_incident inc;  /* its episodes grouped (profile key "incidents") */
+    /* the episodes that started on this GPU lately, for the action table's
+     * history (a second Xid 79 within 7 days): key (hash of the rule id, or
+     * of "xid:N"), start; a ring of ENT_HIST */
+    struct { uint32_t key; int64_t ts; } hist[ENT_HIST];
+    uint8_t nhist, hist_pos;
+    struct ent_proc *procs;  /* ENT_PROCS of them, allocated at the first process seen */
+    uint8_t nprocs;
 };
 
 struct host {
@@ -167,6 +188,8 @@ struct host {
     int have_block;
     struct ent *ents;        /* GPUs of this host, ascending index */
     struct ent *hint;        /* the GPU found last (ent_get starts there) */
+    char *labels;            /* the labels.* of its newest event, "key\0value\0..." (at most HOST_LABELS), NULL none */
+    size_t labels_len;
     size_t nents;
     struct host *next;       /* hash chain */
 };
@@ -207,6 +230,7 @@ struct det_out {
     int metric_slot;         /* -1 = the rule's metric */
     const char *metric;      /* overrides the field name when set */
     int xid_code;            /* Xid/SXid code, -1 = none */
+    int action;              /* the detector's own choice of enum gl_action (gpu.health's finding), -1 = none */
     const char *xid_name, *xid_sev, *xid_key;
     /* the reason, formatted only when a record is written (most anomalous
      * verdicts write none): why() from the fields above and the values the
@@ -225,6 +249,7 @@ static inline void det_out_init(struct det_out *o)
     o->value = 0; o->lo = 1; o->hi = 0; o->mean = 0; o->std = -1; o->score = 0; o->excess = 0;
     o->npeers = 0; o->peer_median = 0; o->severity = 0; o->metric_slot = -1; o->metric = NULL;
     o->xid_code = -1; o->xid_name = o->xid_sev = o->xid_key = NULL;
+    o->action = -1;
     o->why = NULL;
     o->a[0] = o->a[1] = o->a[2] = o->a[3] = o->a[4] = o->a[5] = 0;
 }

@@ -160,6 +160,8 @@ static void ent_free(struct engine *e, struct ent *x)
     free(x->uuid);
     free(x->bus_id);
     free(x->model);
+    if (x->procs) e->mem -= ENT_PROCS * sizeof *x->procs;
+    free(x->procs);
     if (x->fold) e->mem -= sizeof *x->fold;
     free(x->fold);
     free(x);
@@ -195,6 +197,7 @@ static void ent_remove(struct engine *e, struct ent *x)
         e->st.hosts--;
         e->mem -= sizeof *h + strlen(h->name) + 1;
         free(h->name);
+        free(h->labels);
         free(h);
     }
 }
@@ -416,6 +419,88 @@ static void run_ent_rules(struct engine *e, struct ent *x, enum det_scope scope,
     }
 }
 
+/* A process that ev shows on GPU x at ts (process.pid / process.name, with
+ * pmon's or compute-apps' use): into x's table (detect/detector.h,
+ * struct ent_proc), the least recently seen out when it is full. 1 when ev
+ * named one. */
+static int note_process(struct engine *e, struct ent *x, const struct event *ev, int64_t ts)
+{
+    double pid = -1, sm = -1, mem = -1;
+    size_t nl = 0, tl = 0;
+    const char *name = event_get_str(ev, "process.name", &nl);
+    int have_pid = event_get_num(ev, "process.pid", &pid);
+    if (!have_pid && !name) return 0;
+    const char *type = event_get_str(ev, "gpu.process.type", &tl);
+    event_get_num(ev, "gpu.process.utilization.sm.pct", &sm);
+    event_get_num(ev, "gpu.process.memory.used_size", &mem);
+    if (!x->procs) {
+        x->procs = xcalloc(ENT_PROCS, sizeof *x->procs);
+        e->mem += ENT_PROCS * sizeof *x->procs;
+    }
+    struct ent_proc *p = NULL;
+    for (unsigned i = 0; i < x->nprocs; i++) {
+        struct ent_proc *q = &x->procs[i];
+        if ((have_pid && q->pid == (int32_t)pid) || (!have_pid && name && !strncmp(q->name, name, nl < 31 ? nl : 31))) {
+            p = q;
+            break;
+        }
+    }
+    if (!p) {
+        if (x->nprocs < ENT_PROCS) {
+            p = &x->procs[x->nprocs++];
+        } else {
+            p = &x->procs[0];
+            for (unsigned i = 1; i < x->nprocs; i++) if (x->procs[i].last < p->last) p = &x->procs[i];
+        }
+        memset(p, 0, sizeof *p);
+        p->first = ts;
+        p->pid = have_pid ? (int32_t)pid : -1;
+        p->sm = p->mem = -1;
+    }
+    if (ts > p->last) p->last = ts;
+    if (ts < p->first) p->first = ts;
+    if (name && nl) snprintf(p->name, sizeof p->name, "%.*s", (int)nl, name);
+    if (type && tl) snprintf(p->type, sizeof p->type, "%.*s", (int)tl, type);
+    if (sm >= 0) p->sm = (float)sm;
+    if (mem >= 0) p->mem = (float)mem;
+    return 1;
+}
+
+#define HOST_LABELS 8
+
+/* The labels.* fields of ev (a node's labels: rack, k8s_node, ...) kept on
+ * its host for the records (at most HOST_LABELS, values cut at 127 bytes);
+ * rebuilt only when they differ from what the host holds. */
+static void host_labels(struct engine *e, struct host *h, const struct event *ev)
+{
+    char buf[HOST_LABELS * 200];
+    size_t o = 0;
+    int n = 0;
+    for (size_t i = 0; i < ev->nf && n < HOST_LABELS; i++) {
+        const struct ev_field *f = &ev->f[i];
+        if (f->type != EV_STR || strncmp(f->key, "labels.", 7)) continue;
+        size_t kl = strlen(f->key), vl = f->v.s.len > 127 ? 127 : f->v.s.len;
+        if (kl > 64 || o + kl + vl + 2 > sizeof buf) continue;
+        memcpy(buf + o, f->key, kl + 1);
+        o += kl + 1;
+        memcpy(buf + o, event_str(ev, f), vl);
+        buf[o + vl] = '\0';
+        o += vl + 1;
+        n++;
+    }
+    if (!o) return;                      /* an event without labels (a kernel line) keeps the host's */
+    if (o == h->labels_len && h->labels && !memcmp(buf, h->labels, o)) return;
+    e->mem += o;
+    e->mem -= h->labels_len;
+    free(h->labels);
+    h->labels = NULL;
+    if (o) {
+        h->labels = xmalloc(o);
+        memcpy(h->labels, buf, o);
+    }
+    h->labels_len = o;
+}
+
 static void feed_kernel(struct engine *e, const struct event *ev, int tag)
 {
     struct host *h = eng_host_get(e, ev->host, tag);
@@ -436,6 +521,8 @@ static void feed_kernel(struct engine *e, const struct event *ev, int tag)
     }
     struct ent *x = eng_ent_get(e, h, gpu);
     e->st.kernel_events++;
+    host_labels(e, h, ev);
+    note_process(e, x, ev, ev->ts_ms);          /* an Xid line's pid= / name= */
     struct det_ctx cx = { .ts = ev->ts_ms, .e = x, .h = h, .slots = &e->prof->slots, .slot = -1, .ev = ev };
     run_ent_rules(e, x, DS_EVENT, &cx, ev->ts_ms);
 }
@@ -683,6 +770,11 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
     if (gf && gf->type == EV_INT) gpu = (int)gf->v.i;
     struct ent *x = eng_ent_get(e, h, gpu);
     int64_t ts = ev->ts_ms;
+    host_labels(e, h, ev);
+    /* a process row (pmon, --query-compute-apps): who is on the GPU, no sample of it */
+    if (note_process(e, x, ev, ts) && !event_get(ev, "gpu.utilization.gpu.pct") && !event_get(ev, "gpu.temperature.gpu") &&
+        !event_get(ev, "gpu.power.usage"))
+        return;
     if (fold_take(e, h, x, ev, ts)) return;
     if (!sample_time_ok(e, h, x, ts)) return;
     sample_values(e, x, ev);
@@ -776,6 +868,7 @@ void engine_free(struct engine *e)
             struct ent *x = h->ents;
             while (x) { struct ent *nx = x->next; ent_free(e, x); x = nx; }
             free(h->name);
+            free(h->labels);
             free(h);
             h = nh;
         }

@@ -35,6 +35,9 @@ struct profile {
     int64_t idle_evict_ms, ooo_tol_ms, gap_ms;
     int64_t resolution_ms;            /* rows of a GPU within one such step fold into one sample; 0 = same stamp only */
     int incidents;                    /* group a GPU's overlapping episodes into gpu.incident records */
+    /* the user's action table (key "actions"): "rule.id" or "xid:N" -> enum gl_action */
+    struct { char *key; int act; } *actions;
+    size_t nactions;
     /* derived by profile_finish */
     int star;                         /* has rules on "*" */
     int sl_power, sl_util, sl_clock;  /* slots for the learned references */

@@ -2,6 +2,7 @@
  * engine.h); the engine's types are in engine_int.h. */
 #include "engine_int.h"
 #include "incident.h"
+#include "action.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -82,6 +83,12 @@ void eng_alert_head(struct event *r, const struct ent *x, int type, const char *
     event_add_int(r, "event.severity", sev);
     if (x->gpu >= 0) event_add_int(r, "gpu.index", x->gpu);
     if (x->uuid) event_add_str(r, "gpu.uuid", x->uuid, strlen(x->uuid));
+    /* the node's labels (rack, k8s_node, slurm_cluster, ...), for queries and the fleet stage */
+    for (const char *p = x->host->labels, *lend = p ? p + x->host->labels_len : NULL; p && p < lend;) {
+        const char *k = p, *v = k + strlen(k) + 1;
+        event_add_str(r, k, v, strlen(v));
+        p = v + strlen(v) + 1;
+    }
 }
 
 struct event *eng_alert_begin(struct engine *e, const struct ent *x, const char *dataset, int64_t ts)
@@ -153,11 +160,20 @@ void eng_emit_record(struct engine *e, int type, const struct rule_cfg *rc, stru
         det_reason(o, x, rc->name, reason, sizeof reason);
     }
     event_add_str(r, "event.reason", reason, strlen(reason));
+    /* what to do: chosen when the episode starts (action.c) */
+    enum gl_action act = ACT_NONE;
+    char act_why[96] = "";
+    if (type == REC_START) {
+        act = action_choose(e, x, rc, o, ep->start, act_why, sizeof act_why);
+        const char *an = gl_action_name(act);
+        event_add_str(r, "anomaly.action", an, strlen(an));
+        event_add_str(r, "anomaly.action_reason", act_why, strlen(act_why));
+    }
     if (type == REC_START) e->st.starts++;
     else if (type == REC_CHANGE) e->st.changes++;
     else e->st.ends++;
     if (e->emit) e->emit(e->emit_ctx, r);
-    inc_note(e, x, type, rc, ep->start, reason, risk, sev, ts);
+    inc_note(e, x, type, rc, ep->start, reason, risk, sev, ts, act, act_why);
 }
 
 /* Applies one verdict to the rule's episode. */

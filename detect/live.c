@@ -9,7 +9,7 @@
 
 /* One incident as its records told it (rule.id gpu.incident). */
 struct live_inc {
-    char id[33], host[64], start[25], rules[256], reason[320];
+    char id[33], host[64], start[25], rules[256], reason[320], act[24];
     int gpu, open;
     double peak, dur;
 };
@@ -44,10 +44,12 @@ static const char *fstr(const struct event *ev, const char *k, char *buf, size_t
     return buf;
 }
 
-/* An incident's start or end record: kept in l's ring (an end finds its
- * start by incident id; an end whose start went by is added as it is). */
-static void note_incident(struct live *l, const struct event *rec, int start)
+/* An incident's start (mode 1), change (2: its action raised) or end (0)
+ * record: kept in l's ring (a change or an end finds its start by incident
+ * id; one whose start went by is added as it is). */
+static void note_incident(struct live *l, const struct event *rec, int mode)
 {
+    int start = mode == 1;
     char id[33];
     fstr(rec, "anomaly.incident_id", id, sizeof id);
     struct live_inc *in = NULL;
@@ -60,12 +62,14 @@ static void note_incident(struct live *l, const struct event *rec, int start)
         memset(in, 0, sizeof *in);
         snprintf(in->id, sizeof in->id, "%s", id);
         fstr(rec, "event.reason", in->reason, sizeof in->reason);
-        in->open = start;
-        l->inc_open += (uint64_t)start;
-    } else if (in->open) {
+        in->open = start || mode == 2;
+        l->inc_open += (uint64_t)in->open;
+    } else if (in->open && mode == 0) {
         in->open = 0;
         if (l->inc_open) l->inc_open--;
     }
+    char act[24];
+    if (*fstr(rec, "anomaly.action", act, sizeof act)) memcpy(in->act, act, sizeof act);
     snprintf(in->host, sizeof in->host, "%s", rec->host ? rec->host : "");   /* a header field, not among the fields */
     fstr(rec, "event.start", in->start, sizeof in->start);
     fstr(rec, "anomaly.rules", in->rules, sizeof in->rules);
@@ -87,10 +91,18 @@ void live_record(struct live *l, const struct event *rec)
     event_get_num(rec, "event.risk_score", &risk);
     if (rec->dataset && !strcmp(rec->dataset, "gpu.incident")) {
         /* incidents apart from the rules' anomalies, and louder */
-        int st = !strcmp(ty, "start");
-        fprintf(l->out, "%.19s  %s risk %3.0f  %s\n", ts,
-                st ? "\033[1;7;31mINCIDENT\033[0m          " : "\033[1;32mINCIDENT OVER\033[0m     ", risk, reason);
-        note_incident(l, rec, st);
+        int st = !strcmp(ty, "start"), ch = !strcmp(ty, "change");
+        char act[64] = "", actwhy[120] = "";
+        fstr(rec, "anomaly.action", act, sizeof act);
+        fstr(rec, "anomaly.action_reason", actwhy, sizeof actwhy);
+        if (ch) {
+            fprintf(l->out, "%.19s  %s risk %3.0f  %s\n", ts, "\033[1;31mINCIDENT MORE\033[0m     ", risk, reason);
+        } else {
+            fprintf(l->out, "%.19s  %s risk %3.0f  %s\n", ts,
+                    st ? "\033[1;7;31mINCIDENT\033[0m          " : "\033[1;32mINCIDENT OVER\033[0m     ", risk, reason);
+            if (st && act[0]) fprintf(l->out, "%19s  %-18s -> %s (%s)\n", "", "", act, actwhy);
+        }
+        note_incident(l, rec, st ? 1 : ch ? 2 : 0);
         fflush(l->out);
         return;
     }
@@ -124,8 +136,8 @@ static void draw_incidents(struct live *l, int open_only)
             char what[32];
             if (in->open) snprintf(what, sizeof what, "OPEN");
             else snprintf(what, sizeof what, "over after %.0f s", in->dur);
-            fprintf(l->out, "  %-14s GPU %-2d since %.19s  %-18s peak risk %3.0f  %s\n", in->host, in->gpu, in->start,
-                    what, in->peak, in->rules[0] ? in->rules : in->reason);
+            fprintf(l->out, "  %-14s GPU %-2d since %.19s  %-18s peak risk %3.0f  %s%s%s\n", in->host, in->gpu, in->start,
+                    what, in->peak, in->rules[0] ? in->rules : in->reason, in->act[0] ? "  -> " : "", in->act);
         }
     if (l->ninc > n) fprintf(l->out, "  (%llu earlier incidents not listed)\n", (unsigned long long)(l->ninc - n));
 }

@@ -59,6 +59,9 @@ void report_free(struct report *r)
             free(v[i].name);
             free(v[i].reason);
             free(v[i].rules);
+            free(v[i].action);
+            free(v[i].action_why);
+            free(v[i].procs);
         }
     }
     free(r->incs);
@@ -383,6 +386,16 @@ void report_record(struct report *r, const struct event *rec)
     if (inc) {
         free(p->rules);
         p->rules = rep_strdup_field(rec, "anomaly.rules");
+        if (event_get_str(rec, "anomaly.action", &n)) {         /* the latest: raised by a change record */
+            free(p->action);
+            free(p->action_why);
+            p->action = rep_strdup_field(rec, "anomaly.action");
+            p->action_why = rep_strdup_field(rec, "anomaly.action_reason");
+        }
+        if (event_get_str(rec, "anomaly.processes", &n)) {
+            free(p->procs);
+            p->procs = rep_strdup_field(rec, "anomaly.processes");
+        }
     }
     if (sev > p->sev) p->sev = sev;
     if (rec->ts_ms > p->end) p->end = rec->ts_ms;

@@ -209,6 +209,21 @@ static void rep_html_row(struct buf *h, const struct rep_ep *p, long ep, int man
     }
     buf_puts(h, "</td><td>");
     rep_h(h, p->reason);
+    if (p->action) {                      /* an incident: what to do, and who was on the GPU */
+        buf_puts(h, "<br><b class=\"act\">Action: ");
+        rep_h(h, p->action);
+        buf_puts(h, "</b>");
+        if (p->action_why && *p->action_why) {
+            buf_puts(h, " <small>(");
+            rep_h(h, p->action_why);
+            buf_puts(h, ")</small>");
+        }
+    }
+    if (p->procs) {
+        buf_puts(h, "<br><small class=\"procs\">Processes: ");
+        rep_h(h, p->procs);
+        buf_puts(h, "</small>");
+    }
     buf_puts(h, "</td><td class=\"nw\">");
     rep_ts(h, p->start);
     buf_puts(h, "</td><td class=\"nw\">");

@@ -43,6 +43,7 @@ struct rep_ent {
 
 struct rep_ep {                /* an episode, or an incident (rules: its anomaly.rules) */
     char *host, *rule, *name, *reason, *rules;
+    char *action, *action_why, *procs;   /* an incident's anomaly.action, its reason, anomaly.processes */
     int gpu;                  /* -1: not about one GPU */
     int64_t start, end;
     int open, sev;

@@ -1,5 +1,6 @@
 /* snapshot.c - see snapshot.h; the engine's types are in engine_int.h. */
 #include "snapshot.h"
+#include "../parsers/xid_catalog.h"
 #include "engine_int.h"
 
 #include <math.h>
@@ -151,6 +152,19 @@ static void save_incident(const struct ent_incident *in, struct buf *b)
     w_u8(b, in->more);
     w_u8(b, (unsigned)(uint8_t)in->sev);
     for (unsigned i = 0; i < in->nrules && i < INC_RULES; i++) w_u32(b, in->rule_hash[i]);
+    w_u8(b, (unsigned)(uint8_t)in->act);
+    w_str(b, in->act_why);
+}
+
+/* The GPU's episode history of the action table (detect/action.c). */
+static void save_hist(const struct ent *x, struct buf *b)
+{
+    w_u8(b, x->nhist);
+    w_u8(b, x->hist_pos);
+    for (unsigned i = 0; i < x->nhist && i < ENT_HIST; i++) {
+        w_u32(b, x->hist[i].key);
+        w_i64(b, x->hist[i].ts);
+    }
 }
 
 static void save_ent(const struct engine *e, const struct ent *x, struct buf *b)
@@ -172,6 +186,7 @@ static void save_ent(const struct engine *e, const struct ent *x, struct buf *b)
     w_u32(b, (uint32_t)e->ent_rules.size);
     if (e->ent_rules.size) buf_append(b, x->rstate, e->ent_rules.size);
     save_incident(&x->inc, b);
+    save_hist(x, b);
     w_u16(b, (unsigned)x->nser);
     for (size_t i = 0; i < x->nser; i++) save_series(e, &x->ser[i], b);
 }
@@ -297,7 +312,28 @@ static const char *load_incident(struct ent_incident *in, struct rd *r)
     in->more = (uint8_t)more;
     in->sev = (int8_t)sev;
     for (unsigned i = 0; i < nrules; i++) in->rule_hash[i] = r_u32(r);
+    unsigned act = r_u8(r);
+    char *why = r_str(r);
+    if (r->bad || (act >= ACT__N && act != 255)) { free(why); return "an incident is damaged"; }
+    in->act = (int8_t)(act == 255 ? -1 : (int)act);
+    snprintf(in->act_why, sizeof in->act_why, "%s", why ? why : "");
+    free(why);
     return r->bad ? "an incident is damaged" : NULL;
+}
+
+/* Reads x's episode history back; NULL or why it is refused. */
+static const char *load_hist(struct ent *x, struct rd *r)
+{
+    unsigned n = r_u8(r), pos = r_u8(r);
+    if (r->bad || n > ENT_HIST || pos >= ENT_HIST) return "a GPU's history is damaged";
+    x->nhist = (uint8_t)n;
+    x->hist_pos = (uint8_t)pos;
+    for (unsigned i = 0; i < n; i++) {
+        x->hist[i].key = r_u32(r);
+        x->hist[i].ts = r_i64(r);
+        if (!gl_time_ok(x->hist[i].ts)) return "a GPU's history is damaged";
+    }
+    return r->bad ? "a GPU's history is damaged" : NULL;
 }
 
 /* Reads one series of x; slot_of maps the snapshot's metric names to slots. */
@@ -392,6 +428,7 @@ static const char *load_ent(struct engine *e, struct host *h, struct rd *r, cons
     e->st.open += open;
     const char *why = load_incident(&x->inc, r);
     if (why) return why;
+    if ((why = load_hist(x, r))) return why;
     unsigned nser = r_u16(r);
     if (r->bad || nser > ENG_MAX_SLOTS) return "a GPU is damaged";
     for (unsigned i = 0; i < nser; i++) {

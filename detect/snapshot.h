@@ -30,7 +30,7 @@
 
 #include "engine.h"
 
-#define SNAP_FORMAT 2       /* 2: a GPU's incident after its rule states */
+#define SNAP_FORMAT 3       /* 2: a GPU's incident after its rule states; 3: its action, the GPU's history */
 #define SNAP_HEADER 40
 #define SNAP_MAX_RAW (64u << 20)
 

@@ -294,8 +294,48 @@ static int ts_refuse(struct parser *p)
     return 1;
 }
 
+#define LABELS_MAX 16
+
+/* The node's labels (parser_labels_set): key "labels.NAME", value. */
+static struct { char key[72]; char val[128]; size_t vlen; } node_labels[LABELS_MAX];
+static size_t n_node_labels;
+
+int parser_labels_set(const char *const *kv, size_t n, char *err, size_t errlen)
+{
+    n_node_labels = 0;
+    if (n > LABELS_MAX) { snprintf(err, errlen, "labels: at most %d", LABELS_MAX); return -1; }
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(kv[i], '=');
+        size_t kl = eq ? (size_t)(eq - kv[i]) : 0;
+        int ok = eq && kl > 0 && kl <= 60;
+        for (size_t j = 0; ok && j < kl; j++) {
+            char c = kv[i][j];
+            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) ok = 0;
+        }
+        if (!ok || !eq[1] || strlen(eq + 1) >= sizeof node_labels[0].val) {
+            snprintf(err, errlen, "label '%.60s': want NAME=VALUE, NAME of lower case letters, digits and '_', a value of 1 "
+                     "to 127 bytes", kv[i]);
+            n_node_labels = 0;
+            return -1;
+        }
+        snprintf(node_labels[n_node_labels].key, sizeof node_labels[0].key, "labels.%.*s", (int)kl, kv[i]);
+        snprintf(node_labels[n_node_labels].val, sizeof node_labels[0].val, "%s", eq + 1);
+        node_labels[n_node_labels].vlen = strlen(eq + 1);
+        n_node_labels++;
+    }
+    return 0;
+}
+
+/* Adds the node's labels that ev does not set itself. */
+static void add_node_labels(struct event *ev)
+{
+    for (size_t i = 0; i < n_node_labels; i++)
+        if (!event_get(ev, node_labels[i].key)) event_add_str(ev, node_labels[i].key, node_labels[i].val, node_labels[i].vlen);
+}
+
 void parser_emit(struct parser *p)
 {
+    if (n_node_labels) add_node_labels(&p->ev);
     if (ts_refuse(p) || whole_numbers(p)) return;
     /* every emitted event validates against the schema: an out-of-range
      * field is dropped (the rest kept), counted, and the first 20 said */

@@ -108,6 +108,12 @@ struct event *parser_begin_sub(struct parser *p, const struct line_src *src, con
 void parser_emit(struct parser *p);
 /* Events refused at emission (process-wide). */
 uint64_t parser_ts_refused(void);
+/* The node's static labels (config key `labels`, --label NAME=VALUE):
+ * process-wide like the time zone; parser_emit adds each as labels.NAME to
+ * every event that does not set it itself. n "NAME=VALUE" texts (copied);
+ * a NAME that is not lower case letters, digits and '_' is refused in err.
+ * 0, or -1. */
+int parser_labels_set(const char *const *kv, size_t n, char *err, size_t errlen);
 /* Fractions rounded to a whole number at emission (process-wide). */
 uint64_t parser_fields_rounded(void);
 /* Why a line was rejected: the label of gpulog_lines_rejected_total. */

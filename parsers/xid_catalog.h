@@ -12,6 +12,23 @@
 
 enum xid_sev { XID_SEV_INFO = 1, XID_SEV_WARNING = 2, XID_SEV_CRITICAL = 3 };
 
+/* What an operator does about a fault, least first (an incident's action
+ * is the last of its episodes' in this order): watching, the facility's
+ * checks (power, then cooling), then what disrupts more and more work
+ * (the application, the GPU, the node, the hardware's service). The
+ * vocabulary of anomaly.action and of the action table (detect/action.c). */
+enum gl_action {
+    ACT_NONE, ACT_WATCH, ACT_CHECK_POWER, ACT_CHECK_COOLING, ACT_RESTART_APP, ACT_RESET_GPU, ACT_REBOOT_NODE,
+    ACT_DRAIN_REPAIR, ACT__N
+};
+/* "none", "watch", "check_power", "check_cooling", "restart_app",
+ * "reset_gpu", "reboot_node", "drain_repair" (static). */
+const char *gl_action_name(enum gl_action a);
+/* In words: "restart the application", "drain and send for repair", ... */
+const char *gl_action_text(enum gl_action a);
+/* The action named s (one of the names above); 1 and *a, else 0. */
+int gl_action_parse(const char *s, enum gl_action *a);
+
 struct xid_info {
     int lo, hi;              /* code range, inclusive (lo == hi for one code) */
     const char *name;        /* short human name, e.g. "GPU memory page fault" */
@@ -19,6 +36,7 @@ struct xid_info {
                               * nvlink, bus, power, thermal, firmware */
     enum xid_sev sev;        /* catalog severity */
     const char *action;      /* usual operator action */
+    enum gl_action act;      /* that action in the vocabulary: the first step it names */
 };
 
 /* Returns the catalog entry for Xid code, or NULL if unknown/unused. */

@@ -63,7 +63,7 @@ for line in open(sys.argv[2]):
                                                   if inc else ("anomaly.metric", "anomaly.value")):
         assert k in r, (k, line)
     assert r["event.kind"] == "alert" and r["event.dataset"] == ("gpu.incident" if inc else "gpu.anomaly")
-    assert not inc or (r["rule.id"] == "gpu.incident" and r["event.type"] in ("start", "end")), line
+    assert not inc or (r["rule.id"] == "gpu.incident" and r["event.type"] in ("start", "change", "end")), line
     assert 0 <= r["event.risk_score"] <= 100 and r["event.severity"] in (1, 2, 3)
     for e in v.iter_errors(r):
         bad += 1
@@ -107,6 +107,8 @@ for i, r in enumerate(recs):
             assert g not in inc_open, ("two open incidents", g)
             inc_open[g] = r["anomaly.incident_id"]
             n_inc += 1
+        elif r["event.type"] == "change":    # its action raised by a later episode
+            assert inc_open.get(g) == r["anomaly.incident_id"], ("change of an incident not open", r)
         else:
             assert inc_open.get(g) == r["anomaly.incident_id"], ("end of an incident not open", r)
             assert not eps_open.get(g), ("incident over while episodes are open", eps_open.get(g))

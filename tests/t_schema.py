@@ -127,7 +127,8 @@ errs = [first_error(d) for d in incs if first_error(d)]
 check(r.returncode == 0 and len(incs) >= 2 and not errs, "the demo's %d incident records validate" % len(incs), errs[:2])
 for name, change in (("incident without its id", "anomaly.incident_id"), ("incident without rules", "anomaly.rules"),
                      ("incident with an episode's rule.id", {"rule.id": "gpu.temp.high"}),
-                     ("incident change record", {"event.type": "change"})):
+                     ("incident record of another type", {"event.type": "updated"}),
+                     ("incident with an action outside the table", {"anomaly.action": "panic"})):
     doc = dict(incs[0]) if incs else {}
     if isinstance(change, str):
         doc.pop(change, None)

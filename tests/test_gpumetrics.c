@@ -254,6 +254,7 @@ static void rec(struct event *ev, const char *type, const char *rule, int gpu, i
     event_add_int(ev, "event.severity", sev);
     event_add_int(ev, "gpu.index", gpu);
     event_add_str(ev, "anomaly.metric", "gpu.temperature.gpu", 19);
+    if (!strcmp(type, "start")) event_add_str(ev, "anomaly.action", "check_cooling", 13);   /* only starts carry it */
 }
 
 TEST(anomalies_open_and_counted)
@@ -267,13 +268,13 @@ TEST(anomalies_open_and_counted)
     rec(&ev, "start", "hang", 1, 3, 80);
     gpumetrics_record(&ev);
     render(gl_now_ms());
-    CHECK(has_line("gpulog_anomaly_open{rule_id=\"thermal\",severity=\"2\",gpu=\"5\",Hostname=\"dgx-7\",metric=\"gpu.temperature.gpu\"} 1"));
-    CHECK(has_line("gpulog_anomaly_risk_score{rule_id=\"thermal\",severity=\"2\",gpu=\"5\",Hostname=\"dgx-7\",metric=\"gpu.temperature.gpu\"} 55"));
+    CHECK(has_line("gpulog_anomaly_open{rule_id=\"thermal\",severity=\"2\",gpu=\"5\",Hostname=\"dgx-7\",metric=\"gpu.temperature.gpu\",action=\"check_cooling\"} 1"));
+    CHECK(has_line("gpulog_anomaly_risk_score{rule_id=\"thermal\",severity=\"2\",gpu=\"5\",Hostname=\"dgx-7\",metric=\"gpu.temperature.gpu\",action=\"check_cooling\"} 55"));
     CHECK_EQ_INT(metrics_get(M_ANOMALIES, "thermal"), 1);
     rec(&ev, "change", "thermal", 5, 3, 90);
     gpumetrics_record(&ev);
     render(gl_now_ms());
-    CHECK(has_line("gpulog_anomaly_risk_score{rule_id=\"thermal\",severity=\"3\",gpu=\"5\",Hostname=\"dgx-7\",metric=\"gpu.temperature.gpu\"} 90"));
+    CHECK(has_line("gpulog_anomaly_risk_score{rule_id=\"thermal\",severity=\"3\",gpu=\"5\",Hostname=\"dgx-7\",metric=\"gpu.temperature.gpu\",action=\"check_cooling\"} 90"));   /* kept from the start */
     CHECK_EQ_INT(count_samples("gpulog_anomaly_open"), 2);
     CHECK_EQ_INT(metrics_get(M_ANOMALIES, "thermal"), 1);
     rec(&ev, "end", "thermal", 5, 3, 90);

@@ -92,6 +92,8 @@ ANOMALY_KNOWN = {
     "anomaly.incident_id": dict(KEYWORD), "anomaly.episode_id": dict(KEYWORD), "anomaly.rules": dict(KEYWORD),
     "anomaly.rule_count": {"type": "long"}, "anomaly.duration_s": {"type": "double"},
     "anomaly.peak_risk_score": {"type": "double"},
+    "anomaly.action": dict(KEYWORD), "anomaly.action_reason": dict(KEYWORD), "anomaly.processes": dict(KEYWORD),
+    "anomaly.process_count": {"type": "long"},
 }
 
 
