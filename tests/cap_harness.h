@@ -1,8 +1,12 @@
 /*
  * cap_harness.h - shared by the detector tests (test_detectors.c,
  * test_episode_end.c): an engine whose records (episodes; incidents are
- * skipped) are captured as NDJSON and, for the first 64, field by field.
- * Header-only; everything is static inline.
+ * skipped) are captured as NDJSON and, for the first CAP_RECORDS, field by
+ * field. A record beyond those fails the running test (once, saying so):
+ * a check such as "no start on GPU 3" must not pass because the record was
+ * never looked at. A reader that only wants the first few records and
+ * checks that it got them (lk_run_prof) sets prefix_ok. Header-only;
+ * everything is static inline.
  */
 #ifndef GPULOG_TEST_CAP_HARNESS_H
 #define GPULOG_TEST_CAP_HARNESS_H
@@ -14,17 +18,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#define CAP_RECORDS 64
+
 struct cap {
     struct buf out;
-    int n[3];                 /* start, change, end */
-    int64_t ts[64];           /* @timestamp of each record */
-    int64_t start_field[64];  /* event.start */
-    int gpu[64];
-    char type[64][8];
-    char rule[64][32];
-    char metric[64][64];
-    double value[64];
+    int n[3];                          /* start, change, end */
+    int64_t ts[CAP_RECORDS];           /* @timestamp of each record */
+    int64_t start_field[CAP_RECORDS];  /* event.start */
+    int gpu[CAP_RECORDS];
+    char type[CAP_RECORDS][8];
+    char rule[CAP_RECORDS][32];
+    char metric[CAP_RECORDS][64];
+    double value[CAP_RECORDS];
     int nrec;
+    int overflow;                      /* records not captured field by field */
+    int prefix_ok;                     /* 1: overflow is not a failure (the reader checks) */
 };
 
 static inline void cap_emit(void *ctx, const struct event *r)
@@ -38,7 +46,13 @@ static inline void cap_emit(void *ctx, const struct event *r)
     const char *t = event_get_str(r, "event.type", &n);
     int k = !strncmp(t, "start", n) ? 0 : !strncmp(t, "change", n) ? 1 : 2;
     c->n[k]++;
-    if (c->nrec < 64) {
+    if (c->nrec >= CAP_RECORDS) {
+        if (!c->overflow++ && !c->prefix_ok) {
+            test_cur_failed = 1;
+            printf("  cap_harness.h: %s: a record beyond the %d captured field by field: raise CAP_RECORDS\n",
+                   test_cur_name, CAP_RECORDS);
+        }
+    } else {
         int i = c->nrec++;
         c->ts[i] = r->ts_ms;
         snprintf(c->type[i], 8, "%.*s", (int)n, t);

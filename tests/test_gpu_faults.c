@@ -12,10 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Start and end records per (rule, GPU), and the time of the first start. */
+/* Start and end records per (rule, GPU), and the time of the first start.
+ * A record of a pair beyond TALLY_PAIRS fails the running test (once,
+ * saying so): "no episode on GPU X" must not pass because it was dropped. */
+#define TALLY_PAIRS 48
+
 struct tally {
-    struct { char rule[32]; int gpu, starts, ends; int64_t first_ts; } r[48];
+    struct { char rule[32]; int gpu, starts, ends; int64_t first_ts; } r[TALLY_PAIRS];
     int n;
+    int overflow;   /* records of pairs not kept */
     char last_incident_end[480];
 };
 
@@ -32,7 +37,14 @@ static void tally_emit(void *ctx, const struct event *ev)
     int i = 0;
     while (i < t->n && !(t->r[i].gpu == (int)g && strlen(t->r[i].rule) == m && !strncmp(t->r[i].rule, rid, m))) i++;
     if (i == t->n) {
-        if (t->n == 48) return;
+        if (t->n == TALLY_PAIRS) {
+            if (!t->overflow++) {
+                test_cur_failed = 1;
+                printf("  test_gpu_faults.c: %s: records of more than %d (rule, GPU) pairs: raise TALLY_PAIRS\n",
+                       test_cur_name, TALLY_PAIRS);
+            }
+            return;
+        }
         t->n++;
         snprintf(t->r[i].rule, sizeof t->r[i].rule, "%.*s", (int)m, rid);
         t->r[i].gpu = (int)g;
@@ -676,8 +688,35 @@ TEST(new_parameters_checked)
     }
 }
 
+/* The tally itself: a record of a (rule, GPU) pair beyond TALLY_PAIRS fails
+ * the test that made it (here: the failure is taken back once seen). */
+TEST(tally_overflow_fails_the_test)
+{
+    struct tally t;
+    memset(&t, 0, sizeof t);
+    struct event ev;
+    int before = test_cur_failed, within = 0;
+    for (int g = 0; g <= TALLY_PAIRS; g++) {
+        event_init(&ev);
+        ev.ts_ms = T0 + g * 1000;
+        event_add_str(&ev, "event.type", "start", 5);
+        event_add_str(&ev, "rule.id", "gpu.temp.high", 13);
+        event_add_num(&ev, "gpu.index", g);
+        tally_emit(&t, &ev);
+        event_free(&ev);
+        if (g == TALLY_PAIRS - 1) within = test_cur_failed;
+    }
+    int flagged = test_cur_failed;
+    test_cur_failed = before;
+    CHECK_EQ_INT(within, 0);
+    CHECK_EQ_INT(flagged, 1);
+    CHECK_EQ_INT(t.n, TALLY_PAIRS);
+    CHECK_EQ_INT(t.overflow, 1);
+}
+
 int main(void)
 {
+    RUN(tally_overflow_fails_the_test);
     RUN(job_start_loading_is_not_a_leak);
     RUN(chunky_leak_is_caught);
     RUN(idle_power_relative_to_idle_level);
