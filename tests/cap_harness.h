@@ -1,5 +1,5 @@
 /*
- * cap_harness.h - shared by the detector tests (test_detectors.c,
+ * cap_harness.h - shared by the detector tests (test_detectors.c, test_gpu_faults.c,
  * test_episode_end.c): an engine whose records (episodes; incidents are
  * skipped) are captured as NDJSON and, for the first CAP_RECORDS, field by
  * field. A record beyond those fails the running test (once, saying so):
@@ -83,6 +83,34 @@ static inline void cap_done(struct engine *e, struct profile *p, struct cap *c)
     engine_free(e);
     profile_free(p);
     buf_free(&c->out);
+}
+
+/* Hands emit(ctx, record) n episode-start records of gpu.temp.high, record
+ * i on GPU i % gpus at i seconds after T0 (for tests of the record
+ * captures themselves); returns test_cur_failed as it was after record
+ * n - 2 (0 or 1) in *before_last, and after the last as the result; the
+ * running test's failure flag is left as it was before. */
+static inline int emit_starts(void (*emit)(void *, const struct event *), void *ctx, int n, int gpus, int *before_last)
+{
+    int was = test_cur_failed;
+    *before_last = was;
+    for (int i = 0; i < n; i++) {
+        struct event ev;
+        event_init(&ev);
+        ev.ts_ms = T0 + i * 1000LL;
+        event_add_str(&ev, "event.type", "start", 5);
+        event_add_str(&ev, "rule.id", "gpu.temp.high", 13);
+        event_add_str(&ev, "anomaly.metric", "gpu.temperature.gpu", 19);
+        event_add_str(&ev, "event.start", "2025-11-07T00:00:00.000Z", 24);
+        event_add_num(&ev, "gpu.index", i % gpus);
+        event_add_num(&ev, "anomaly.value", 90);
+        emit(ctx, &ev);
+        event_free(&ev);
+        if (i == n - 2) *before_last = test_cur_failed;
+    }
+    int got = test_cur_failed;
+    test_cur_failed = was;
+    return got;
 }
 
 /* Records of rule id of the given type among the captured ones. */

@@ -185,23 +185,7 @@ TEST(cap_overflow_fails_the_test)
     struct cap c;
     memset(&c, 0, sizeof c);
     buf_init(&c.out);
-    struct event ev;
-    int before = test_cur_failed, within = 0;
-    for (int i = 0; i <= CAP_RECORDS; i++) {
-        event_init(&ev);
-        ev.ts_ms = T0 + i * 1000;
-        event_add_str(&ev, "event.type", "start", 5);
-        event_add_str(&ev, "rule.id", "gpu.temp.high", 13);
-        event_add_str(&ev, "anomaly.metric", "gpu.temperature.gpu", 19);
-        event_add_str(&ev, "event.start", "2025-11-07T10:00:00.000Z", 24);
-        event_add_num(&ev, "gpu.index", i % 8);
-        event_add_num(&ev, "anomaly.value", 90);
-        cap_emit(&c, &ev);
-        event_free(&ev);
-        if (i == CAP_RECORDS - 1) within = test_cur_failed;
-    }
-    int flagged = test_cur_failed;
-    test_cur_failed = before;
+    int within, flagged = emit_starts(cap_emit, &c, CAP_RECORDS + 1, 8, &within);
     CHECK_EQ_INT(within, 0);
     CHECK_EQ_INT(flagged, 1);
     CHECK_EQ_INT(c.nrec, CAP_RECORDS);
