@@ -25,6 +25,7 @@ struct cap {
     int n[3];                          /* start, change, end */
     int64_t ts[CAP_RECORDS];           /* @timestamp of each record */
     int64_t start_field[CAP_RECORDS];  /* event.start */
+    int64_t end_field[CAP_RECORDS];    /* event.end (end records; else 0) */
     int gpu[CAP_RECORDS];
     char type[CAP_RECORDS][8];
     char rule[CAP_RECORDS][32];
@@ -62,6 +63,9 @@ static inline void cap_emit(void *ctx, const struct event *r)
         snprintf(c->metric[i], 64, "%.*s", (int)n, m);
         const char *st = event_get_str(r, "event.start", &n);
         gl_parse_iso_ts(st, n, &c->start_field[i]);
+        const char *en = event_get_str(r, "event.end", &n);
+        c->end_field[i] = 0;
+        if (en) gl_parse_iso_ts(en, n, &c->end_field[i]);
         double g = -1;
         event_get_num(r, "gpu.index", &g);
         c->gpu[i] = (int)g;
@@ -111,6 +115,15 @@ static inline int emit_starts(void (*emit)(void *, const struct event *), void *
     int got = test_cur_failed;
     test_cur_failed = was;
     return got;
+}
+
+/* The first captured record of rule id and type on GPU gpu (-1: any): its
+ * index, or -1. */
+static inline int find_rec(const struct cap *c, const char *rule, const char *type, int gpu)
+{
+    for (int i = 0; i < c->nrec; i++)
+        if (!strcmp(c->rule[i], rule) && !strcmp(c->type[i], type) && (gpu < 0 || c->gpu[i] == gpu)) return i;
+    return -1;
 }
 
 /* Records of rule id of the given type among the captured ones. */
