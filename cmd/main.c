@@ -1,6 +1,7 @@
 /* main.c - the gpulog binary: dispatches to subcommands. */
 #include "cli.h"
 #include "../core/config.h"
+#include "../core/dynlib.h"
 #include "../parsers/parser.h"
 
 #include <errno.h>
@@ -56,7 +57,12 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (!strcmp(c, "--version") || !strcmp(c, "-V") || !strcmp(c, "version")) {
+        /* the first line alone is gpulog's; the second the librdkafka it
+         * loads (a SCRAM login to Kafka 4.x needs 2.6.1 or later) */
+        char ver[64], path[512];
         printf("gpulog %s\n", GPULOG_VERSION);
+        if (dynlib_kafka_info(ver, sizeof ver, path, sizeof path) == 0) printf("librdkafka %s (%s)\n", ver, path);
+        else printf("librdkafka: not loadable (%s): collect and detect need it\n", path);
         return EXIT_OK;
     }
     for (size_t i = 0; i < GL_ARRAY_LEN(commands); i++)

@@ -30,17 +30,27 @@
 static struct dlib curl_lib = { { "libcurl.so.4", "libcurl-gnutls.so.4", NULL }, "libcurl4", NULL, PTHREAD_MUTEX_INITIALIZER };
 static struct dlib mhd_lib = { { "libmicrohttpd.so.12", NULL, NULL }, "libmicrohttpd12", NULL, PTHREAD_MUTEX_INITIALIZER };
 
-void *dynlib_sym(struct dlib *l, const char *name)
+void *dynlib_open(struct dlib *l, char *err, size_t errlen)
 {
     pthread_mutex_lock(&l->mu);
     for (size_t i = 0; !l->h && l->names[i]; i++) l->h = dlopen(l->names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!l->h) {
-        fprintf(stderr, "gpulog: cannot load %s (%s): install the Debian package %s\n", l->names[0], dlerror(),
-                l->package);
+    void *h = l->h;
+    if (!h && err && errlen) {
+        const char *why = dlerror();
+        snprintf(err, errlen, "%s", why ? why : "not found");
+    }
+    pthread_mutex_unlock(&l->mu);
+    return h;
+}
+
+void *dynlib_sym(struct dlib *l, const char *name)
+{
+    char why[512];
+    if (!dynlib_open(l, why, sizeof why)) {
+        fprintf(stderr, "gpulog: cannot load %s (%s): install the Debian package %s\n", l->names[0], why, l->package);
         exit(1);
     }
     void *f = dlsym(l->h, name);
-    pthread_mutex_unlock(&l->mu);
     if (!f) {
         fprintf(stderr, "gpulog: %s lacks %s: %s\n", l->names[0], name, dlerror());
         exit(1);

@@ -5,11 +5,28 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include "dynlib.h"
 #include "dynlib_int.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <stdarg.h>
+#include <stdio.h>
 
 static struct dlib kafka_lib = { { "librdkafka.so.1", NULL, NULL }, "librdkafka1", NULL, PTHREAD_MUTEX_INITIALIZER };
+
+int dynlib_kafka_info(char *ver, size_t vn, char *path, size_t pn)
+{
+    void *h = dynlib_open(&kafka_lib, path, pn);
+    if (!h) return -1;
+    const char *(*vs)(void);
+    *(void **)&vs = dlsym(h, "rd_kafka_version_str");
+    snprintf(ver, vn, "%s", vs ? vs() : "?");
+    struct link_map *lm = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && *lm->l_name) snprintf(path, pn, "%s", lm->l_name);
+    else snprintf(path, pn, "%s", kafka_lib.names[0]);
+    return 0;
+}
 
 /* ---------------------------------------------------------------- librdkafka
  * The functions gpulog, its tests and benches call. The one variadic entry

@@ -22,7 +22,9 @@
 # 0; EVAL_REAL=0 skips it on purpose; when only TCPD's repository cannot be
 # had, "real-data: holdout2 skipped (why)" and the rest runs; the same for
 # InterFusion's ("real-data: ASD ... skipped (why)"). A pinned file
-# whose hash differs is an error (exit 1), as is a gpulog run that fails.
+# whose hash differs is an error (exit 1), as is a gpulog run that fails,
+# and so are two splits that share a series (tools/splitcheck.py, by
+# content: a tune series copied into a fresh split would make it not fresh).
 # Last two lines: "eval-real: holdout split: gpulog window score A, F1 B;
 # baseline window score C, F1 D", then the same of the "report split"
 # (the "holdout2 split" line comes before the holdout table).
@@ -57,6 +59,12 @@ h2=(); [ $HOLD2 = 1 ] || h2=(--no-holdout2)
 [ $ASD = 1 ] || h2+=(--no-asd)
 "$PY" tools/realdata.py --src "$CACHE" "${h2[@]}" -o "$tmp/d" > "$tmp/convert.log" ||
   { echo "real-data: tools/realdata.py failed" >&2; cat "$tmp/convert.log" >&2; exit 1; }
+# no two splits may share a series (by content: tools/splitcheck.py)
+h2=(); [ $HOLD2 = 0 ] || h2=("holdout2=$tmp/d/holdout2")
+"$PY" tools/splitcheck.py "tune=$tmp/d/tune,$tmp/d/tune-unlabelled" "report=$tmp/d/report,$tmp/d/unlabelled" \
+  "holdout=$tmp/d/holdout,$tmp/d/holdout-unlabelled" "${h2[@]}" > "$tmp/split.log" ||
+  { echo "real-data: the splits share series (tools/splitcheck.py):" >&2; cat "$tmp/split.log" >&2; exit 1; }
+cat "$tmp/split.log"
 for f in "$tmp"/d/*/*.csv; do
   # tuning (--tune) never runs gpulog on the holdout splits (holdout, holdout2)
   case $f in "$tmp"/d/holdout*/*) [ $TUNE_ONLY = 0 ] || continue ;; esac

@@ -30,7 +30,7 @@ paths=(PREFIX=/usr SYSCONFDIR=/etc SYSTEMDUNITDIR=/lib/systemd/system)
 # this script may run under `make SANITIZE=1 test`: the package never is a sanitizer build
 unset MAKEFLAGS MAKELEVEL
 make --no-print-directory -s -j2 BUILD="$work/obj" SANITIZE= WERROR=1 "${flags[@]}" "$work/obj/gpulog" >&2
-built=$("$work/obj/gpulog" --version | awk '{print $2}')
+built=$("$work/obj/gpulog" --version | awk 'NR == 1 {print $2}')   # line 2: the librdkafka it loads
 if [ "${version%-*}" != "$built" ]; then
   echo "mkdeb: deploy/debian/changelog is at $version, the binary says $built" >&2
   exit 1

@@ -6,7 +6,8 @@
 # A script that needs a service or an install says so in a comment line among
 # its first 20 lines: "# needs: kafka opensearch" (the real Kafka/OpenSearch of
 # scripts/services.sh, which this script starts and stops if it started them),
-# "# needs: root apt".
+# "# needs: root apt", "# needs: plain" (a plain build: run by make test,
+# not under the sanitizers, SANITIZE=1, where it is named as not run).
 # GPULOG_NO_SERVICES=1 (make check, the fast lane) starts nothing and runs
 # only the scripts without a "# needs:" line; it names the ones it left out.
 # GPULOG_TEST_JOBS=N runs up to N of the service-free tests at a time.
@@ -78,12 +79,13 @@ for r in "$BUILD"/tests/replay_*; do
   name=${r##*/replay_}
   queue "replay_$name" timeout 600 "$r" tests/fuzz/corpus/"$name"
 done
-not_run=(); with_services=()
+not_run=(); not_sanitized=(); with_services=()
 for s in tests/t_*.sh tests/t_*.py; do
   [ -f "$s" ] || continue
   needs=$(sed -n '1,20s/^# needs: *//p' "$s" | head -n 1)
   if [ -z "$needs" ]; then queue "$(basename "$s")" timeout 1200 "$(runner_of "$s")" "$s"
   elif [ "${GPULOG_NO_SERVICES:-0}" = 1 ]; then not_run+=("$(basename "$s") ($needs)")
+  elif [[ " $needs " == *" plain "* ]] && [ "${SANITIZE:-}" = 1 ]; then not_sanitized+=("$(basename "$s")")
   else with_services+=("$s"); fi
 done
 count_queued
@@ -92,6 +94,7 @@ for s in ${with_services[@]+"${with_services[@]}"}; do
   count "$(basename "$s")" "$logs/$(basename "$s").log" "$(cat "$logs/$(basename "$s").rc")"
 done
 if [ ${#not_run[@]} -gt 0 ]; then echo "== not run in the fast lane (make test runs them): ${not_run[*]}"; fi
+if [ ${#not_sanitized[@]} -gt 0 ]; then echo "== not run under the sanitizers (make test's plain lane runs them): ${not_sanitized[*]}"; fi
 if [ ${#failed_names[@]} -gt 0 ]; then echo "failed: ${failed_names[*]}"; fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -28,17 +28,20 @@ bad() {
   else echo "FAIL $1:"; printf '%s\n' "$2" | head -n 20 | sed 's/^/     /'; fi
 }
 
+# The checks below return 0 when they pass and 1 when they fail, so that
+# "check ... || finish" ends a test whose next steps need what was checked.
+
 # check NAME STATUS [WHY]: ok when STATUS (usually $?) is 0, else bad with WHY.
-check() { if [ "$2" = 0 ]; then ok "$1"; else bad "$1" "${3:-}"; fi; }
+check() { if [ "$2" = 0 ]; then ok "$1"; else bad "$1" "${3:-}"; return 1; fi; }
 
 # check_eq NAME GOT WANT: ok when the two strings are equal.
-check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1" "want '$3', got '$2'"; fi; }
+check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1" "want '$3', got '$2'"; return 1; fi; }
 
 # check_cmd NAME COMMAND...: runs the command; ok when it exits 0, else bad
 # with its output (stdout and stderr).
 check_cmd() {
   local name=$1 out; shift
-  if out=$("$@" 2>&1); then ok "$name"; else bad "$name" "$out"; fi
+  if out=$("$@" 2>&1); then ok "$name"; else bad "$name" "$out"; return 1; fi
 }
 
 # report: prints the last line; its status is 0 when no check failed.

@@ -93,7 +93,8 @@ check_eq "no further rebalance during the rest of the outage (assign/revoke line
 check_eq "no member left the group during the outage: the broker lists the same member ids (a rejoin gets a new one)" \
   "$(members)" "$before"
 all_stored() { [ "$(count)" = 3200 ]; }
-wait_for 600 all_stored; check "after the outage every event is stored exactly once ($(count) of 3200)" $?
+wait_for 600 all_stored; rc=$?   # (not $? in check's line: the $(count) in its name would reset it)
+check "after the outage every event is stored exactly once ($(count) of 3200)" $rc
 kill -TERM "${pids[@]:1}" 2>/dev/null; for p in "${pids[@]:1}"; do wait "$p" 2>/dev/null; done
 "$GPULOG" detect --brokers "$B" --group "$group" --topics "$topic" --once --output /dev/null 2> "$tmp/c.err"
 grep -q "consumed 0 messages" "$tmp/c.err"; check "the group committed everything (a --once member reads nothing)" $? "$(tail -3 "$tmp/c.err")"

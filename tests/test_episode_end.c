@@ -178,8 +178,25 @@ TEST(xid79_stays_open_while_gpu_gone)
     }
 }
 
+/* The capture itself: a record beyond CAP_RECORDS fails the test that made
+ * it (here: the failure is taken back once seen). */
+TEST(cap_overflow_fails_the_test)
+{
+    struct cap c;
+    memset(&c, 0, sizeof c);
+    buf_init(&c.out);
+    int within, flagged = emit_starts(cap_emit, &c, CAP_RECORDS + 1, 8, &within);
+    CHECK_EQ_INT(within, 0);
+    CHECK_EQ_INT(flagged, 1);
+    CHECK_EQ_INT(c.nrec, CAP_RECORDS);
+    CHECK_EQ_INT(c.n[0], CAP_RECORDS + 1);
+    CHECK_EQ_INT(c.overflow, 1);
+    buf_free(&c.out);
+}
+
 int main(void)
 {
+    RUN(cap_overflow_fails_the_test);
     RUN(thermal_stays_open_while_clock_stays_down);
     RUN(clock_drop_ends_only_near_sustained_clock);
     RUN(peer_clock_stays_open_while_unjudged_or_still_below);

@@ -284,12 +284,16 @@ TEST(sink_refused)
 }
 
 /* A minimal _bulk answerer on a loopback port, run by its own thread: it
- * owns the listening and the client socket, answers every request "201"
- * for each of its documents and records the largest (inflated) body. */
+ * owns the listening and the client socket, answers every request with a
+ * status for each of its documents (201, or for the first nscript
+ * documents it sees, script[i] with an error object when not 2xx) and
+ * records the largest (inflated) body. */
 struct mock_es {
     int lfd, port;
     atomic_int stop;
     size_t max_body, requests, docs;
+    const int *script;
+    size_t nscript;
     pthread_t th;
 };
 
@@ -360,11 +364,22 @@ static void *mock_es_run(void *arg)
             if (raw > m->max_body) m->max_body = raw;
             m->requests++;
             m->docs += n;
+            struct buf items;
+            buf_init(&items);
+            int errors = 0;
+            for (size_t i = 0; i < n; i++) {
+                size_t k = m->docs - n + i;
+                int st = k < m->nscript ? m->script[k] : 201;
+                errors |= st < 200 || st >= 300;
+                buf_printf(&items, "%s{\"create\":{\"status\":%d%s}}", i ? "," : "", st,
+                           st < 200 || st >= 300 ? ",\"error\":{\"type\":\"mock\",\"reason\":\"scripted\"}" : "");
+            }
             struct buf body;
             buf_init(&body);
-            buf_puts(&body, "{\"took\":1,\"errors\":false,\"items\":[");
-            for (size_t i = 0; i < n; i++) buf_puts(&body, i ? ",{\"create\":{\"status\":201}}" : "{\"create\":{\"status\":201}}");
+            buf_printf(&body, "{\"took\":1,\"errors\":%s,\"items\":[", errors ? "true" : "false");
+            buf_append(&body, items.p ? items.p : "", items.len);
             buf_puts(&body, "]}");
+            buf_free(&items);
             ans.len = 0;
             char h[160];
             snprintf(h, sizeof h, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n", body.len);
@@ -441,6 +456,64 @@ TEST(pending_below_batch)
     CHECK(m.max_body <= 2048 + 256);          /* half the bound, plus the item that crossed it */
 }
 
+static int outcomes[8];
+static void outcome_settle(void *ctx, void *tok, enum sink_outcome o)
+{
+    (void)ctx; (void)tok;
+    if ((int)o >= 0 && (int)o < 8) outcomes[o]++;
+}
+
+/* The item verdicts on the wire: of four documents answered 201, 429,
+ * 409 and 400, the first is stored, the second sent again (alone) and
+ * stored, the third counted as already there (stored, not sent again),
+ * the fourth written to the dead letter file; 503 on an item is sent
+ * again like 429. Five documents cross the wire for four. */
+TEST(item_verdicts_on_the_wire)
+{
+    static const int script[] = { 201, 429, 409, 400, 503 };
+    struct mock_es m;
+    CHECK(mock_es_start(&m) == 0);
+    m.script = script;
+    m.nscript = 5;
+    char url[64], err[256], dl[] = "/tmp/test_es_bulk_dl.XXXXXX";
+    int dfd = mkstemp(dl);
+    CHECK(dfd >= 0);
+    if (dfd >= 0) close(dfd);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", m.port);
+    struct es_conf ec = { .url = url, .batch_age_ms = 50, .deadletter_path = dl };
+    gl_log_level = GL_LOG_ERROR;
+    memset(outcomes, 0, sizeof outcomes);
+    struct sink *sk = sink_es_new(&ec, outcome_settle, NULL, err, sizeof err);
+    CHECK(sk != NULL);
+    if (!sk) { mock_es_stop(&m); unlink(dl); return; }
+    const char *doc = "{\"@timestamp\":\"2025-01-01T00:00:00.000Z\",\"event.dataset\":\"gpu.xid\"}";
+    for (int i = 0; i < 5; i++) {
+        char id[40];
+        snprintf(id, sizeof id, "%032x", i + 1);
+        struct sink_doc d = { .stream = STREAM_EVENTS, .id = id, .json = doc, .len = strlen(doc) };
+        CHECK_EQ_INT(sink_write(sk, &d), GL_OK);
+    }
+    CHECK_EQ_INT(sink_drain(sk, 5000), 0);
+    struct es_stats st;
+    sink_es_stats(sk, &st);
+    sink_free(sk);
+    mock_es_stop(&m);
+    CHECK_EQ_INT(st.stored, 3);              /* 201, and 429 and 503 once sent again */
+    CHECK_EQ_INT(st.duplicates, 1);          /* 409 */
+    CHECK_EQ_INT(st.deadlettered, 1);        /* 400 */
+    CHECK_EQ_INT(st.item_retries, 2);
+    CHECK_EQ_INT(outcomes[SINK_STORED], 4);
+    CHECK_EQ_INT(outcomes[SINK_DEADLETTER], 1);
+    CHECK_EQ_INT(m.docs, 7);
+    FILE *f = fopen(dl, "r");
+    char line[4096] = "";
+    int lines = 0;
+    while (f && fgets(line, sizeof line, f)) lines++;
+    if (f) fclose(f);
+    unlink(dl);
+    CHECK_EQ_INT(lines, 1);
+}
+
 int main(void)
 {
     RUN(stream_names);
@@ -454,5 +527,6 @@ int main(void)
     RUN(cli_and_mask);
     RUN(sink_refused);
     RUN(pending_below_batch);
+    RUN(item_verdicts_on_the_wire);
     return TEST_REPORT();
 }

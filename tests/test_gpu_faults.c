@@ -6,16 +6,29 @@
 #include "test.h"
 #include "../detect/engine.h"
 #include "../detect/creep.h"
-#include "engine_harness.h"
+#include "cap_harness.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Start and end records per (rule, GPU), and the time of the first start. */
+/* Start and end records per (rule, GPU), and the time of the first start.
+ * A record of a pair beyond TALLY_PAIRS fails the running test (once,
+ * saying so): "no episode on GPU X" must not pass because it was dropped. */
+#define TALLY_PAIRS 48
+
+struct tally_pair {
+    char rule[32];
+    int gpu, starts, ends;
+    int64_t first_ts;          /* @timestamp of the first start */
+    int64_t start_lag;         /* of the first start: @timestamp - event.start (ms) */
+    int64_t end_ts, end_lag;   /* of the last end: @timestamp, and @timestamp - event.end (ms) */
+};
+
 struct tally {
-    struct { char rule[32]; int gpu, starts, ends; int64_t first_ts; } r[48];
+    struct tally_pair r[TALLY_PAIRS];
     int n;
+    int overflow;   /* records of pairs not kept */
     char last_incident_end[480];
 };
 
@@ -32,16 +45,33 @@ static void tally_emit(void *ctx, const struct event *ev)
     int i = 0;
     while (i < t->n && !(t->r[i].gpu == (int)g && strlen(t->r[i].rule) == m && !strncmp(t->r[i].rule, rid, m))) i++;
     if (i == t->n) {
-        if (t->n == 48) return;
+        if (t->n == TALLY_PAIRS) {
+            if (!t->overflow++) {
+                test_cur_failed = 1;
+                printf("  test_gpu_faults.c: %s: records of more than %d (rule, GPU) pairs: raise TALLY_PAIRS\n",
+                       test_cur_name, TALLY_PAIRS);
+            }
+            return;
+        }
         t->n++;
         snprintf(t->r[i].rule, sizeof t->r[i].rule, "%.*s", (int)m, rid);
         t->r[i].gpu = (int)g;
     }
+    size_t fn;
+    const char *f;
+    int64_t at = 0;
     if (!strncmp(type, "start", n)) {
-        if (!t->r[i].starts) t->r[i].first_ts = ev->ts_ms;
+        if (!t->r[i].starts) {
+            t->r[i].first_ts = ev->ts_ms;
+            if ((f = event_get_str(ev, "event.start", &fn)) && gl_parse_iso_ts(f, fn, &at) == GL_OK)
+                t->r[i].start_lag = ev->ts_ms - at;
+        }
         t->r[i].starts++;
     } else if (!strncmp(type, "end", n)) {
         t->r[i].ends++;
+        t->r[i].end_ts = ev->ts_ms;
+        if ((f = event_get_str(ev, "event.end", &fn)) && gl_parse_iso_ts(f, fn, &at) == GL_OK)
+            t->r[i].end_lag = ev->ts_ms - at;
         size_t rn;
         const char *why = event_get_str(ev, "event.reason", &rn);
         if (!strcmp(t->r[i].rule, "gpu.incident") && why)
@@ -62,6 +92,14 @@ static int tcount(const struct tally *t, const char *prefix, int gpu, int want_e
         if (first && t->r[i].starts && (*first < 0 || s < *first)) *first = s;
     }
     return c;
+}
+
+/* The (rule, GPU) pair of rule on gpu in t, or NULL when it has no record. */
+static const struct tally_pair *tpair(const struct tally *t, const char *rule, int gpu)
+{
+    for (int i = 0; i < t->n; i++)
+        if (t->r[i].gpu == gpu && !strcmp(t->r[i].rule, rule)) return &t->r[i];
+    return NULL;
 }
 
 /* Checks that rule opened exactly one episode on gpu, starting between
@@ -482,7 +520,8 @@ TEST(creep_ends_only_back_near_start)
 }
 
 /* a leak episode stays open while the leaked memory stays held (growth
- * stopped, nothing freed) and ends when the job frees it */
+ * stopped, nothing freed) and ends when the job frees it, 30 samples
+ * later (`clear` 30) */
 TEST(leak_ends_only_when_freed)
 {
     struct profile *p;
@@ -504,6 +543,10 @@ TEST(leak_ends_only_when_freed)
     engine_flush(e);
     CHECK_EQ_INT(tcount(&t, "gpu.mem.leak", 0, 0, NULL), 1);
     CHECK_EQ_INT(tcount(&t, "gpu.mem.leak", 0, 1, NULL), 1);
+    /* clear 30: the 30th sample after the job freed the memory at 2700 s
+     * ends it (the last anomalous verdict was long before: no cooldown left) */
+    const struct tally_pair *x = tpair(&t, "gpu.mem.leak", 0);
+    CHECK(x && x->end_ts == T0 + 2729000);
     engine_free(e);
     profile_free(p);
 }
@@ -553,7 +596,9 @@ TEST(one_incident_per_fault)
  * 2400 s with 20-s checkpoint dips every 600 s and 30-s loader stalls,
  * idle until 2500, another job to the end; GPU 2 loses cooling from 1500
  * (+16 C over 4 minutes, never 87 C) until cool_end; integer readings. */
-static void heat_node(struct engine *e, int64_t secs, int64_t cool_end)
+/* heat_node with GPU 2's cooling lost from cool_from, the samples fed
+ * every `every` seconds (the node still simulated each second). */
+static void heat_node_every(struct engine *e, int64_t secs, int64_t cool_from, int64_t cool_end, int every)
 {
     const double tau[3] = { 40, 90, 70 }, off[3] = { 0, 3, -2 };
     double temp[3] = { 33, 36, 31 };
@@ -564,11 +609,16 @@ static void heat_node(struct engine *e, int64_t secs, int64_t cool_end)
             int dip = job && (s % 600 < 20 || (s % 900 >= 450 && s % 900 < 480));
             struct gs x = IDLE;
             if (job) x = (struct gs){ dip ? 5 : 97 + 2 * rnd(&r), dip ? 150 : 520 + 20 * rnd(&r), 1980, 0, 50000, 0 };
-            double boost = g == 2 && s >= 1500 && s < cool_end ? (s - 1500 < 240 ? 16.0 * (s - 1500) / 240 : 16) : 0;
+            double boost = g == 2 && s >= cool_from && s < cool_end ? (s - cool_from < 240 ? 16.0 * (s - cool_from) / 240 : 16) : 0;
             temp[g] += (25 + off[g] + 0.065 * x.pw + boost - temp[g]) / tau[g] + 0.2 * (rnd(&r) - 0.5);
             x.temp = (double)(int)(temp[g] + 0.5);
-            gsample(e, g, s, &x);
+            if (s % every == 0) gsample(e, g, s, &x);
         }
+}
+
+static void heat_node(struct engine *e, int64_t secs, int64_t cool_end)
+{
+    heat_node_every(e, secs, 1500, cool_end, 1);
 }
 
 /* (i) cooling lost at changing load: the temperature's own window sees a
@@ -587,6 +637,8 @@ TEST(cooling_lost_at_changing_load)
     int64_t first;
     CHECK_EQ_INT(tcount(&t, "gpu.temp.excess", 2, 0, &first), 1);
     CHECK(first >= 1500 && first <= 1800);
+    const struct tally_pair *x = tpair(&t, "gpu.temp.excess", 2);
+    CHECK(x && x->start_lag == 9000);   /* for 10: opened by the 10th anomalous sample */
     CHECK_EQ_INT(tcount(&t, "gpu.temp.excess", 0, 0, NULL) + tcount(&t, "gpu.temp.excess", 1, 0, NULL), 0);
     CHECK_EQ_INT(tcount(&t, "gpu.temp.high", 2, 0, NULL), 0);
     engine_free(e);
@@ -677,8 +729,43 @@ TEST(new_parameters_checked)
     }
 }
 
+/* The tally itself: a record of a (rule, GPU) pair beyond TALLY_PAIRS fails
+ * the test that made it (here: the failure is taken back once seen). */
+TEST(tally_overflow_fails_the_test)
+{
+    struct tally t;
+    memset(&t, 0, sizeof t);
+    int within, flagged = emit_starts(tally_emit, &t, TALLY_PAIRS + 1, TALLY_PAIRS + 1, &within);
+    CHECK_EQ_INT(within, 0);
+    CHECK_EQ_INT(flagged, 1);
+    CHECK_EQ_INT(t.n, TALLY_PAIRS);
+    CHECK_EQ_INT(t.overflow, 1);
+}
+
+/* (l) gpu.temp.excess's counts, documented as "8 C over the model for 10
+ * s" at 1-s samples: opened by its 10th anomalous sample and ended by 10
+ * normal ones and its 60 s cooldown. With samples every 10 s (dmon -d 10)
+ * the counts show in full: opened 90 s after the first anomalous sample,
+ * ended 100 s after the last (10 samples, more than the cooldown). */
+TEST(temp_excess_for_10_clear_10_samples_every_10_s)
+{
+    struct profile *p;
+    struct tally t;
+    struct engine *e = gpu_engine(&p, &t);
+    if (!e) return;
+    heat_node_every(e, 12000, 6000, 8000, 10);
+    engine_flush(e);
+    check_one_episode(&t, "gpu.temp.excess", 2, 6000, 6600);
+    const struct tally_pair *x = tpair(&t, "gpu.temp.excess", 2);
+    CHECK(x && x->start_lag == 90000 && x->end_lag == 100000);
+    CHECK_EQ_INT(tcount(&t, "gpu.temp.excess", 0, 0, NULL) + tcount(&t, "gpu.temp.excess", 1, 0, NULL), 0);
+    engine_free(e);
+    profile_free(p);
+}
+
 int main(void)
 {
+    RUN(tally_overflow_fails_the_test);
     RUN(job_start_loading_is_not_a_leak);
     RUN(chunky_leak_is_caught);
     RUN(idle_power_relative_to_idle_level);
@@ -695,6 +782,7 @@ int main(void)
     RUN(cooling_lost_at_changing_load);
     RUN(temp_excess_ends_only_when_gone);
     RUN(temp_excess_warms_up_on_its_own_data);
+    RUN(temp_excess_for_10_clear_10_samples_every_10_s);
     RUN(new_parameters_checked);
     return TEST_REPORT();
 }

