@@ -22,7 +22,7 @@
  * lk_pot): their rate, the mean and variance of their excess, their count. */
 struct lk_peaks { float rate, mean, var, n; };
 
-/* State of the plain predictor and of the surprise distribution (160 bytes). */
+/* State of the plain predictor and of the surprise distribution (168 bytes). */
 struct lk_st {
     double level, trend, scale;   /* predictor and typical absolute error */
     double mu, var;               /* long-run moments of the surprise */
@@ -35,6 +35,7 @@ struct lk_st {
     float per, peak, exmax;       /* recurring excursions: their period (samples), typical peak score, this one's peak */
     float rsc, rm2;               /* the typical error before that run began; the run's sum of squared deviations from its mean */
     float res;                    /* the data's resolution (1: integers, 0.1: one decimal, ...; 0: finer than 1e-6 or none) */
+    float ssg, sab;               /* short averages (as shrt) of the signed error and of its size, in typical errors clipped at `clip` */
     struct lk_peaks ps, pd;       /* peaks of the short surprise's deviate and of the drift's */
     uint8_t reg, exc;             /* excursions on schedule in a row; 1 while in one on schedule, 2 off it */
     uint8_t calm;                 /* samples in a row after the last anomalous verdict with the short surprise within a deviation of its long-run mean */
