@@ -35,6 +35,9 @@ static const struct det_param params[] = { LK_PARAMS, { NULL, 0, NULL } };
  * excess a peak teaches at most (winsorised, as errors and surprises are:
  * one incident's peaks would otherwise make the tail heavy and hide the
  * next incident). */
+/* A new series' timing jitter (lk_recurring: not keeping time), in
+ * 1/256 of a period */
+#define LK_REC_JIT0_Q 38
 #define LK_POT_Z0 2.326
 /* Errors lie to one side when their short average is at least this share
  * of their short average size (lk_step) */
@@ -86,7 +89,7 @@ int lk_start(struct lk_st *st, double x)
     st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0;
     st->bias = 0; st->bmu = 0; st->bvar = 0; st->nm = 0; st->edge = 0;
     st->rmean = 0; st->rsc = 0; st->rm2 = 0; st->rn = 0; st->rsign = 0; st->res = (float)lk_resolution(x, 1);
-    st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0; st->calm = 0; st->ssg = 0; st->sab = 0;
+    st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0; st->calm = 0; st->jit = LK_REC_JIT0_Q; st->ssg = 0; st->sab = 0;
     memset(&st->ps, 0, sizeof st->ps); memset(&st->pd, 0, sizeof st->pd);
     st->n = 1; st->since = UINT32_MAX / 2;
     return 1;
@@ -192,40 +195,56 @@ static void lk_pot_learn(const double *p, struct lk_peaks *pk, uint32_t nm, doub
     pk->var = (float)((1 - wk) * (pk->var + wk * d * d));
 }
 
-/* How far from a whole number of periods an excursion may come and still
- * be on schedule (a share of the period). A heartbeat's beats keep their
- * period within a few per cent; a quarter period, as before, let half of
- * all instants count as "on schedule" at 1-4 periods, so on server metrics
- * with a daily drop at varying times every third surprise passed for a
- * recurring one and labelled incidents went unreported (15 of the 87
- * windows missed on the real tune split's server metrics). */
-#define LK_REC_TOL 0.15
+/* Excursions on schedule: within LK_REC_TOL of a period of a whole number
+ * (1-4) of periods after the last one on schedule, on a series whose
+ * excursions keep time: the typical distance of their timing from a whole
+ * number of periods (jit, a moving average over excursions that are not
+ * early, weight LK_REC_W) at most LK_REC_JIT. A heartbeat's beats keep
+ * their period within a few per cent; excursions at irregular times (a
+ * server metric's daily drop at varying hours, spikes) lie anywhere
+ * between two whole numbers of periods, a quarter of a period away on
+ * average: within a quarter period of 1-4 periods, half of all instants
+ * were "on schedule", and on the real tune split's server metrics every
+ * third surprise or so passed for a recurring one (15 of the 87 windows
+ * missed there had an unlikely sample suppressed that way). A series
+ * starts as not keeping time (jit 0.15 of a period, LK_REC_JIT0_Q). */
+#define LK_REC_TOL 0.25
+#define LK_REC_JIT 0.12
+#define LK_REC_W 0.3
 
 /* Recurring surprises (st's): a series whose excursions of the surprise
  * (runs of anomalous verdicts; score: -log10 of the tail) come at a steady
  * period - every beat of a heartbeat, every cycle of a machine - has them
  * as part of its normal behaviour, which the Gaussian long-run
- * distribution cannot tell. Tracks their period and typical peak; returns
- * 1 while the current excursion is one more of them: on schedule (within
- * LK_REC_TOL of a period of a whole number, 1-4, of periods after the last
- * one on schedule), the third or later in a row, its score at most 1.5 times
- * their typical peak + 1. One that comes early (a premature beat) is
- * judged and leaves the schedule as it was; one that comes late and off
- * schedule starts a new one. O(1), no history kept. */
+ * distribution cannot tell. Tracks their period, the jitter of their
+ * timing and their typical peak; returns 1 while the current excursion is
+ * one more of them: on schedule (above), the third or later in a row, its
+ * score at most 1.5 times their typical peak + 1. One that comes early (a
+ * premature beat) is judged and leaves the schedule (and the jitter) as
+ * it was; one that comes late and off schedule starts a new one. O(1), no
+ * history kept. */
 static int lk_recurring(struct lk_st *st, double score, int notable)
 {
     if (notable && !st->exc) {
         double gap = (double)(st->n - st->edge), per = st->per, k = per > 0 ? floor(gap / per + 0.5) : 0;
-        if (k >= 1 && k <= 4 && fabs(gap - k * per) <= LK_REC_TOL * per) {
-            st->exc = 1;
-            if (st->reg < 255) st->reg++;
+        double dev = k >= 1 && k <= 4 ? fabs(gap / per - k) : 0.5;
+        double jit = st->jit / 256.0, jn = jit + LK_REC_W * (dev - jit);
+        if (dev <= LK_REC_TOL) {
+            /* near a whole number of periods: on schedule when the
+             * series keeps time (counted in a row), else just timed */
+            int kept = (jit < jn ? jit : jn) <= LK_REC_JIT;
+            st->exc = kept ? 1 : 2;
+            if (!kept) st->reg = 0;
+            else if (st->reg < 255) st->reg++;
             if (k == 1) st->per = (float)(per + 0.25 * (gap - per));
             st->edge = st->n;
         } else if (per > 0 && gap < per) {
-            st->exc = 2;   /* early: judged, the schedule stays */
+            st->exc = 2;   /* early: judged, the schedule and the jitter stay */
+            jn = jit;
         } else {
             st->exc = 2; st->reg = 0; st->per = (float)gap; st->edge = st->n;
         }
+        if (per > 0) st->jit = (uint8_t)(jn * 256 + 0.5 < 255 ? jn * 256 + 0.5 : 255);
         st->exmax = 0;
     }
     if (notable && score > st->exmax) st->exmax = (float)score;

@@ -38,6 +38,7 @@ struct lk_st {
     float ssg, sab;               /* short averages (as shrt) of the signed error and of its size, in typical errors clipped at `clip` */
     struct lk_peaks ps, pd;       /* peaks of the short surprise's deviate and of the drift's */
     uint8_t reg, exc;             /* excursions on schedule in a row; 1 while in one on schedule, 2 off it */
+    uint8_t jit;                  /* their timing's typical distance from a whole number of periods (1/256 of a period) */
     uint8_t calm;                 /* samples in a row after the last anomalous verdict with the short surprise within a deviation of its long-run mean */
     uint8_t rn;                   /* length of that run */
     int8_t rsign;                 /* its side: +1 above, -1 below, 0 none */
