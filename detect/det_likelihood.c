@@ -39,6 +39,8 @@ static const struct det_param params[] = { LK_PARAMS, { NULL, 0, NULL } };
  * 1/256 of a period */
 #define LK_REC_JIT0_Q 38
 #define LK_POT_Z0 2.326
+/* A series sampled faster than this (seconds) is oversampled (lk_step) */
+#define LK_FAST_S 1.0
 /* Errors lie to one side when their short average is at least this share
  * of their short average size (lk_step) */
 #define LK_ONE_SIDED 0.7
@@ -86,9 +88,9 @@ static double lk_resolution(double x, double from)
 int lk_start(struct lk_st *st, double x)
 {
     if (st->n) return 0;
-    st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0;
+    st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0; st->vsh = 0;
     st->bias = 0; st->bmu = 0; st->bvar = 0; st->nm = 0; st->edge = 0;
-    st->rmean = 0; st->rsc = 0; st->rm2 = 0; st->rn = 0; st->rsign = 0; st->res = (float)lk_resolution(x, 1);
+    st->rmean = 0; st->lold = 0; st->back = 0; st->rsc = 0; st->rm2 = 0; st->rn = 0; st->rsign = 0; st->res = (float)lk_resolution(x, 1);
     st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0; st->calm = 0; st->jit = LK_REC_JIT0_Q; st->ssg = 0; st->sab = 0;
     memset(&st->ps, 0, sizeof st->ps); memset(&st->pd, 0, sizeof st->pd);
     st->n = 1; st->since = UINT32_MAX / 2;
@@ -124,7 +126,7 @@ int lk_predict(const struct lk_st *st, double x, struct lk_err *k)
     k->pred = st->level + st->trend;
     k->err = x - k->pred;
     /* values beyond double range (1e308 swings): the caller starts over */
-    if (!isfinite(k->err) || !isfinite(st->var) || !isfinite(st->bvar)) return 0;
+    if (!isfinite(k->err) || !isfinite(st->var) || !isfinite(st->bvar) || !isfinite(st->vsh) || !isfinite(st->lold)) return 0;
     /* a resolution or peaks read back from a snapshot out of range: start over */
     if (!(st->res >= 0 && st->res <= 1)) return 0;
     if (!lk_peaks_ok(&st->ps) || !lk_peaks_ok(&st->pd)) return 0;
@@ -132,6 +134,27 @@ int lk_predict(const struct lk_st *st, double x, struct lk_err *k)
     if (k->sc < LK_RES_F * st->res) k->sc = LK_RES_F * st->res;
     k->derr = k->err;
     return 1;
+}
+
+/* lk_core.h: a change point taken back (st and k are the caller's). For
+ * 4 x `short` samples after the level jumped (lk_shift), a sample nearer
+ * the level from before the jump than the new one says the run was no new
+ * level but a swing of the noise (autocorrelated noise, as a power
+ * reading's, runs to one side for a few samples): the level goes back, and
+ * the sample is judged against it. Before, the rebound from such a swing
+ * was judged against the swing's level: a surprise of its own making (on
+ * the real tune split's server metrics 10 incidents were missed behind such
+ * a jump; a GPU's whole-watt power reading at 4 Hz gave 5 extra episodes an
+ * hour). */
+void lk_revert(struct lk_st *st, struct lk_err *k)
+{
+    if (!st->back) return;
+    st->back--;
+    double e0 = k->x - st->lold;
+    if (fabs(e0) < fabs(k->err)) {
+        st->level = st->lold; st->trend = 0; st->back = 0;
+        k->pred = st->lold; k->err = e0; k->derr = e0;
+    }
 }
 
 /* The Gaussian tail beyond zz of a statistic whose spread was estimated
@@ -286,6 +309,9 @@ static void lk_shift(const double *p, struct lk_st *st, const struct lk_err *k, 
     double jump = st->rmean - k->pred;
     int tight = st->rm2 <= 4 * st->rsc * st->rsc * st->rn;
     if (st->rn >= p[LK_SHORT] && (tight || 16 * st->rm2 <= st->rn * jump * jump)) {
+        /* remembered for lk_revert */
+        st->lold = k->pred;
+        st->back = (uint8_t)(4 * p[LK_SHORT] < 255 ? 4 * p[LK_SHORT] : 255);
         st->level = st->rmean;
         if (tight) {
             if (st->rsc > 0 && st->rsc < st->scale) st->scale = st->rsc;
@@ -382,6 +408,14 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     if (sd < sd_q) sd = sd_q;
     /* the short average has the variance of the surprise over ~short samples */
     double sd_short = sd * sqrt(ws / (2 - ws));
+    /* a series sampled faster than LK_FAST_S is oversampled: consecutive
+     * surprises are not independent (a power reading at 4 Hz swings over a
+     * second or two), so the short average's spread is its own, learnt
+     * (vsh), where that is larger, and the drift's span (below) is `drift`
+     * seconds, not samples */
+    double iv = cx->e ? ent_interval_ms(cx->e, 0) / 1000 : 0;
+    int fast = iv > 0 && iv < LK_FAST_S;
+    if (fast && st->vsh > sd_short * sd_short) sd_short = sqrt(st->vsh);
     /* the moments' own uncertainty: a new sample against moments of m
      * samples varies by sqrt(1 + 1/m) and is Student-t distributed */
     double m = st->nm == 0 ? 1e6 : st->nm < p[LK_LONG] ? st->nm : p[LK_LONG];
@@ -390,7 +424,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     /* drift: a slow average of the signed error strays from its long-run
      * mean (the predictor lags a ramp by a steady error) */
     double de = fabs(j->derr) > st->res ? j->derr - (j->derr > 0 ? st->res : -st->res) : 0;
-    double zb = -1, dev = j->err, zs = det_clamp(de / jsc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] + 1) : 0;
+    double zb = -1, dev = j->err, zs = det_clamp(de / jsc, -p[LK_CLIP], p[LK_CLIP]), wb = p[LK_DRIFT] > 0 ? 2.0 / (p[LK_DRIFT] * (fast ? LK_FAST_S / iv : 1) + 1) : 0;
     if (wb > 0) {
         st->bias = st->n <= 2 ? zs : st->bias + wb * (zs - st->bias);
         double bsd = sqrt(st->bvar);
@@ -404,6 +438,12 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * against the floor as it is) */
     int ready = st->n > p[LK_LEARN] && (st->nm == 0 || 2.0 * st->nm >= p[LK_LEARN]);
     lk_learn(p, st, k, ready, s, sd);
+    if (st->nm > 0) {
+        /* the short average's own spread about the long-run mean (winsorised
+         * as the surprises are) */
+        double hi = st->mu + p[LK_CLIP] * sd_short, dv = (ready && st->shrt > hi ? hi : st->shrt) - st->mu;
+        st->vsh += lk_wlong(p, st->nm) * (dv * dv - st->vsh);
+    }
     if (ready) {
         lk_pot_learn(p, &st->ps, st->nm, zz);
         if (zb >= 0) lk_pot_learn(p, &st->pd, st->nm, zb);
@@ -417,7 +457,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * series sampled 4 times a second alarms no more often per hour than
      * one sampled every minute (at a fixed tail per sample it would alarm
      * 240 times as often) */
-    double iv = cx->e ? ent_interval_ms(cx->e, 0) / 1000 : 0, thr = p[LK_TAIL];
+    double thr = p[LK_TAIL];
     if (p[LK_TAIL_S] > 0 && iv > 0 && iv < p[LK_TAIL_S]) thr *= iv / p[LK_TAIL_S];
     int recurring = lk_recurring(st, o->score, tail < thr);
     if (!ready) return DET_UNKNOWN;
@@ -468,6 +508,7 @@ static int lk_update(const struct rule_cfg *rc, void *stp, const struct det_ctx 
     struct lk_err k;
     if (lk_start(st, cx->v)) return DET_UNKNOWN;
     if (!lk_predict(st, cx->v, &k)) { memset(st, 0, sizeof *st); return DET_UNKNOWN; }
+    lk_revert(st, &k);
     return lk_step(rc, st, cx, &k, &k, o, lk_why);
 }
 

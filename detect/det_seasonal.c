@@ -230,6 +230,7 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
         st->active = -1;
         return DET_UNKNOWN;
     }
+    lk_revert(&st->lk, &k);
     double iv = cx->e ? ent_interval_ms(cx->e, 0) : 0;
     const struct lk_err *j = &k;
     /* the profiles are floats: a series beyond their range is judged
