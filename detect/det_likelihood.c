@@ -136,16 +136,15 @@ int lk_predict(const struct lk_st *st, double x, struct lk_err *k)
     return 1;
 }
 
-/* lk_core.h: a change point taken back (st and k are the caller's). For
- * 4 x `short` samples after the level jumped (lk_shift), a sample nearer
- * the level from before the jump than the new one says the run was no new
- * level but a swing of the noise (autocorrelated noise, as a power
- * reading's, runs to one side for a few samples): the level goes back, and
- * the sample is judged against it. Before, the rebound from such a swing
- * was judged against the swing's level: a surprise of its own making (on
- * the real tune split's server metrics 10 incidents were missed behind such
- * a jump; a GPU's whole-watt power reading at 4 Hz gave 5 extra episodes an
- * hour). */
+/* lk_core.h: a change point taken back (st and k are the caller's). On a
+ * series sampled faster than a second, for 4 x `short` samples after the
+ * level jumped (lk_shift), a sample nearer the level from before the jump
+ * than the new one says the run was no new level but a swing of the noise
+ * (oversampled noise, as a power reading's at 4 Hz, runs to one side for a
+ * few samples): the level goes back, and the sample is judged against it.
+ * Before, the rebound from such a swing was judged against the swing's
+ * level: a surprise of its own making (a GPU's whole-watt power at 4 Hz:
+ * 5 extra episodes in an hour's job). */
 void lk_revert(struct lk_st *st, struct lk_err *k)
 {
     if (!st->back) return;
@@ -294,7 +293,7 @@ static int lk_recurring(struct lk_st *st, double score, int notable)
  * the next change went unseen. side: this sample's error beyond half the
  * clip (+1, -1) or not (0); k: its prediction; sc0: the typical error
  * before this sample. */
-static void lk_shift(const double *p, struct lk_st *st, const struct lk_err *k, int side, double sc0)
+static void lk_shift(const double *p, struct lk_st *st, const struct lk_err *k, int side, double sc0, int fast)
 {
     if (!side) { st->rn = 0; st->rsign = 0; return; }
     if (side != st->rsign || st->rn == 0) { st->rsign = (int8_t)side; st->rn = 0; st->rmean = 0; st->rm2 = 0; st->rsc = (float)sc0; }
@@ -309,9 +308,9 @@ static void lk_shift(const double *p, struct lk_st *st, const struct lk_err *k, 
     double jump = st->rmean - k->pred;
     int tight = st->rm2 <= 4 * st->rsc * st->rsc * st->rn;
     if (st->rn >= p[LK_SHORT] && (tight || 16 * st->rm2 <= st->rn * jump * jump)) {
-        /* remembered for lk_revert */
+        /* remembered for lk_revert (on an oversampled series) */
         st->lold = k->pred;
-        st->back = (uint8_t)(4 * p[LK_SHORT] < 255 ? 4 * p[LK_SHORT] : 255);
+        st->back = fast ? (uint8_t)(4 * p[LK_SHORT] < 255 ? 4 * p[LK_SHORT] : 255) : 0;
         st->level = st->rmean;
         if (tight) {
             if (st->rsc > 0 && st->rsc < st->scale) st->scale = st->rsc;
@@ -333,7 +332,7 @@ static void lk_shift(const double *p, struct lk_st *st, const struct lk_err *k, 
  * error k (clipped but while warming up), the typical error, a change
  * point (lk_shift), and the long-run moments of the surprise s (sd their
  * spread before this sample; winsorised once ready). */
-static void lk_learn(const double *p, struct lk_st *st, const struct lk_err *k, int ready, double s, double sd)
+static void lk_learn(const double *p, struct lk_st *st, const struct lk_err *k, int ready, double s, double sd, int fast)
 {
     int moved = st->scale > 0;
     /* learn: predictor (clipped error), typical error, long-run moments.
@@ -351,7 +350,7 @@ static void lk_learn(const double *p, struct lk_st *st, const struct lk_err *k, 
         st->trend += p[LK_ALPHA] * p[LK_BETA] * ce;
         double as = st->nm < 28 ? 1.0 / (st->nm + 2) : 0.05, sc0 = st->scale;
         st->scale += as * (fabs(ce) - st->scale);
-        lk_shift(p, st, k, warm ? 0 : k->err > c / 2 ? 1 : k->err < -c / 2 ? -1 : 0, sc0);
+        lk_shift(p, st, k, warm ? 0 : k->err > c / 2 ? 1 : k->err < -c / 2 ? -1 : 0, sc0, fast);
     }
     /* the surprise moments learn only once the series has moved: against
      * the typical error of a constant start (its floor) every first
@@ -437,7 +436,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * none: a series constant so far, whose first movement is judged
      * against the floor as it is) */
     int ready = st->n > p[LK_LEARN] && (st->nm == 0 || 2.0 * st->nm >= p[LK_LEARN]);
-    lk_learn(p, st, k, ready, s, sd);
+    lk_learn(p, st, k, ready, s, sd, fast);
     if (st->nm > 0) {
         /* the short average's own spread about the long-run mean (winsorised
          * as the surprises are) */

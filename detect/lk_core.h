@@ -61,7 +61,7 @@ struct lk_st {
     { "direction", 0, "+1 only high, -1 only low, 0 both" }, \
     { "drift", 32, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" }, \
     { "peaks", 100, "peaks of the deviate over its 1 % point before their own tail (generalised Pareto) may make verdicts rarer on a heavy-tailed series; also their memory (0 = off)" }, \
-    { "tail_s", 10, "`tail` is per sample for series sampled this many seconds apart or slower; a faster one is judged with tail x interval / tail_s, so its alarms per hour do not grow with the sampling rate (0 = off)" }
+    { "tail_s", 5, "`tail` is per sample for series sampled this many seconds apart or slower; a faster one is judged with tail x interval / tail_s, so its alarms per hour do not grow with the sampling rate (0 = off)" }
 enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK_PEAKS, LK_TAIL_S, LK__COUNT };
 
 /* A prediction of one sample: value, prediction, error, typical error, and

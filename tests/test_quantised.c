@@ -11,9 +11,10 @@
  * Power in whole watts, whose noise grows sixfold when the job starts and
  * swings over a second or two (the board's power filter): at most one
  * episode per level change (the job's start and end; issue 26: 9 and 7 at
- * 4 Hz, 4 and 5 at 10 Hz before the likelihood core took a change point
- * back when the series returned, learnt the short average's spread on
- * series sampled faster than a second and took `tail_s` 10).
+ * 4 Hz, 4 and 5 at 10 Hz before the likelihood core judged series
+ * sampled faster than a second as oversampled: the short average's spread
+ * learnt, the drift over seconds, a change point taken back when the
+ * series returns; and `tail_s` 5).
  * Real faults on the same series are still seen: a temperature step of 12
  * degrees, a power spike.
  * The series: a first-order thermal model (time constant 60 s, 0.16 degC
