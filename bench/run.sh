@@ -74,6 +74,15 @@ echo
 echo "detector engine (one core, default GPU profile):"
 "$B/detect_bench"
 
+# The generic detector (--profile generic: the seasonal likelihood rule on
+# every field) per metric update and state per series, next to two
+# baselines measured in the same run on the same samples: the plain
+# likelihood detector and a rolling z-score over a 64-sample window
+# (docs/detectors.md, "Fewer, better alarms": the figures before issue 26).
+echo
+echo "generic detector (one core, --profile generic, 5-minute host metrics):"
+"$B/generic_bench"
+
 # One /metrics scrape with the GPU table (core/gpumetrics.c) of 8 GPUs (a node) and
 # of 10,000 GPUs (detect with gpu_metrics: on): render time, bytes, memory per GPU
 # (issue 13 target: 10,000 GPUs in < 100 ms).

@@ -18,7 +18,7 @@
  * open nothing but the levels learns, and it ends only when the residual is
  * back within `clear_k` typical errors of this hour (and, for a day, the
  * value back on its profile around the slow level): until then the verdict
- * is DET_HOLD. O(1) per sample; 1128 bytes of state per series
+ * is DET_HOLD. O(1) per sample; 1136 bytes of state per series
  * (docs/detectors.md, "Seasonality"). */
 #include "lk_core.h"
 
@@ -217,6 +217,7 @@ static int seas_update(const struct rule_cfg *rc, void *stp, const struct det_ct
         st->active = -1;
         return DET_UNKNOWN;
     }
+    lk_revert(&st->lk, &k);
     double iv = cx->e ? ent_interval_ms(cx->e, 0) : 0;
     const struct lk_err *j = &k;
     /* the profiles are floats: a series beyond their range is judged

@@ -22,21 +22,26 @@
  * lk_pot): their rate, the mean and variance of their excess, their count. */
 struct lk_peaks { float rate, mean, var, n; };
 
-/* State of the plain predictor and of the surprise distribution (160 bytes). */
+/* State of the plain predictor and of the surprise distribution (168 bytes). */
 struct lk_st {
     double level, trend, scale;   /* predictor and typical absolute error */
     double mu, var;               /* long-run moments of the surprise */
     double shrt;                  /* short average of the surprise */
+    double vsh;                   /* long-run variance of the short average about mu (judged with on fast series) */
     double bias, bmu, bvar;       /* slow average of the signed error (z) and its long-run moments */
     double rmean;                 /* mean of the values of the current run of errors beyond half the clip on one side */
+    double lold;                  /* the level before the last change point (lk_revert) */
     uint32_t n, since;            /* samples seen; samples since the last anomalous verdict */
     uint32_t nm;                  /* samples the surprise moments learnt (not those of a constant start) */
     uint32_t edge;                /* sample (n) at which the last notable excursion of the surprise began */
     float per, peak, exmax;       /* recurring excursions: their period (samples), typical peak score, this one's peak */
     float rsc, rm2;               /* the typical error before that run began; the run's sum of squared deviations from its mean */
     float res;                    /* the data's resolution (1: integers, 0.1: one decimal, ...; 0: finer than 1e-6 or none) */
+    float ssg, sab;               /* short averages (as shrt) of the signed error and of its size, in typical errors clipped at `clip` */
     struct lk_peaks ps, pd;       /* peaks of the short surprise's deviate and of the drift's */
     uint8_t reg, exc;             /* excursions on schedule in a row; 1 while in one on schedule, 2 off it */
+    uint8_t jit;                  /* their timing's typical distance from a whole number of periods (1/256 of a period) */
+    uint8_t back;                 /* samples left in which that change point may be taken back */
     uint8_t calm;                 /* samples in a row after the last anomalous verdict with the short surprise within a deviation of its long-run mean */
     uint8_t rn;                   /* length of that run */
     int8_t rsign;                 /* its side: +1 above, -1 below, 0 none */
@@ -56,7 +61,7 @@ struct lk_st {
     { "direction", 0, -1, 1, DP_WHOLE, "+1 only high, -1 only low, 0 both" }, \
     { "drift", 32, 0, 1e9, 0, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" }, \
     { "peaks", 100, 0, DET_PARAM_MAX, 0, "peaks of the deviate over its 1 % point before their own tail (generalised Pareto) may make verdicts rarer on a heavy-tailed series; also their memory (0 = off)" }, \
-    { "tail_s", 1, 0, 1e9, 0, "`tail` is per sample for series sampled this many seconds apart or slower; a faster one is judged with tail x interval / tail_s, so its alarms per hour do not grow with the sampling rate (0 = off)" }
+    { "tail_s", 5, 0, 1e9, 0, "`tail` is per sample for series sampled this many seconds apart or slower; a faster one is judged with tail x interval / tail_s, so its alarms per hour do not grow with the sampling rate (0 = off)" }
 enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK_PEAKS, LK_TAIL_S, LK__COUNT };
 
 /* A prediction of one sample: value, prediction, error, typical error, and
@@ -71,6 +76,10 @@ int lk_start(struct lk_st *st, double x);
 /* The plain predictor's prediction of x into k; 0 when the state or the
  * error is not finite (the caller starts over: never a NaN state). */
 int lk_predict(const struct lk_st *st, double x, struct lk_err *k);
+/* Takes the last change point back when x (in k, the plain predictor's
+ * view of it, amended) lies nearer the level from before it (st and k are
+ * the caller's). */
+void lk_revert(struct lk_st *st, struct lk_err *k);
 /* A typical error that is never 0: scale, or a tiny fraction of level. */
 double lk_scale_floor(double scale, double level);
 /* What was unusual in words ("a jump above its expected range", "a drift

@@ -8,9 +8,15 @@
  * gives at most one episode per series (the whole run is less than a day:
  * one quantum of change is never unlikely), an utilisation of 0 or 100
  * with an odd 99 at most one per level change (the job's start and end).
+ * Power in whole watts, whose noise grows sixfold when the job starts and
+ * swings over a second or two (the board's power filter): at most one
+ * episode per level change (the job's start and end; issue 26: 9 and 7 at
+ * 4 Hz, 4 and 5 at 10 Hz before the likelihood core judged series
+ * sampled faster than a second as oversampled: the short average's spread
+ * learnt, the drift over seconds, a change point taken back when the
+ * series returns; and `tail_s` 5).
  * Real faults on the same series are still seen: a temperature step of 12
- * degrees, a power spike. (Whole watts whose noise grows sixfold when the
- * job starts still give several episodes per job: not checked here.)
+ * degrees, a power spike.
  * The series: a first-order thermal model (time constant 60 s, 0.16 degC
  * per W) whose output is read with sensor noise and rounded to a whole
  * degree; power and utilisation follow the job.
@@ -115,6 +121,7 @@ TEST(generic_quiet_on_healthy_4hz_integer_telemetry)
     run(6000, 250, 1200, 4800, -1, -1, &t);
     for (int i = 0; i < GPUS; i++) {
         CHECK(t.eps[i][0] <= 1);
+        CHECK(t.eps[i][1] <= 2);
         CHECK(t.eps[i][2] <= 2);
     }
 }
@@ -126,6 +133,10 @@ TEST(generic_quiet_on_a_job_start_at_10hz)
     run(660, 100, 120, 1e9, -1, -1, &t);
     for (int i = 0; i < GPUS; i++) {
         CHECK(t.eps[i][0] <= 1);
+        /* the job start, and at most one more (one GPU's power: a dip 57 s
+         * after the start, while the typical error still follows the new
+         * noise) */
+        CHECK(t.eps[i][1] <= 2);
         CHECK(t.eps[i][2] <= 1);
     }
 }
