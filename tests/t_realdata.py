@@ -479,11 +479,11 @@ with tempfile.TemporaryDirectory() as tmp:
     src, out = os.path.join(tmp, "cache"), os.path.join(tmp, "out")
     fake_cache(src)
     r = convert_run("--src", src, "-o", out)
-    check(r.returncode == 0 and "tune: 17 series" in r.stdout and "report: 28 series" in r.stdout and
+    check(r.returncode == 0 and "tune: 17 series" in r.stdout and "report: 26 series" in r.stdout and
           "tune-unlabelled: 6 series" in r.stdout and
           "/unlabelled: 9 series" in r.stdout and "holdout: 5 series" in r.stdout and
           "holdout-unlabelled: 7 series" in r.stdout and "holdout2: 22 series, 22 scored windows" in r.stdout,
-          "convert: 11 + 6 ASD tune, 6 tune unlabelled, 10 + 18 ASD report, 9 unlabelled, 5 holdout, 7 holdout "
+          "convert: 11 + 6 ASD tune, 6 tune unlabelled, 10 + 16 ASD report, 9 unlabelled, 5 holdout, 7 holdout "
           "unlabelled, 22 holdout2 series",
           r.stdout + r.stderr)
     L = {d: json.load(open(os.path.join(out, d, "labels.json")))
@@ -497,13 +497,14 @@ with tempfile.TemporaryDirectory() as tmp:
                                                               for d in realdata.TCPD_HOLDOUT2),
           "holdout2: every member a series; 1950 moved to 1970, majority change 25 of 1 and 2 of 3 annotators; "
           "well_log without times on the regular axis", str((nile, well)))
-    a1, a2 = L["tune"].get("asd-omi-1-m01", {}), L["report"].get("asd-omi-12-m02", {})
+    a1, a2 = L["tune"].get("asd-omi-1-m01", {}), L["report"].get("asd-omi-11-m02", {})
     check(a1.get("score_from") == "2021-01-01T03:20:00Z" and a1.get("interval_s") == 300 and
           a1.get("windows") == [["2021-01-01T05:50:00Z", "2021-01-01T06:15:00Z", "server"]] and
           a2.get("windows") == [["2021-01-01T05:55:00Z", "2021-01-01T06:20:00Z", "server"]] and
-          a2.get("dataset") == "ASD" and "asd-omi-4-m01" in L["report"] and "asd-omi-4-m01" not in L["tune"],
+          a2.get("dataset") == "ASD" and "asd-omi-4-m01" in L["report"] and "asd-omi-4-m01" not in L["tune"] and
+          "asd-omi-12-m02" not in L["report"] and "asd-omi-6-m02" not in L["report"] and "asd-omi-12-m01" in L["report"],
           "ASD: train then test every 5 minutes, scored from the test part, each metric's own segments, "
-          "windows of max(5, 10 % of the test part) samples", str((a1, a2)))
+          "windows of max(5, 10 % of the test part) samples; the report's copies of a tune series left out", str((a1, a2)))
     ar = open(os.path.join(out, "tune", "asd-omi-1-m02.csv")).read().split("\n")
     check(ar[1] == "2021-01-01T00:00:00Z,1" and ar[N + 1] == "2021-01-01T03:20:00Z,0.61",
           "ASD: float32 values written as they were (0.61, not 0.6100000143)", str(ar[N + 1]))
