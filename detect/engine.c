@@ -468,6 +468,22 @@ static int note_process(struct engine *e, struct ent *x, const struct event *ev,
 
 #define HOST_LABELS 8
 
+enum { EVF_LABELS = 1, EVF_PROCESS = 2 };
+
+/* Which of the engine's side channels ev feeds: node labels (labels.*), a
+ * process (process.*). One pass, a character compared per field: on every
+ * sample. */
+static unsigned ev_flags(const struct event *ev)
+{
+    unsigned fl = 0;
+    for (size_t i = 0; i < ev->nf; i++) {
+        const char *k = ev->f[i].key;
+        if (k[0] == 'l' && !strncmp(k, "labels.", 7)) fl |= EVF_LABELS;
+        else if (k[0] == 'p' && !strncmp(k, "process.", 8)) fl |= EVF_PROCESS;
+    }
+    return fl;
+}
+
 /* The labels.* fields of ev (a node's labels: rack, k8s_node, ...) kept on
  * its host for the records (at most HOST_LABELS, values cut at 127 bytes);
  * rebuilt only when they differ from what the host holds. */
@@ -521,8 +537,9 @@ static void feed_kernel(struct engine *e, const struct event *ev, int tag)
     }
     struct ent *x = eng_ent_get(e, h, gpu);
     e->st.kernel_events++;
-    host_labels(e, h, ev);
-    note_process(e, x, ev, ev->ts_ms);          /* an Xid line's pid= / name= */
+    unsigned fl = ev_flags(ev);
+    if (fl & EVF_LABELS) host_labels(e, h, ev);
+    if (fl & EVF_PROCESS) note_process(e, x, ev, ev->ts_ms);   /* an Xid line's pid= / name= */
     struct det_ctx cx = { .ts = ev->ts_ms, .e = x, .h = h, .slots = &e->prof->slots, .slot = -1, .ev = ev };
     run_ent_rules(e, x, DS_EVENT, &cx, ev->ts_ms);
 }
@@ -770,10 +787,11 @@ void engine_feed_tag(struct engine *e, const struct event *ev, int tag)
     if (gf && gf->type == EV_INT) gpu = (int)gf->v.i;
     struct ent *x = eng_ent_get(e, h, gpu);
     int64_t ts = ev->ts_ms;
-    host_labels(e, h, ev);
+    unsigned fl = ev_flags(ev);
+    if (fl & EVF_LABELS) host_labels(e, h, ev);
     /* a process row (pmon, --query-compute-apps): who is on the GPU, no sample of it */
-    if (note_process(e, x, ev, ts) && !event_get(ev, "gpu.utilization.gpu.pct") && !event_get(ev, "gpu.temperature.gpu") &&
-        !event_get(ev, "gpu.power.usage"))
+    if ((fl & EVF_PROCESS) && note_process(e, x, ev, ts) && !event_get(ev, "gpu.utilization.gpu.pct") &&
+        !event_get(ev, "gpu.temperature.gpu") && !event_get(ev, "gpu.power.usage"))
         return;
     if (fold_take(e, h, x, ev, ts)) return;
     if (!sample_time_ok(e, h, x, ts)) return;
