@@ -1,0 +1,860 @@
+/* fleet.c - the fleet correlator (see fleet.h): GPU incident records in,
+ * fleet incident records out. The per-partition state is fleet_snap.c;
+ * the shared layout fleet_int.h. */
+#include "fleet_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const fl_actions[] = { "",           "none",      "watch",       "restart_app", "check_cooling",
+                                   "check_power", "reset_gpu", "reboot_node", "drain_repair" };
+const size_t fl_nactions = GL_ARRAY_LEN(fl_actions);
+
+enum { FL_START, FL_CHANGE, FL_END };
+static const char *const fl_type[] = { "start", "change", "end" };
+#define FL_LIST_MAX 4096   /* GPUs named in a record (the counts are whole) */
+
+uint8_t fl_action_of(const char *s, size_t n)
+{
+    for (size_t i = 1; i < fl_nactions; i++)
+        if (strlen(fl_actions[i]) == n && !memcmp(fl_actions[i], s, n)) return (uint8_t)i;
+    return 0;
+}
+
+uint64_t fl_hash_str(const char *s, size_t n, uint64_t seed) { return hash64(s, n, seed); }
+
+/* ------------------------------------------------------------ configuration */
+
+void fleet_conf_defaults(struct fleet_conf *c)
+{
+    memset(c, 0, sizeof *c);
+    c->window_ms = 600000;
+    c->min_hosts = 3;
+    c->min_gpus = 8;
+    c->group_by = "rack,switch,cluster,slurm_cluster";
+    c->change_ms = 60000;
+    c->hold_ms = 120000;
+    c->expire_ms = 6 * 3600000LL;
+    c->max_keys = 1024;
+    c->max_members = 65536;
+}
+
+/* The label names of s ("rack,switch"): GL_OK, or GL_ERROR with the reason. */
+static int parse_labels(const char *s, struct fl_label *labs, size_t *n, char *err, size_t errlen)
+{
+    *n = 0;
+    while (s && *s) {
+        size_t len = strcspn(s, ",");
+        const char *name = s;
+        s += len + (s[len] == ',');
+        while (len && *name == ' ') { name++; len--; }
+        while (len && name[len - 1] == ' ') len--;
+        if (!len) continue;
+        if (len > 64) { snprintf(err, errlen, "fleet.group_by: label name '%.*s...' longer than 64", 20, name); return GL_ERROR; }
+        if (!strncmp(name, "labels.", 7) && len > 7) { name += 7; len -= 7; }   /* the field's name said whole */
+        for (size_t i = 0; i < len; i++)
+            if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_')) {
+                snprintf(err, errlen, "fleet.group_by: label name '%.*s' is not [a-z0-9_]+ (labels.NAME)", (int)len, name);
+                return GL_ERROR;
+            }
+        if (*n == FL_MAX_LABELS) { snprintf(err, errlen, "fleet.group_by: more than %d labels", FL_MAX_LABELS); return GL_ERROR; }
+        memcpy(labs[*n].name, name, len);
+        labs[*n].name[len] = 0;
+        snprintf(labs[*n].key, sizeof labs[*n].key, "labels.%s", labs[*n].name);
+        (*n)++;
+    }
+    return GL_OK;
+}
+
+int fleet_conf_check(const struct fleet_conf *c, char *err, size_t errlen)
+{
+    const struct { const char *name; int64_t v, lo, hi; } r[] = {
+        { "fleet.window", c->window_ms, 1000, 7 * 86400000LL },
+        { "fleet.min_hosts", c->min_hosts, 1, 1000000 },
+        { "fleet.min_gpus", c->min_gpus, 1, 1000000 },
+        { "fleet.change_interval", c->change_ms, 0, 86400000LL },
+        { "fleet.hold", c->hold_ms, 0, 86400000LL },
+        { "fleet.expire", c->expire_ms, c->window_ms, 30 * 86400000LL },
+        { "fleet.max_keys", c->max_keys, 1, 1 << 20 },
+        { "fleet.max_members", c->max_members, 1, 1 << 22 },
+    };
+    for (size_t i = 0; i < GL_ARRAY_LEN(r); i++)
+        if (r[i].v < r[i].lo || r[i].v > r[i].hi) {
+            snprintf(err, errlen, "%s: %lld is out of range %lld..%lld", r[i].name, (long long)r[i].v,
+                     (long long)r[i].lo, (long long)r[i].hi);
+            return GL_ERROR;
+        }
+    struct fl_label labs[FL_MAX_LABELS];
+    size_t n;
+    return parse_labels(c->group_by, labs, &n, err, errlen);
+}
+
+static size_t pow2_at_least(size_t n)
+{
+    size_t p = 64;
+    while (p < n) p <<= 1;
+    return p;
+}
+
+struct fleet *fleet_new(const struct fleet_conf *c, fleet_emit_fn emit, void *ctx, char *err, size_t errlen)
+{
+    if (fleet_conf_check(c, err, errlen) != GL_OK) return NULL;
+    struct fleet *f = xcalloc(1, sizeof *f);
+    f->c = *c;
+    f->c.group_by = NULL;   /* parsed into labs; the caller's string is not kept */
+    parse_labels(c->group_by, f->labs, &f->nlabs, err, errlen);
+    f->emit = emit;
+    f->ctx = ctx;
+    f->nkb = pow2_at_least((size_t)c->max_keys * 2);
+    f->nhb = f->nib = pow2_at_least((size_t)c->max_members);
+    f->kb = xcalloc(f->nkb, sizeof *f->kb);
+    f->hb = xcalloc(f->nhb, sizeof *f->hb);
+    f->ib = xcalloc(f->nib, sizeof *f->ib);
+    f->clock = f->tick_clock = INT64_MIN;
+    event_init(&f->rec);
+    buf_init(&f->lb);
+    buf_init(&f->lb2);
+    f->st.bytes = sizeof *f + (f->nkb + f->nhb + f->nib) * sizeof(void *);
+    return f;
+}
+
+/* ------------------------------------------------------------- the tables */
+
+static void lru_unlink(struct fleet *f, struct fl_key *k)
+{
+    if (k->lprev) k->lprev->lnext = k->lnext; else f->lru_head = k->lnext;
+    if (k->lnext) k->lnext->lprev = k->lprev; else f->lru_tail = k->lprev;
+    k->lprev = k->lnext = NULL;
+}
+
+static void lru_append(struct fleet *f, struct fl_key *k)
+{
+    k->lprev = f->lru_tail;
+    k->lnext = NULL;
+    if (f->lru_tail) f->lru_tail->lnext = k; else f->lru_head = k;
+    f->lru_tail = k;
+}
+
+void fl_open_link(struct fleet *f, struct fl_key *k)
+{
+    struct fl_inc *in = &k->inc;
+    int linked = in->oprev || in->onext || f->open_head == k;
+    if (in->open && !linked) {
+        in->onext = f->open_head;
+        if (f->open_head) f->open_head->inc.oprev = k;
+        f->open_head = k;
+        f->st.open++;
+    } else if (!in->open && linked) {
+        if (in->oprev) in->oprev->inc.onext = in->onext; else f->open_head = in->onext;
+        if (in->onext) in->onext->inc.oprev = in->oprev;
+        in->oprev = in->onext = NULL;
+        f->st.open--;
+    }
+}
+
+static uint64_t id_hash(const char *id) { return hash64(id, 32, 0x1d); }
+
+struct fl_member *fl_member_by_id(const struct fleet *f, const char *id)
+{
+    uint64_t h = id_hash(id);
+    for (struct fl_member *m = f->ib[h & (f->nib - 1)]; m; m = m->inext)
+        if (m->ih == h && !memcmp(m->incid, id, 32)) return m;
+    return NULL;
+}
+
+static void id_link(struct fleet *f, struct fl_member *m)
+{
+    m->ih = id_hash(m->incid);
+    struct fl_member **b = &f->ib[m->ih & (f->nib - 1)];
+    m->inext = *b;
+    *b = m;
+}
+
+static void id_unlink(struct fleet *f, struct fl_member *m)
+{
+    for (struct fl_member **pp = &f->ib[m->ih & (f->nib - 1)]; *pp; pp = &(*pp)->inext)
+        if (*pp == m) { *pp = m->inext; return; }
+}
+
+static uint64_t host_hash(const struct fl_key *k, const char *host, size_t hn)
+{
+    return hash64(host, hn, k->h ^ 0x9e3779b97f4a7c15ULL);
+}
+
+static struct fl_host *host_find(const struct fleet *f, const struct fl_key *k, const char *host, size_t hn)
+{
+    uint64_t h = host_hash(k, host, hn);
+    for (struct fl_host *kh = f->hb[h & (f->nhb - 1)]; kh; kh = kh->hnext)
+        if (kh->h == h && kh->k == k && strlen(kh->name) == hn && !memcmp(kh->name, host, hn)) return kh;
+    return NULL;
+}
+
+static struct fl_host *host_get(struct fleet *f, struct fl_key *k, const char *host, size_t hn)
+{
+    struct fl_host *kh = host_find(f, k, host, hn);
+    if (kh) return kh;
+    kh = xcalloc(1, sizeof *kh + hn + 1);
+    memcpy(kh->name, host, hn);
+    kh->k = k;
+    kh->h = host_hash(k, host, hn);
+    struct fl_host **b = &f->hb[kh->h & (f->nhb - 1)];
+    kh->hnext = *b;
+    *b = kh;
+    f->st.bytes += sizeof *kh + hn + 1;
+    return kh;
+}
+
+static void host_free(struct fleet *f, struct fl_host *kh)
+{
+    for (struct fl_host **pp = &f->hb[kh->h & (f->nhb - 1)]; *pp; pp = &(*pp)->hnext)
+        if (*pp == kh) { *pp = kh->hnext; break; }
+    f->st.bytes -= sizeof *kh + strlen(kh->name) + 1;
+    free(kh);
+}
+
+/* The window list of k (by start) and the list of window members of all keys. */
+static void win_insert(struct fleet *f, struct fl_key *k, struct fl_member *m)
+{
+    struct fl_member *at = k->win_tail;
+    while (at && at->start > m->start) at = at->prev;
+    m->prev = at;
+    m->next = at ? at->next : k->win_head;
+    if (m->next) m->next->prev = m; else k->win_tail = m;
+    if (at) at->next = m; else k->win_head = m;
+    m->gprev = f->w_tail;
+    m->gnext = NULL;
+    if (f->w_tail) f->w_tail->gnext = m; else f->w_head = m;
+    f->w_tail = m;
+}
+
+/* Takes m out of k's window or fleet list (and the list of all window members). */
+static void list_unlink(struct fleet *f, struct fl_member *m)
+{
+    struct fl_key *k = m->k;
+    struct fl_member **head = m->in_fleet ? &k->fl_head : &k->win_head, **tail = m->in_fleet ? &k->fl_tail : &k->win_tail;
+    if (m->prev) m->prev->next = m->next; else *head = m->next;
+    if (m->next) m->next->prev = m->prev; else *tail = m->prev;
+    m->prev = m->next = NULL;
+    if (!m->in_fleet) {
+        if (m->gprev) m->gprev->gnext = m->gnext; else f->w_head = m->gnext;
+        if (m->gnext) m->gnext->gprev = m->gprev; else f->w_tail = m->gprev;
+        m->gprev = m->gnext = NULL;
+    }
+}
+
+static void fl_append(struct fl_key *k, struct fl_member *m)
+{
+    m->prev = k->fl_tail;
+    m->next = NULL;
+    if (k->fl_tail) k->fl_tail->next = m; else k->fl_head = m;
+    k->fl_tail = m;
+}
+
+/* Forgets m: lists, counts, its host entry when it was the last one, the id. */
+static void member_free(struct fleet *f, struct fl_member *m)
+{
+    struct fl_key *k = m->k;
+    struct fl_host *kh = m->kh;
+    list_unlink(f, m);
+    if (m->in_fleet) {
+        k->fl_gpus--;
+        if (!--kh->nfl) k->fl_hosts--;
+        if (m->open) k->fl_open--;
+    } else {
+        k->win_gpus--;
+        if (!--kh->nwin) k->win_hosts--;
+    }
+    for (struct fl_member **pp = &kh->ms; *pp; pp = &(*pp)->hsib)
+        if (*pp == m) { *pp = m->hsib; break; }
+    if (!--kh->n) host_free(f, kh);
+    id_unlink(f, m);
+    free(m);
+    f->st.tracked--;
+    f->st.bytes -= sizeof *m;
+}
+
+struct fl_member *fl_member_add(struct fleet *f, struct fl_key *k, const char *host, size_t hn, int gpu,
+                                const char *incid, int64_t start, int in_fleet, int tag)
+{
+    if (hn > FL_TEXT_MAX) hn = FL_TEXT_MAX;
+    struct fl_host *kh = host_find(f, k, host, hn);
+    if (kh && kh->n >= FL_HOST_GPUS) { f->st.dropped++; return NULL; }
+    if (f->st.tracked >= (uint64_t)f->c.max_members) {
+        if (!f->w_head) { f->st.dropped++; return NULL; }
+        member_free(f, f->w_head);
+        f->st.evicted_members++;
+        kh = NULL;          /* it may have been the one freed */
+    }
+    if (!kh) kh = host_get(f, k, host, hn);
+    struct fl_member *m = xcalloc(1, sizeof *m);
+    m->k = k;
+    m->kh = kh;
+    m->gpu = gpu;
+    m->tag = tag;
+    m->start = start;
+    m->open = 1;
+    memcpy(m->incid, incid, 32);
+    id_link(f, m);
+    m->hsib = kh->ms;
+    kh->ms = m;
+    kh->n++;
+    if (in_fleet) {
+        m->in_fleet = 1;
+        fl_append(k, m);
+        if (!kh->nfl++) k->fl_hosts++;
+        k->fl_gpus++;
+        k->fl_open++;
+    } else {
+        win_insert(f, k, m);
+        if (!kh->nwin++) k->win_hosts++;
+        k->win_gpus++;
+    }
+    if (start > k->max_start) k->max_start = start;
+    f->st.tracked++;
+    f->st.bytes += sizeof *m;
+    return m;
+}
+
+static uint64_t key_hash(const char *sig, size_t sn, int lab, const char *grp, size_t gn)
+{
+    return hash64(grp, gn, hash64(sig, sn, 0x5157) ^ (uint64_t)(lab + 2));
+}
+
+static void inc_end(struct fleet *f, struct fl_key *k, int64_t ts, const char *why);
+
+/* Forgets k and its members (its open fleet incident ends first, said). */
+static void key_free(struct fleet *f, struct fl_key *k, const char *why)
+{
+    if (k->inc.open) inc_end(f, k, f->clock, why);
+    while (k->win_head) member_free(f, k->win_head);
+    while (k->fl_head) member_free(f, k->fl_head);
+    for (struct fl_key **pp = &f->kb[k->h & (f->nkb - 1)]; *pp; pp = &(*pp)->hnext)
+        if (*pp == k) { *pp = k->hnext; break; }
+    lru_unlink(f, k);
+    f->st.keys--;
+    f->st.bytes -= sizeof *k + strlen(k->sig) + strlen(k->grp) + 2;
+    free(k);
+}
+
+struct fl_key *fl_key_get(struct fleet *f, const char *sig, size_t sn, int lab, const char *grp, size_t gn)
+{
+    if (sn > FL_TEXT_MAX) sn = FL_TEXT_MAX;
+    if (gn > FL_TEXT_MAX) gn = FL_TEXT_MAX;
+    uint64_t h = key_hash(sig, sn, lab, grp, gn);
+    struct fl_key *k;
+    for (k = f->kb[h & (f->nkb - 1)]; k; k = k->hnext)
+        if (k->h == h && k->lab == lab && strlen(k->sig) == sn && !memcmp(k->sig, sig, sn) && strlen(k->grp) == gn &&
+            !memcmp(k->grp, grp, gn)) {
+            lru_unlink(f, k);
+            lru_append(f, k);
+            return k;
+        }
+    if (f->st.keys >= (uint64_t)f->c.max_keys && f->lru_head) {
+        key_free(f, f->lru_head, "forgotten: more keys than fleet.max_keys");
+        f->st.evicted_keys++;
+    }
+    k = xcalloc(1, sizeof *k + sn + gn + 2);
+    memcpy(k->text, sig, sn);
+    memcpy(k->text + sn + 1, grp, gn);
+    k->sig = k->text;
+    k->grp = k->text + sn + 1;
+    k->lab = lab;
+    k->h = h;
+    k->max_start = INT64_MIN;
+    struct fl_key **b = &f->kb[h & (f->nkb - 1)];
+    k->hnext = *b;
+    *b = k;
+    lru_append(f, k);
+    f->st.keys++;
+    f->st.bytes += sizeof *k + sn + gn + 2;
+    return k;
+}
+
+/* ---------------------------------------------------------------- records */
+
+static int cmp_member(const void *a, const void *b)
+{
+    const struct fl_member *x = *(const struct fl_member *const *)a, *y = *(const struct fl_member *const *)b;
+    int c = strcmp(x->kh->name, y->kh->name);
+    return c ? c : (x->gpu > y->gpu) - (x->gpu < y->gpu);
+}
+
+/* anomaly.hosts and anomaly.gpus of k's fleet incident into f->lb and f->lb2, sorted. */
+static void member_lists(struct fleet *f, const struct fl_key *k)
+{
+    size_t n = 0;
+    struct fl_member **v = xmalloc((k->fl_gpus ? k->fl_gpus : 1) * sizeof *v);
+    for (struct fl_member *m = k->fl_head; m && n < k->fl_gpus; m = m->next) v[n++] = m;
+    qsort(v, n, sizeof *v, cmp_member);
+    buf_reset(&f->lb);
+    buf_reset(&f->lb2);
+    const struct fl_host *last = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct fl_member *m = v[i];
+        if (i == FL_LIST_MAX) { buf_puts(&f->lb2, ",..."); break; }
+        if (m->kh != last) {
+            if (f->lb.len) buf_putc(&f->lb, ',');
+            buf_puts(&f->lb, m->kh->name);
+            last = m->kh;
+        }
+        if (f->lb2.len) buf_putc(&f->lb2, ',');
+        buf_puts(&f->lb2, m->kh->name);
+        if (m->gpu >= 0) {
+            buf_putc(&f->lb2, ':');
+            buf_put_i64(&f->lb2, m->gpu);
+        }
+    }
+    free(v);
+}
+
+/* "gpu.temp.high", "Xid 13", "SXid 12028". */
+static void sig_words(const char *sig, char *out, size_t n)
+{
+    if (!strncmp(sig, "xid:", 4)) snprintf(out, n, "Xid %s", sig + 4);
+    else if (!strncmp(sig, "sxid:", 5)) snprintf(out, n, "SXid %s", sig + 5);
+    else snprintf(out, n, "%s", sig);
+}
+
+static void span_words(int64_t ms, char *out, size_t n)
+{
+    if (ms < 0) ms = 0;
+    if (ms < 120000) snprintf(out, n, "%lld s", (long long)((ms + 500) / 1000));
+    else if (ms < 2 * 3600000LL) snprintf(out, n, "%lld minutes", (long long)((ms + 30000) / 60000));
+    else snprintf(out, n, "%.1f hours", (double)ms / 3600000.0);
+}
+
+static void add_ts(struct event *r, const char *key, int64_t ms)
+{
+    char tb[25];
+    gl_fmt_ts(ms, tb);
+    event_add_str(r, key, tb, 24);
+}
+
+/* Writes a record of k's fleet incident (type FL_*) stamped ts. */
+static void inc_emit(struct fleet *f, struct fl_key *k, int type, int64_t ts, const char *why)
+{
+    struct fl_inc *in = &k->inc;
+    struct event *r = &f->rec;
+    event_reset(r);
+    r->ts_ms = ts;
+    r->kind = "alert";
+    r->dataset = "gpu.fleet_incident";
+    r->offset = -1;
+    struct hash128 h;
+    hash128_init(&h);
+    hash128_feed(&h, in->id, 32);
+    hash128_feed_u64(&h, (uint64_t)type);
+    if (type == FL_CHANGE) {
+        hash128_feed_u64(&h, k->fl_gpus);
+        hash128_feed_u64(&h, k->fl_hosts);
+    }
+    hash128_hex(&h, r->id);
+    event_add_str(r, "event.type", fl_type[type], strlen(fl_type[type]));
+    event_add_str(r, "rule.id", "gpu.fleet", 9);
+    event_add_str(r, "rule.name", "Fleet incident", 14);
+    add_ts(r, "event.start", in->first);
+    if (type == FL_END) add_ts(r, "event.end", ts);
+    event_add_int(r, "event.risk_score", (int64_t)(in->risk + 0.5f));
+    event_add_int(r, "event.severity", in->sev);
+    event_add_str(r, "anomaly.incident_id", in->id, 32);
+    event_add_str(r, "anomaly.signature", k->sig, strlen(k->sig));
+    int sx = !strncmp(k->sig, "sxid:", 5);
+    if (sx || !strncmp(k->sig, "xid:", 4)) {
+        int64_t code;
+        const char *c = k->sig + (sx ? 5 : 4);
+        if (gl_parse_i64(c, strlen(c), &code) && code >= 0) event_add_int(r, sx ? "gpu.sxid.code" : "gpu.xid.code", code);
+    }
+    if (k->lab >= 0) {
+        const struct fl_label *l = &f->labs[k->lab];
+        event_add_str(r, "anomaly.group_by", l->name, strlen(l->name));
+        event_add_str(r, "anomaly.group", k->grp, strlen(k->grp));
+        event_add_str(r, l->key, k->grp, strlen(k->grp));
+    }
+    member_lists(f, k);
+    event_add_int(r, "anomaly.host_count", k->fl_hosts);
+    event_add_int(r, "anomaly.gpu_count", k->fl_gpus);
+    event_add_int(r, "anomaly.open_count", k->fl_open);
+    event_add_str(r, "anomaly.hosts", f->lb.p ? f->lb.p : "", f->lb.len);
+    event_add_str(r, "anomaly.gpus", f->lb2.p ? f->lb2.p : "", f->lb2.len);
+    add_ts(r, "anomaly.last_start", in->last);
+    event_add_num(r, "anomaly.span_s", (double)(in->last - in->first) / 1000.0);
+    if (in->action) event_add_str(r, "anomaly.action", fl_actions[in->action], strlen(fl_actions[in->action]));
+    char sw[300], span[32], grp[400] = "", reason[1024];
+    sig_words(k->sig, sw, sizeof sw);
+    span_words(in->last - in->first, span, sizeof span);
+    if (k->lab >= 0) snprintf(grp, sizeof grp, " of %s %s", f->labs[k->lab].name, k->grp);
+    int n = 0;
+    if (type == FL_END) {
+        char dur[32];
+        span_words(ts - in->first, dur, sizeof dur);
+        event_add_num(r, "anomaly.duration_s", (double)(ts - in->first) / 1000.0);
+        n = snprintf(reason, sizeof reason, "fleet incident over after %s (%s): ", dur, why);
+    }
+    snprintf(reason + n, sizeof reason - (size_t)n, "%s on %u GPU%s of %u host%s%s within %s", sw, k->fl_gpus,
+             k->fl_gpus == 1 ? "" : "s", k->fl_hosts, k->fl_hosts == 1 ? "" : "s", grp, span);
+    event_add_str(r, "event.reason", reason, strlen(reason));
+    in->eg = k->fl_gpus;
+    in->eh = k->fl_hosts;
+    in->at = ts;
+    in->pending = 0;
+    in->quiet_ticks = 0;
+    if (type == FL_START) f->st.starts++;
+    else if (type == FL_CHANGE) { f->st.changes++; in->seq++; }
+    else f->st.ends++;
+    if (f->emit) f->emit(f->ctx, r);
+}
+
+/* The severity, risk and action of m into k's fleet incident. */
+static void inc_absorb(struct fl_inc *in, const struct fl_member *m)
+{
+    if (m->sev > in->sev) in->sev = m->sev;
+    if (m->risk > in->risk) in->risk = m->risk;
+    if (m->action > in->action) in->action = m->action;
+    if (m->start < in->first) in->first = m->start;
+    if (m->start > in->last) in->last = m->start;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b && (a < 0)) ? q - 1 : q;
+}
+
+void fl_join(struct fleet *f, struct fl_key *k, struct fl_member *m)
+{
+    list_unlink(f, m);
+    m->in_fleet = 1;
+    fl_append(k, m);
+    k->win_gpus--;
+    if (!--m->kh->nwin) k->win_hosts--;
+    k->fl_gpus++;
+    if (!m->kh->nfl++) k->fl_hosts++;
+    if (m->open) k->fl_open++;
+    inc_absorb(&k->inc, m);
+}
+
+/* k's window members pass the thresholds: they become its fleet incident. */
+static void inc_open(struct fleet *f, struct fl_key *k, int64_t ts)
+{
+    struct fl_inc *in = &k->inc;
+    memset(in, 0, sizeof *in);
+    in->first = INT64_MAX;
+    in->last = INT64_MIN;
+    in->open = 1;
+    while (k->win_head) fl_join(f, k, k->win_head);
+    /* numbered within the window-long bucket of the first start (never
+     * below the last one's: a replay numbers them the same) */
+    int64_t b = floor_div(in->first, f->c.window_ms);
+    if (k->id_set && b <= k->id_bucket) {
+        b = k->id_bucket;
+        k->id_n++;
+    } else {
+        k->id_n = 0;
+    }
+    k->id_bucket = b;
+    k->id_set = 1;
+    struct hash128 h;
+    hash128_init(&h);
+    hash128_feed(&h, "gpu.fleet", 10);
+    hash128_feed(&h, k->sig, strlen(k->sig) + 1);
+    const char *lab = k->lab >= 0 ? f->labs[k->lab].name : "";
+    hash128_feed(&h, lab, strlen(lab) + 1);
+    hash128_feed(&h, k->grp, strlen(k->grp) + 1);
+    hash128_feed_u64(&h, (uint64_t)b);
+    hash128_feed_u64(&h, k->id_n);
+    hash128_hex(&h, in->id);
+    in->news = f->clock;
+    fl_open_link(f, k);
+    inc_emit(f, k, FL_START, ts, NULL);
+}
+
+/* Ends k's fleet incident (its end record, stamped ts) and forgets its members. */
+static void inc_end(struct fleet *f, struct fl_key *k, int64_t ts, const char *why)
+{
+    if (ts < k->inc.at) ts = k->inc.at;
+    inc_emit(f, k, FL_END, ts, why);
+    while (k->fl_head) member_free(f, k->fl_head);
+    k->inc.open = 0;
+    fl_open_link(f, k);
+}
+
+/* A member joined k's open fleet incident: a change record now, or later
+ * (pending) when one was written less than change_interval ago. */
+static void inc_grew(struct fleet *f, struct fl_key *k, int64_t ts)
+{
+    struct fl_inc *in = &k->inc;
+    if (k->fl_gpus == in->eg && k->fl_hosts == in->eh) return;
+    in->quiet_ticks = 0;
+    if (f->clock - in->at >= f->c.change_ms) inc_emit(f, k, FL_CHANGE, ts, NULL);
+    else in->pending = 1;
+}
+
+/* Prunes k's window to the starts within window of its newest one, then
+ * opens its fleet incident when the rest pass the thresholds. */
+static void key_window(struct fleet *f, struct fl_key *k, int64_t ts)
+{
+    while (k->win_head && k->win_head->start < k->max_start - f->c.window_ms) member_free(f, k->win_head);
+    if (!k->inc.open && k->win_hosts >= (uint64_t)f->c.min_hosts && k->win_gpus >= (uint64_t)f->c.min_gpus)
+        inc_open(f, k, ts);
+}
+
+/* ------------------------------------------------------------------ input */
+
+static const char *get_str(const struct event *ev, const char *key, size_t *n)
+{
+    const char *s = event_get_str(ev, key, n);
+    return s && *n ? s : NULL;
+}
+
+static int is_hex32(const char *s, size_t n)
+{
+    if (n != 32) return 0;
+    for (size_t i = 0; i < 32; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+    return 1;
+}
+
+static int64_t time_of(const struct event *ev, const char *key, int64_t dflt)
+{
+    size_t n;
+    int64_t t;
+    const char *s = get_str(ev, key, &n);
+    return s && gl_parse_iso_ts(s, n, &t) == GL_OK && gl_time_ok(t) ? t : dflt;
+}
+
+static struct fl_xid *xid_slot(struct fleet *f, const char *host, size_t hn, int gpu, uint64_t *hh)
+{
+    *hh = hash64(host, hn, 0x71d ^ (uint64_t)(int64_t)gpu);
+    return &f->xid[*hh & (FL_XID_CACHE - 1)];
+}
+
+/* An anomaly episode start: remember its Xid/SXid code for the GPU. */
+static void on_episode(struct fleet *f, const struct event *ev, int gpu)
+{
+    size_t tn, rn;
+    double code;
+    const char *t = get_str(ev, "event.type", &tn), *rule = get_str(ev, "rule.id", &rn);
+    if (!t || tn != 5 || memcmp(t, "start", 5) || !rule) return;
+    int sx = 0;
+    if (!event_get_num(ev, "gpu.xid.code", &code)) {
+        if (!event_get_num(ev, "gpu.sxid.code", &code)) return;
+        sx = 1;
+    }
+    if (!(code >= 0 && code <= 1e9)) return;
+    uint64_t hh;
+    struct fl_xid *x = xid_slot(f, ev->host, strlen(ev->host), gpu, &hh);
+    x->hh = hh;
+    x->rule = (uint32_t)hash64(rule, rn, 3);
+    x->code = (int32_t)code;
+    x->sx = (uint8_t)sx;
+    x->ts = time_of(ev, "event.start", ev->ts_ms);
+    x->set = 1;
+}
+
+/* The signature of an incident start whose first rule is rule: "xid:CODE" when
+ * the record or that rule's last episode on the GPU carried a code. */
+static size_t signature(struct fleet *f, const struct event *ev, const char *rule, size_t rn, int gpu, int64_t start,
+                        char *out, size_t outlen)
+{
+    double code;
+    if (event_get_num(ev, "gpu.xid.code", &code) && code >= 0 && code <= 1e9)
+        return (size_t)snprintf(out, outlen, "xid:%d", (int)code);
+    if (event_get_num(ev, "gpu.sxid.code", &code) && code >= 0 && code <= 1e9)
+        return (size_t)snprintf(out, outlen, "sxid:%d", (int)code);
+    uint64_t hh;
+    const struct fl_xid *x = xid_slot(f, ev->host, strlen(ev->host), gpu, &hh);
+    int64_t d = start - x->ts;
+    if (x->set && x->hh == hh && x->rule == (uint32_t)hash64(rule, rn, 3) && d <= f->c.window_ms && -d <= f->c.window_ms)
+        return (size_t)snprintf(out, outlen, "%s:%d", x->sx ? "sxid" : "xid", x->code);
+    if (rn > outlen - 1) rn = outlen - 1;
+    memcpy(out, rule, rn);
+    out[rn] = 0;
+    return rn;
+}
+
+/* The value of the first topology label present, its index in *lab (-1 none). */
+static const char *group_of(const struct fleet *f, const struct event *ev, int *lab, size_t *gn)
+{
+    for (size_t i = 0; i < f->nlabs; i++) {
+        const char *g = get_str(ev, f->labs[i].key, gn);
+        if (g) { *lab = (int)i; return g; }
+    }
+    *lab = -1;
+    *gn = 0;
+    return "";
+}
+
+static void member_values(struct fl_member *m, const struct event *ev)
+{
+    double v;
+    if (event_get_num(ev, "event.severity", &v) && v >= 0 && v <= 100) m->sev = (int8_t)v;
+    if (event_get_num(ev, "event.risk_score", &v) && v >= 0 && v <= 100) m->risk = (float)v;
+    size_t an;
+    const char *a = get_str(ev, "anomaly.action", &an);
+    uint8_t act = a ? fl_action_of(a, an) : 0;
+    if (act) m->action = act;
+}
+
+/* A GPU incident started. */
+static void on_start(struct fleet *f, const struct event *ev, const char *incid, int gpu, int tag)
+{
+    size_t rn;
+    const char *rules = get_str(ev, "anomaly.rules", &rn);
+    if (!rules) { f->st.bad++; return; }
+    rn = strcspn(rules, ",");
+    if (rn > 200) rn = 200;
+    if (!rn) { f->st.bad++; return; }
+    if (fl_member_by_id(f, incid)) { f->st.ignored++; return; }   /* read again (a replay) */
+    int64_t start = time_of(ev, "event.start", ev->ts_ms);
+    char sig[216];
+    size_t sn = signature(f, ev, rules, rn, gpu, start, sig, sizeof sig);
+    int lab;
+    size_t gn;
+    const char *grp = group_of(f, ev, &lab, &gn);
+    struct fl_key *k = fl_key_get(f, sig, sn, lab, grp, gn);
+    f->st.members++;
+    size_t hn = strlen(ev->host);
+    struct fl_host *kh = host_find(f, k, ev->host, hn > FL_TEXT_MAX ? FL_TEXT_MAX : hn);
+    struct fl_member *m = NULL;
+    for (m = kh ? kh->ms : NULL; m && m->gpu != gpu; m = m->hsib) {}
+    int grew = 0;
+    if (m) {
+        /* the GPU again, with a new incident: it counts once */
+        id_unlink(f, m);
+        memcpy(m->incid, incid, 32);
+        id_link(f, m);
+        if (!m->open && m->in_fleet) k->fl_open++;
+        m->open = 1;
+        if (start > k->max_start) k->max_start = start;
+        if (!m->in_fleet) {
+            list_unlink(f, m);
+            m->start = start;
+            win_insert(f, k, m);
+            if (k->inc.open && start >= k->inc.first - f->c.window_ms) {
+                fl_join(f, k, m);
+                grew = 1;
+            }
+        } else if (start > m->start) {
+            m->start = start;
+        }
+    } else {
+        int join = k->inc.open && start >= k->inc.first - f->c.window_ms;
+        if (!(m = fl_member_add(f, k, ev->host, hn, gpu, incid, start, join, tag))) return;
+        grew = join;
+    }
+    member_values(m, ev);
+    if (m->in_fleet) {
+        inc_absorb(&k->inc, m);
+        k->inc.news = f->clock;
+        if (grew) inc_grew(f, k, ev->ts_ms);
+    } else {
+        key_window(f, k, ev->ts_ms);
+    }
+}
+
+/* A GPU incident ended. */
+static void on_end(struct fleet *f, const struct event *ev, const char *incid)
+{
+    struct fl_member *m = fl_member_by_id(f, incid);
+    if (!m || !m->open) { f->st.ignored++; return; }
+    member_values(m, ev);
+    m->open = 0;
+    m->end = time_of(ev, "event.end", ev->ts_ms);
+    struct fl_key *k = m->k;
+    if (!m->in_fleet) return;
+    k->fl_open--;
+    if (m->action > k->inc.action) k->inc.action = m->action;
+    if (m->end > k->inc.last_end) k->inc.last_end = m->end;
+    k->inc.news = f->clock;
+}
+
+void fleet_feed(struct fleet *f, const struct event *ev, int tag)
+{
+    f->st.records++;
+    if (gl_time_ok(ev->ts_ms) && ev->ts_ms > f->clock) f->clock = ev->ts_ms;
+    const char *ds = ev->dataset;
+    if (!ds || !ev->host || !*ev->host) { f->st.ignored++; return; }
+    double g;
+    int gpu = event_get_num(ev, "gpu.index", &g) && g >= 0 && g <= 1 << 20 ? (int)g : -1;
+    if (!strcmp(ds, "gpu.anomaly")) { on_episode(f, ev, gpu); f->st.ignored++; return; }
+    if (strcmp(ds, "gpu.incident")) { f->st.ignored++; return; }
+    size_t tn, idn;
+    const char *t = get_str(ev, "event.type", &tn), *id = get_str(ev, "anomaly.incident_id", &idn);
+    if (!t || !id || !is_hex32(id, idn)) { f->st.bad++; return; }
+    if (tn == 5 && !memcmp(t, "start", 5)) on_start(f, ev, id, gpu, tag);
+    else if (tn == 3 && !memcmp(t, "end", 3)) on_end(f, ev, id);
+    else f->st.ignored++;
+}
+
+/* ----------------------------------------------------------------- timers */
+
+void fleet_tick(struct fleet *f, int64_t wall_ms)
+{
+    if (f->clock == INT64_MIN) return;
+    if (f->clock != f->tick_clock) {
+        f->tick_clock = f->clock;
+        f->tick_wall = wall_ms;
+    }
+    int64_t now = f->clock + (wall_ms > f->tick_wall ? wall_ms - f->tick_wall : 0);
+    for (struct fl_key *k = f->open_head, *next; k; k = next) {
+        next = k->inc.onext;
+        struct fl_inc *in = &k->inc;
+        if (!k->fl_open && now - in->news >= f->c.hold_ms) {
+            inc_end(f, k, in->last_end > in->at ? in->last_end : in->at, "every GPU incident ended");
+        } else if (now - in->news >= f->c.expire_ms) {
+            inc_end(f, k, in->news + f->c.expire_ms, "no news of its GPUs for fleet.expire");
+        } else if (in->pending && (++in->quiet_ticks >= FL_SETTLE_TICKS || f->clock - in->at >= f->c.change_ms)) {
+            inc_emit(f, k, FL_CHANGE, f->clock, NULL);
+        }
+    }
+    /* members out of every window, then keys idle and empty */
+    int64_t old = now - 2 * f->c.window_ms;
+    while (f->w_head && f->w_head->start < old) member_free(f, f->w_head);
+    while (f->lru_head && !f->lru_head->win_head && !f->lru_head->inc.open && f->lru_head->max_start < old)
+        key_free(f, f->lru_head, NULL);
+}
+
+void fleet_flush(struct fleet *f)
+{
+    for (struct fl_key *k = f->open_head; k; k = k->inc.onext)
+        if (k->inc.pending) inc_emit(f, k, FL_CHANGE, f->clock, NULL);
+}
+
+void fleet_drop_tag(struct fleet *f, int tag)
+{
+    for (struct fl_key *k = f->lru_head; k; k = k->lnext) {
+        for (struct fl_member *m = k->win_head, *next; m; m = next) {
+            next = m->next;
+            if (m->tag == tag) member_free(f, m);
+        }
+        for (struct fl_member *m = k->fl_head, *next; m; m = next) {
+            next = m->next;
+            if (m->tag == tag) member_free(f, m);
+        }
+        if (k->inc.open && !k->fl_head) {
+            k->inc.open = 0;
+            fl_open_link(f, k);
+        }
+    }
+}
+
+const struct fleet_stats *fleet_get_stats(struct fleet *f) { return &f->st; }
+
+void fleet_free(struct fleet *f)
+{
+    if (!f) return;
+    while (f->lru_head) {
+        struct fl_key *k = f->lru_head;
+        k->inc.open = 0;                 /* no records while freeing */
+        fl_open_link(f, k);
+        key_free(f, k, NULL);
+    }
+    free(f->kb);
+    free(f->hb);
+    free(f->ib);
+    event_free(&f->rec);
+    buf_free(&f->lb);
+    buf_free(&f->lb2);
+    free(f);
+}
