@@ -564,7 +564,7 @@ static void inc_open(struct fleet *f, struct fl_key *k, int64_t ts)
     hash128_feed_u64(&h, (uint64_t)b);
     hash128_feed_u64(&h, k->id_n);
     hash128_hex(&h, in->id);
-    in->news = f->clock;
+    in->news = ts;
     fl_open_link(f, k);
     inc_emit(f, k, FL_START, ts, NULL);
 }
@@ -586,7 +586,7 @@ static void inc_grew(struct fleet *f, struct fl_key *k, int64_t ts)
     struct fl_inc *in = &k->inc;
     if (k->fl_gpus == in->eg && k->fl_hosts == in->eh) return;
     in->quiet_ticks = 0;
-    if (f->clock - in->at >= f->c.change_ms) inc_emit(f, k, FL_CHANGE, ts, NULL);
+    if (ts - in->at >= f->c.change_ms) inc_emit(f, k, FL_CHANGE, ts, NULL);
     else in->pending = 1;
 }
 
@@ -714,11 +714,22 @@ static void on_start(struct fleet *f, const struct event *ev, const char *incid,
     const char *grp = group_of(f, ev, &lab, &gn);
     struct fl_key *k = fl_key_get(f, sig, sn, lab, grp, gn);
     f->st.members++;
+    struct fl_inc *in = &k->inc;
+    if (in->open && !k->fl_open && f->clock - in->news >= f->c.hold_ms)   /* over, its tick not come yet */
+        inc_end(f, k, in->last_end > in->at ? in->last_end : in->at, "every GPU incident ended");
+    /* a start within a window of the fleet incident's starts joins it */
+    int near = in->open && start >= in->first - f->c.window_ms && start <= in->last + f->c.window_ms;
     size_t hn = strlen(ev->host);
     struct fl_host *kh = host_find(f, k, ev->host, hn > FL_TEXT_MAX ? FL_TEXT_MAX : hn);
     struct fl_member *m = NULL;
     for (m = kh ? kh->ms : NULL; m && m->gpu != gpu; m = m->hsib) {}
     int grew = 0;
+    if (m && m->in_fleet && !near) {
+        /* a GPU of the open fleet incident again, long after it: not
+         * counted until that one ends */
+        f->st.ignored++;
+        return;
+    }
     if (m) {
         /* the GPU again, with a new incident: it counts once */
         id_unlink(f, m);
@@ -731,7 +742,7 @@ static void on_start(struct fleet *f, const struct event *ev, const char *incid,
             list_unlink(f, m);
             m->start = start;
             win_insert(f, k, m);
-            if (k->inc.open && start >= k->inc.first - f->c.window_ms) {
+            if (near) {
                 fl_join(f, k, m);
                 grew = 1;
             }
@@ -739,14 +750,13 @@ static void on_start(struct fleet *f, const struct event *ev, const char *incid,
             m->start = start;
         }
     } else {
-        int join = k->inc.open && start >= k->inc.first - f->c.window_ms;
-        if (!(m = fl_member_add(f, k, ev->host, hn, gpu, incid, start, join, tag))) return;
-        grew = join;
+        if (!(m = fl_member_add(f, k, ev->host, hn, gpu, incid, start, near, tag))) return;
+        grew = near;
     }
     member_values(m, ev);
     if (m->in_fleet) {
         inc_absorb(&k->inc, m);
-        k->inc.news = f->clock;
+        if (ev->ts_ms > k->inc.news) k->inc.news = ev->ts_ms;
         if (grew) inc_grew(f, k, ev->ts_ms);
     } else {
         key_window(f, k, ev->ts_ms);
@@ -766,7 +776,7 @@ static void on_end(struct fleet *f, const struct event *ev, const char *incid)
     k->fl_open--;
     if (m->action > k->inc.action) k->inc.action = m->action;
     if (m->end > k->inc.last_end) k->inc.last_end = m->end;
-    k->inc.news = f->clock;
+    if (ev->ts_ms > k->inc.news) k->inc.news = ev->ts_ms;
 }
 
 void fleet_feed(struct fleet *f, const struct event *ev, int tag)
@@ -804,8 +814,8 @@ void fleet_tick(struct fleet *f, int64_t wall_ms)
             inc_end(f, k, in->last_end > in->at ? in->last_end : in->at, "every GPU incident ended");
         } else if (now - in->news >= f->c.expire_ms) {
             inc_end(f, k, in->news + f->c.expire_ms, "no news of its GPUs for fleet.expire");
-        } else if (in->pending && (++in->quiet_ticks >= FL_SETTLE_TICKS || f->clock - in->at >= f->c.change_ms)) {
-            inc_emit(f, k, FL_CHANGE, f->clock, NULL);
+        } else if (in->pending && (++in->quiet_ticks >= FL_SETTLE_TICKS || in->news - in->at >= f->c.change_ms)) {
+            inc_emit(f, k, FL_CHANGE, in->news, NULL);
         }
     }
     /* members out of every window, then keys idle and empty */
@@ -818,7 +828,7 @@ void fleet_tick(struct fleet *f, int64_t wall_ms)
 void fleet_flush(struct fleet *f)
 {
     for (struct fl_key *k = f->open_head; k; k = k->inc.onext)
-        if (k->inc.pending) inc_emit(f, k, FL_CHANGE, f->clock, NULL);
+        if (k->inc.pending) inc_emit(f, k, FL_CHANGE, k->inc.news, NULL);
 }
 
 void fleet_drop_tag(struct fleet *f, int tag)

@@ -13,11 +13,12 @@
  * once per key. When the members of a key that started within `window` of
  * its newest start span at least min_hosts hosts and min_gpus GPUs, they
  * become one fleet incident (event.dataset gpu.fleet_incident, rule.id
- * gpu.fleet, event.type start), which every later member of the key joins
- * (change records, at most one per change_interval of event time, and one
- * once the growth pauses); it ends (event.type end) `hold` after the last
- * of its members' incidents ended (gpu.incident end), or after `expire`
- * without news of any member. Other records are ignored (gpu.anomaly
+ * gpu.fleet, event.type start), which every later member of the key
+ * joins that starts within `window` of its starts (change records, at
+ * most one per change_interval of event time, and one once the growth
+ * pauses); it ends (event.type end) `hold` after the last of its members'
+ * incidents ended (gpu.incident end), or after `expire` without news of
+ * any member; a start later than that is the beginning of another. Other records are ignored (gpu.anomaly
  * records only teach Xid codes).
  *
  * Ids: a fleet incident's id is a hash of its signature, group, the time

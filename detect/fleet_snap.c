@@ -380,7 +380,7 @@ int fleet_load(struct fleet *f, int tag, const void *p, size_t len, int64_t *off
         if (!k || !k->inc.open) continue;
         for (struct fl_member *m = k->win_head, *next; m; m = next) {
             next = m->next;
-            if (m->start >= k->inc.first - f->c.window_ms) fl_join(f, k, m);
+            if (m->start >= k->inc.first - f->c.window_ms && m->start <= k->inc.last + f->c.window_ms) fl_join(f, k, m);
         }
         if (!k->fl_head) {
             k->inc.open = 0;

@@ -225,6 +225,14 @@ TEST(correlated_fault_is_one_fleet_incident)
         if (i == 6) CHECK_EQ_INT(count(r, "start"), 0);   /* ... not before */
     }
     for (int s = 0; s < 5; s++) fleet_tick(f, 1000 + s * 1000);
+    /* the same rule in the rack long after (a GPU of the fault again, and
+     * another host): not part of it */
+    struct inc late = hot(0), other = hot(1);
+    late.start_s += 3000;
+    other.start_s += 3000;
+    other.host = hostname(16);
+    feed_inc(f, &late, 0, 0, 1);
+    feed_inc(f, &other, 0, 0, 1);
     for (int i = 0; i < 40; i++) {
         struct inc x = hot(i);
         feed_inc(f, &x, 1, 1500 + i, 1 + i % 3);
