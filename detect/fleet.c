@@ -293,6 +293,7 @@ struct fl_member *fl_member_add(struct fleet *f, struct fl_key *k, const char *h
     m->gpu = gpu;
     m->tag = tag;
     m->start = start;
+    m->arrived = f->wall;
     m->open = 1;
     memcpy(m->incid, incid, 32);
     id_link(f, m);
@@ -565,6 +566,7 @@ static void inc_open(struct fleet *f, struct fl_key *k, int64_t ts)
     hash128_feed_u64(&h, k->id_n);
     hash128_hex(&h, in->id);
     in->news = ts;
+    in->news_wall = f->wall;
     fl_open_link(f, k);
     inc_emit(f, k, FL_START, ts, NULL);
 }
@@ -577,6 +579,19 @@ static void inc_end(struct fleet *f, struct fl_key *k, int64_t ts, const char *w
     while (k->fl_head) member_free(f, k->fl_head);
     k->inc.open = 0;
     fl_open_link(f, k);
+}
+
+/* News of a member of in at event time ts. */
+static void inc_news(struct fleet *f, struct fl_inc *in, int64_t ts)
+{
+    if (ts > in->news) in->news = ts;
+    in->news_wall = f->wall;
+}
+
+/* 1 when in's last news is FL_SETTLE_WALL_MS old in wall time. */
+static int settled(const struct fleet *f, const struct fl_inc *in)
+{
+    return in->news_wall >= 0 && f->wall - in->news_wall >= FL_SETTLE_WALL_MS;
 }
 
 /* A member joined k's open fleet incident: a change record now, or later
@@ -715,7 +730,7 @@ static void on_start(struct fleet *f, const struct event *ev, const char *incid,
     struct fl_key *k = fl_key_get(f, sig, sn, lab, grp, gn);
     f->st.members++;
     struct fl_inc *in = &k->inc;
-    if (in->open && !k->fl_open && f->clock - in->news >= f->c.hold_ms)   /* over, its tick not come yet */
+    if (in->open && !k->fl_open && f->clock - in->news >= f->c.hold_ms && settled(f, in))   /* over, its tick not come yet */
         inc_end(f, k, in->last_end > in->at ? in->last_end : in->at, "every GPU incident ended");
     /* a start within a window of the fleet incident's starts joins it */
     int near = in->open && start >= in->first - f->c.window_ms && start <= in->last + f->c.window_ms;
@@ -756,7 +771,7 @@ static void on_start(struct fleet *f, const struct event *ev, const char *incid,
     member_values(m, ev);
     if (m->in_fleet) {
         inc_absorb(&k->inc, m);
-        if (ev->ts_ms > k->inc.news) k->inc.news = ev->ts_ms;
+        inc_news(f, &k->inc, ev->ts_ms);
         if (grew) inc_grew(f, k, ev->ts_ms);
     } else {
         key_window(f, k, ev->ts_ms);
@@ -776,7 +791,7 @@ static void on_end(struct fleet *f, const struct event *ev, const char *incid)
     k->fl_open--;
     if (m->action > k->inc.action) k->inc.action = m->action;
     if (m->end > k->inc.last_end) k->inc.last_end = m->end;
-    if (ev->ts_ms > k->inc.news) k->inc.news = ev->ts_ms;
+    inc_news(f, &k->inc, ev->ts_ms);
 }
 
 void fleet_feed(struct fleet *f, const struct event *ev, int tag)
@@ -801,6 +816,8 @@ void fleet_feed(struct fleet *f, const struct event *ev, int tag)
 
 void fleet_tick(struct fleet *f, int64_t wall_ms)
 {
+    f->wall = wall_ms;
+    if (!f->wall_first) f->wall_first = wall_ms;
     if (f->clock == INT64_MIN) return;
     if (f->clock != f->tick_clock) {
         f->tick_clock = f->clock;
@@ -810,25 +827,35 @@ void fleet_tick(struct fleet *f, int64_t wall_ms)
     for (struct fl_key *k = f->open_head, *next; k; k = next) {
         next = k->inc.onext;
         struct fl_inc *in = &k->inc;
-        if (!k->fl_open && now - in->news >= f->c.hold_ms) {
+        if (in->news_wall < 0) in->news_wall = wall_ms;   /* restored: from now on */
+        int ok = settled(f, in);   /* else wait: a lagging partition may still bring news */
+        if (ok && !k->fl_open && now - in->news >= f->c.hold_ms) {
             inc_end(f, k, in->last_end > in->at ? in->last_end : in->at, "every GPU incident ended");
-        } else if (now - in->news >= f->c.expire_ms) {
+        } else if (ok && now - in->news >= f->c.expire_ms) {
             inc_end(f, k, in->news + f->c.expire_ms, "no news of its GPUs for fleet.expire");
         } else if (in->pending && (++in->quiet_ticks >= FL_SETTLE_TICKS || in->news - in->at >= f->c.change_ms)) {
             inc_emit(f, k, FL_CHANGE, in->news, NULL);
         }
     }
-    /* members out of every window, then keys idle and empty */
+    /* members out of every window (and here a while), then keys idle and empty */
     int64_t old = now - 2 * f->c.window_ms;
-    while (f->w_head && f->w_head->start < old) member_free(f, f->w_head);
+    while (f->w_head && f->w_head->start < old &&
+           wall_ms - (f->w_head->arrived ? f->w_head->arrived : f->wall_first) >= FL_PRUNE_WALL_MS)
+        member_free(f, f->w_head);
     while (f->lru_head && !f->lru_head->win_head && !f->lru_head->inc.open && f->lru_head->max_start < old)
         key_free(f, f->lru_head, NULL);
 }
 
 void fleet_flush(struct fleet *f)
 {
-    for (struct fl_key *k = f->open_head; k; k = k->inc.onext)
-        if (k->inc.pending) inc_emit(f, k, FL_CHANGE, k->inc.news, NULL);
+    for (struct fl_key *k = f->open_head, *next; k; k = next) {
+        struct fl_inc *in = &k->inc;
+        next = in->onext;
+        if (!k->fl_open && f->clock - in->news >= f->c.hold_ms)
+            inc_end(f, k, in->last_end > in->at ? in->last_end : in->at, "every GPU incident ended");
+        else if (in->pending)
+            inc_emit(f, k, FL_CHANGE, in->news, NULL);
+    }
 }
 
 void fleet_drop_tag(struct fleet *f, int tag)

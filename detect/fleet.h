@@ -83,7 +83,8 @@ void fleet_feed(struct fleet *f, const struct event *ev, int tag);
 /* Now and then (once a second), with the wall clock in ms: pending change
  * records, ends after the hold or expiry, members out of every window. */
 void fleet_tick(struct fleet *f, int64_t wall_ms);
-/* End of input (--once): the pending change records; nothing ends. */
+/* End of input (--once): the fleet incidents whose hold is over in event
+ * time end, the others write their pending change records. */
 void fleet_flush(struct fleet *f);
 /* Forgets the members read from the partition with this tag (revoked) and
  * the fleet incidents left without members, without records. */

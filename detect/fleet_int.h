@@ -11,6 +11,12 @@
 #define FL_HOST_GPUS 256       /* members of one host in one key */
 #define FL_XID_CACHE 4096      /* GPUs whose last Xid code is remembered (direct-mapped) */
 #define FL_SETTLE_TICKS 2      /* a pending change is written once growth paused this many ticks */
+/* Decisions in event time that a lagging partition could still change
+ * (an end, forgetting a member) also wait this long in wall time since
+ * the news they rest on: partitions read at different speeds (a replay
+ * after a restart reads them one after the other) all come in first. */
+#define FL_SETTLE_WALL_MS 5000
+#define FL_PRUNE_WALL_MS 60000
 
 /* The actions of an incident (anomaly.action), least to most severe; 0 = none given. */
 extern const char *const fl_actions[];
@@ -29,6 +35,7 @@ struct fl_member {
     struct fl_member *inext;           /* incident-id hash chain */
     uint64_t ih;                       /* hash of incid */
     int64_t start, end;                /* the incident's start; its end (valid when !open) */
+    int64_t arrived;                   /* wall time (the last tick's) when it came; 0 before the first tick */
     int32_t gpu;                       /* -1: host level */
     int tag;                           /* the input partition it came from */
     float risk;
@@ -53,6 +60,7 @@ struct fl_inc {
     char id[33];
     int64_t first, last;               /* first and last member start */
     int64_t last_end, news;            /* latest member end; event time of the last member start or end */
+    int64_t news_wall;                 /* wall time (the last tick's) of that news; -1: unknown (restored) */
     int64_t at;                        /* event time of the last record written */
     uint32_t eg, eh, seq;              /* GPUs and hosts in the last record; change records written */
     int8_t sev;
@@ -101,6 +109,7 @@ struct fleet {
     struct fl_xid xid[FL_XID_CACHE];
     int64_t clock;                     /* event time: the newest record */
     int64_t tick_clock, tick_wall;     /* the clock at the tick that saw it move, and that tick's wall time */
+    int64_t wall, wall_first;          /* the last tick's and the first tick's wall time; 0 before */
     struct fleet_stats st;
     struct event rec;
     struct buf lb, lb2;                /* the lists of a record */

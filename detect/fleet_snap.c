@@ -315,6 +315,7 @@ static struct fl_key *apply_key(struct fleet *f, const struct snap_key *e)
     if (!in->open) {
         *in = e->in;                     /* not linked yet: fl_open_link links it */
         in->oprev = in->onext = NULL;
+        in->news_wall = -1;              /* settled from the next tick on */
         fl_open_link(f, k);
     } else if (!memcmp(in->id, e->in.id, 32)) {
         if (e->in.first < in->first) in->first = e->in.first;

@@ -15,7 +15,9 @@
 # on from the state topic. Checks: Elasticsearch holds exactly one fleet
 # incident (one id, one start document, one end) and it names the 5 hosts
 # and all 40 GPUs; none for the independent faults; the new member wrote no
-# start; every record validates against schemas/event.schema.json.
+# start; a member of another group without state that reads the whole
+# topic again writes the same fleet incident id (Elasticsearch's _id keeps
+# one); every record validates against schemas/event.schema.json.
 # Ends with "N passed, N failed".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -104,7 +106,15 @@ kill -TERM "$pb"; wait "$pb"; check "it stops cleanly on SIGTERM" $? "$(tail -3 
 grep -q "restored from its snapshot" "$tmp/b.err"
 check "it restored the partitions' state at its assignment" $? "$(grep -E 'assigned|snapshot' "$tmp/b.err" | head -5)"
 has_rec "$tmp/b.ndjson" start; check "the restarted member wrote no second start" $((1 - $?)) "$(grep '"start"' "$tmp/b.ndjson" | head -2)"
-grep "gpulog fleet: consumed" "$tmp/a.err" "$tmp/b.err" | sed "s|^$tmp/||; s/^/     /"
+# a member of another group without state reads the whole topic again (a
+# replay): the same ids, so Elasticsearch still holds one fleet incident
+"$GPULOG" fleet --brokers "$B" --group "$group-cold" --anomalies-topic "$topic" "${KX[@]}" --hold 60s --once \
+  --es "$EURL" --es-namespace "$NS" --es-batch-age-ms 100 --output "$tmp/c.ndjson" 2> "$tmp/c.err"
+check "a cold member reads the whole topic again (--once, no state)" $? "$(tail -3 "$tmp/c.err")"
+id_of() { sed -n 's/.*"event.type":"'"$2"'".*"anomaly.incident_id":"\([0-9a-f]*\)".*/\1/p' "$1" | sort -u; }
+check_eq "it writes the one start and the end with the first member's fleet incident id" \
+  "$(id_of "$tmp/c.ndjson" start)/$(id_of "$tmp/c.ndjson" end)" "$(id_of "$tmp/a.ndjson" start)/$(id_of "$tmp/b.ndjson" end)"
+grep "gpulog fleet: consumed" "$tmp/a.err" "$tmp/b.err" "$tmp/c.err" | sed "s|^$tmp/||; s/^/     /"
 
 curl -s -o /dev/null -XPOST "$EURL/logs-gpu.anomaly-$NS/_refresh"
 "$PY" - "$EURL/logs-gpu.anomaly-$NS/_search" "$tmp" > "$tmp/cmp" 2>&1 <<'EOF'
@@ -129,7 +139,7 @@ stray = sorted({h for d in docs for h in d["anomaly.hosts"].split(",")} - set(wa
 print("stray hosts", stray)
 first_error = schema_first_error(json.load(open("schemas/event.schema.json")))
 bad = []
-for f in ("a.ndjson", "b.ndjson", "all.ndjson"):
+for f in ("a.ndjson", "b.ndjson", "c.ndjson", "all.ndjson"):
     for i, l in enumerate(open(os.path.join(tmp, f))):
         err = first_error(json.loads(l))
         if err: bad.append("%s:%d: %s" % (f, i + 1, err))

@@ -542,6 +542,42 @@ TEST(restart_through_state)
     free(d);
 }
 
+/* A replay reads partitions one after the other (a restart without
+ * state, a cold member): each host's records, whose later ones run the
+ * event-time clock hours ahead, come a partition at a time with ticks in
+ * between. Still one fleet incident of the 40 GPUs: what rests on event
+ * time (forgetting members, ending) waits a few seconds of wall time. */
+TEST(skewed_partitions)
+{
+    struct fleet_conf c;
+    fleet_conf_defaults(&c);
+    struct recs *r = calloc(1, sizeof *r);
+    struct fleet *f = mk(&c, r);
+    if (!f) { free(r); return; }
+    for (int h = 0; h < 5; h++) {
+        for (int i = h; i < 40; i += 5) {
+            struct inc x = hot(i);
+            feed_inc(f, &x, 0, 0, h);
+            feed_inc(f, &x, 1, 1500 + i, h);
+        }
+        struct inc later = { hostname(10 + h), 0, "gpu.ecc.sbe", 16000, NULL, NULL, NULL, NULL, NULL, -1 };
+        feed_inc(f, &later, 0, 0, h);
+        feed_inc(f, &later, 1, 16300, h);
+        fleet_tick(f, 100000 + h * 1000);   /* a partition a second */
+    }
+    for (int s = 0; s < 10; s++) fleet_tick(f, 105000 + s * 1000);
+    CHECK_EQ_INT(count(r, "start"), 1);
+    CHECK_EQ_INT(count(r, "end"), 1);
+    const struct rec *e = last_of(r, "end");
+    if (e) {
+        CHECK_EQ_INT(e->gpu_count, 40);
+        CHECK_EQ_INT(e->host_count, 5);
+        CHECK_EQ_INT(e->end, T0 + 1539000);
+    }
+    fleet_free(f);
+    free(r);
+}
+
 /* A fleet incident after another of the same key in the same window-long
  * bucket gets an id of its own. */
 TEST(second_fleet_incident_new_id)
@@ -561,7 +597,7 @@ TEST(second_fleet_incident_new_id)
             struct inc x = { hostname(i), round, "gpu.temp.high", 60 + round * 100 + i, NULL, NULL, NULL, NULL, NULL, -1 };
             feed_inc(f, &x, 1, 90 + round * 100, 0);
         }
-        fleet_tick(f, round * 10000);
+        fleet_tick(f, round * 10000 + 5000);
     }
     CHECK_EQ_INT(count(r, "start"), 2);
     CHECK_EQ_INT(count(r, "end"), 2);
@@ -737,6 +773,7 @@ int main(void)
     RUN(xid_signature);
     RUN(replay_is_idempotent);
     RUN(restart_through_state);
+    RUN(skewed_partitions);
     RUN(second_fleet_incident_new_id);
     RUN(changes_and_expiry);
     RUN(drop_tag);
