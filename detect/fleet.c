@@ -535,15 +535,24 @@ void fl_join(struct fleet *f, struct fl_key *k, struct fl_member *m)
     inc_absorb(&k->inc, m);
 }
 
-/* k's window members pass the thresholds: they become its fleet incident. */
-static void inc_open(struct fleet *f, struct fl_key *k, int64_t ts)
+/* The window members of k from `from` up to `to` (excluded) pass the
+ * thresholds: they become its fleet incident, with the window members
+ * that start within a window of theirs. */
+static void inc_open(struct fleet *f, struct fl_key *k, struct fl_member *from, struct fl_member *to, int64_t ts)
 {
     struct fl_inc *in = &k->inc;
     memset(in, 0, sizeof *in);
     in->first = INT64_MAX;
     in->last = INT64_MIN;
     in->open = 1;
-    while (k->win_head) fl_join(f, k, k->win_head);
+    for (struct fl_member *m = from, *next; m != to; m = next) {
+        next = m->next;
+        fl_join(f, k, m);
+    }
+    for (struct fl_member *m = k->win_head, *next; m; m = next) {
+        next = m->next;
+        if (m->start >= in->first - f->c.window_ms && m->start <= in->last + f->c.window_ms) fl_join(f, k, m);
+    }
     /* numbered within the window-long bucket of the first start (never
      * below the last one's: a replay numbers them the same) */
     int64_t b = floor_div(in->first, f->c.window_ms);
@@ -605,13 +614,34 @@ static void inc_grew(struct fleet *f, struct fl_key *k, int64_t ts)
     else in->pending = 1;
 }
 
-/* Prunes k's window to the starts within window of its newest one, then
- * opens its fleet incident when the rest pass the thresholds. */
-static void key_window(struct fleet *f, struct fl_key *k, int64_t ts)
+/* Window member m of k came: opens k's fleet incident when the members
+ * that start within `window` of each other in some span holding m pass
+ * the thresholds (a sliding window over the starts, sorted, from m's
+ * start - window to m's start + window: arrival order does not matter,
+ * so partitions read at different speeds give the same result). Costs the
+ * members of that span, which below the thresholds is bounded by them. */
+static void key_window(struct fleet *f, struct fl_key *k, struct fl_member *m, int64_t ts)
 {
-    while (k->win_head && k->win_head->start < k->max_start - f->c.window_ms) member_free(f, k->win_head);
-    if (!k->inc.open && k->win_hosts >= (uint64_t)f->c.min_hosts && k->win_gpus >= (uint64_t)f->c.min_gpus)
-        inc_open(f, k, ts);
+    if (k->inc.open) return;
+    int64_t w = f->c.window_ms, s = m->start;
+    struct fl_member *lo = m, *r;
+    while (lo->prev && lo->prev->start >= s - w) lo = lo->prev;
+    uint64_t hosts = 0, gpus = 0;
+    uint32_t gen = ++f->gen;
+    r = lo;
+    for (struct fl_member *l = lo; l && l->start <= s; l = l->next) {
+        for (; r && r->start <= l->start + w; r = r->next) {
+            if (r->kh->gen != gen) { r->kh->gen = gen; r->kh->scan = 0; }
+            if (!r->kh->scan++) hosts++;
+            gpus++;
+        }
+        if (hosts >= (uint64_t)f->c.min_hosts && gpus >= (uint64_t)f->c.min_gpus) {
+            inc_open(f, k, l, r, ts);
+            return;
+        }
+        if (!--l->kh->scan) hosts--;
+        gpus--;
+    }
 }
 
 /* ------------------------------------------------------------------ input */
@@ -774,7 +804,7 @@ static void on_start(struct fleet *f, const struct event *ev, const char *incid,
         inc_news(f, &k->inc, ev->ts_ms);
         if (grew) inc_grew(f, k, ev->ts_ms);
     } else {
-        key_window(f, k, ev->ts_ms);
+        key_window(f, k, m, ev->ts_ms);
     }
 }
 

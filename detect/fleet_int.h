@@ -51,6 +51,7 @@ struct fl_host {
     struct fl_member *ms;
     uint64_t h;
     uint32_t n, nwin, nfl;             /* members; in the window; in the fleet incident */
+    uint32_t gen, scan;                /* key_window's count of its members in a span (valid when gen is f's) */
     char name[];
 };
 
@@ -110,6 +111,7 @@ struct fleet {
     int64_t clock;                     /* event time: the newest record */
     int64_t tick_clock, tick_wall;     /* the clock at the tick that saw it move, and that tick's wall time */
     int64_t wall, wall_first;          /* the last tick's and the first tick's wall time; 0 before */
+    uint32_t gen;                      /* key_window's scans */
     struct fleet_stats st;
     struct event rec;
     struct buf lb, lb2;                /* the lists of a record */

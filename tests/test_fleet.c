@@ -544,9 +544,11 @@ TEST(restart_through_state)
 
 /* A replay reads partitions one after the other (a restart without
  * state, a cold member): each host's records, whose later ones run the
- * event-time clock hours ahead, come a partition at a time with ticks in
- * between. Still one fleet incident of the 40 GPUs: what rests on event
- * time (forgetting members, ending) waits a few seconds of wall time. */
+ * event-time clock hours ahead (the same rule on another GPU), come a
+ * partition at a time with ticks in between. Still one fleet incident of
+ * the 40 GPUs: windows are spans of starts, whatever order they came in,
+ * and what rests on event time (forgetting members, ending) waits a few
+ * seconds of wall time. */
 TEST(skewed_partitions)
 {
     struct fleet_conf c;
@@ -560,7 +562,9 @@ TEST(skewed_partitions)
             feed_inc(f, &x, 0, 0, h);
             feed_inc(f, &x, 1, 1500 + i, h);
         }
-        struct inc later = { hostname(10 + h), 0, "gpu.ecc.sbe", 16000, NULL, NULL, NULL, NULL, NULL, -1 };
+        struct inc later = hot(h);    /* the same rule on another GPU of the host, hours later */
+        later.gpu = 9;
+        later.start_s = 16000;
         feed_inc(f, &later, 0, 0, h);
         feed_inc(f, &later, 1, 16300, h);
         fleet_tick(f, 100000 + h * 1000);   /* a partition a second */
