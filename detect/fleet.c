@@ -209,7 +209,9 @@ static void host_free(struct fleet *f, struct fl_host *kh)
 {
     for (struct fl_host **pp = &f->hb[kh->h & (f->nhb - 1)]; *pp; pp = &(*pp)->hnext)
         if (*pp == kh) { *pp = kh->hnext; break; }
-    f->st.bytes -= sizeof *kh + strlen(kh->name) + 1;
+    f->st.bytes -= sizeof *kh + strlen(kh->name) + 1 + kh->cap * (sizeof *kh->mv + sizeof *kh->gv);
+    free(kh->mv);
+    free(kh->gv);
     free(kh);
 }
 
@@ -265,8 +267,12 @@ static void member_free(struct fleet *f, struct fl_member *m)
         k->win_gpus--;
         if (!--kh->nwin) k->win_hosts--;
     }
-    for (struct fl_member **pp = &kh->ms; *pp; pp = &(*pp)->hsib)
-        if (*pp == m) { *pp = m->hsib; break; }
+    for (uint32_t i = 0; i < kh->n; i++)
+        if (kh->mv[i] == m) {
+            kh->mv[i] = kh->mv[kh->n - 1];
+            kh->gv[i] = kh->gv[kh->n - 1];
+            break;
+        }
     if (!--kh->n) host_free(f, kh);
     id_unlink(f, m);
     free(m);
@@ -297,9 +303,15 @@ struct fl_member *fl_member_add(struct fleet *f, struct fl_key *k, const char *h
     m->open = 1;
     memcpy(m->incid, incid, 32);
     id_link(f, m);
-    m->hsib = kh->ms;
-    kh->ms = m;
-    kh->n++;
+    if (kh->n == kh->cap) {
+        uint32_t cap = kh->cap ? kh->cap * 2 : 8;
+        kh->mv = xrealloc(kh->mv, cap * sizeof *kh->mv);
+        kh->gv = xrealloc(kh->gv, cap * sizeof *kh->gv);
+        f->st.bytes += (cap - kh->cap) * (sizeof *kh->mv + sizeof *kh->gv);
+        kh->cap = cap;
+    }
+    kh->mv[kh->n] = m;
+    kh->gv[kh->n++] = gpu;
     if (in_fleet) {
         m->in_fleet = 1;
         fl_append(k, m);
@@ -646,26 +658,86 @@ static void key_window(struct fleet *f, struct fl_key *k, struct fl_member *m, i
 
 /* ------------------------------------------------------------------ input */
 
-static const char *get_str(const struct event *ev, const char *key, size_t *n)
+/* What the correlator reads of a record, found in one pass over its fields. */
+enum { R_TYPE, R_ID, R_RULES, R_RULE, R_START, R_END, R_ACTION, R_NSTR };
+enum { R_GPU, R_SEV, R_RISK, R_XID, R_SXID, R_NNUM };
+struct fl_rec {
+    const char *s[R_NSTR];                  /* NULL: absent or empty */
+    size_t sn[R_NSTR];
+    double v[R_NNUM];
+    unsigned have;                          /* bit i: v[i] present */
+    const char *lab[FL_MAX_LABELS];         /* the configured labels' values */
+    size_t labn[FL_MAX_LABELS];
+};
+
+static const struct { const char *key; unsigned char len, slot, num; } rec_keys[] = {
+    { "event.type", 10, R_TYPE, 0 },        { "anomaly.incident_id", 19, R_ID, 0 },
+    { "anomaly.rules", 13, R_RULES, 0 },    { "rule.id", 7, R_RULE, 0 },
+    { "event.start", 11, R_START, 0 },      { "event.end", 9, R_END, 0 },
+    { "anomaly.action", 14, R_ACTION, 0 },  { "gpu.index", 9, R_GPU, 1 },
+    { "event.severity", 14, R_SEV, 1 },     { "event.risk_score", 16, R_RISK, 1 },
+    { "gpu.xid.code", 12, R_XID, 1 },       { "gpu.sxid.code", 13, R_SXID, 1 },
+};
+
+static void rec_read(const struct fleet *f, const struct event *ev, struct fl_rec *r)
 {
-    const char *s = event_get_str(ev, key, n);
-    return s && *n ? s : NULL;
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < ev->nf; i++) {
+        const struct ev_field *x = &ev->f[i];
+        size_t kl = event_key_len(x);
+        if (kl > 7 && !memcmp(x->key, "labels.", 7)) {
+            if (x->type != EV_STR || !x->v.s.len) continue;
+            for (size_t l = 0; l < f->nlabs; l++)
+                if (!r->lab[l] && !strcmp(f->labs[l].name, x->key + 7)) {
+                    r->lab[l] = event_str(ev, x);
+                    r->labn[l] = x->v.s.len;
+                }
+            continue;
+        }
+        for (size_t k = 0; k < GL_ARRAY_LEN(rec_keys); k++) {
+            if (rec_keys[k].len != kl || memcmp(rec_keys[k].key, x->key, kl)) continue;
+            unsigned slot = rec_keys[k].slot;
+            if (rec_keys[k].num) {
+                if (r->have & (1u << slot) || x->type == EV_STR) break;
+                r->v[slot] = x->type == EV_INT ? (double)x->v.i : x->type == EV_NUM ? x->v.d : x->v.b;
+                r->have |= 1u << slot;
+            } else if (x->type == EV_STR && x->v.s.len && !r->s[slot]) {
+                r->s[slot] = event_str(ev, x);
+                r->sn[slot] = x->v.s.len;
+            }
+            break;
+        }
+    }
+}
+
+static int rec_num(const struct fl_rec *r, unsigned slot, double lo, double hi, double *out)
+{
+    if (!(r->have & (1u << slot)) || !(r->v[slot] >= lo && r->v[slot] <= hi)) return 0;
+    *out = r->v[slot];
+    return 1;
+}
+
+static int rec_is(const struct fl_rec *r, unsigned slot, const char *s)
+{
+    size_t n = strlen(s);
+    return r->s[slot] && r->sn[slot] == n && !memcmp(r->s[slot], s, n);
+}
+
+static int64_t rec_time(const struct fl_rec *r, unsigned slot, int64_t dflt)
+{
+    int64_t t;
+    return r->s[slot] && gl_parse_iso_ts(r->s[slot], r->sn[slot], &t) == GL_OK && gl_time_ok(t) ? t : dflt;
 }
 
 static int is_hex32(const char *s, size_t n)
 {
     if (n != 32) return 0;
-    for (size_t i = 0; i < 32; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
-    return 1;
-}
-
-static int64_t time_of(const struct event *ev, const char *key, int64_t dflt)
-{
-    size_t n;
-    int64_t t;
-    const char *s = get_str(ev, key, &n);
-    return s && gl_parse_iso_ts(s, n, &t) == GL_OK && gl_time_ok(t) ? t : dflt;
+    unsigned bad = 0;
+    for (size_t i = 0; i < 32; i++) {
+        unsigned c = (unsigned char)s[i];
+        bad |= (c - '0' > 9u) & (c - 'a' > 5u);   /* branch-free: one test at the end */
+    }
+    return !bad;
 }
 
 static struct fl_xid *xid_slot(struct fleet *f, const char *host, size_t hn, int gpu, uint64_t *hh)
@@ -675,38 +747,33 @@ static struct fl_xid *xid_slot(struct fleet *f, const char *host, size_t hn, int
 }
 
 /* An anomaly episode start: remember its Xid/SXid code for the GPU. */
-static void on_episode(struct fleet *f, const struct event *ev, int gpu)
+static void on_episode(struct fleet *f, const struct event *ev, const struct fl_rec *r, int gpu)
 {
-    size_t tn, rn;
     double code;
-    const char *t = get_str(ev, "event.type", &tn), *rule = get_str(ev, "rule.id", &rn);
-    if (!t || tn != 5 || memcmp(t, "start", 5) || !rule) return;
+    if (!rec_is(r, R_TYPE, "start") || !r->s[R_RULE]) return;
     int sx = 0;
-    if (!event_get_num(ev, "gpu.xid.code", &code)) {
-        if (!event_get_num(ev, "gpu.sxid.code", &code)) return;
+    if (!rec_num(r, R_XID, 0, 1e9, &code)) {
+        if (!rec_num(r, R_SXID, 0, 1e9, &code)) return;
         sx = 1;
     }
-    if (!(code >= 0 && code <= 1e9)) return;
     uint64_t hh;
     struct fl_xid *x = xid_slot(f, ev->host, strlen(ev->host), gpu, &hh);
     x->hh = hh;
-    x->rule = (uint32_t)hash64(rule, rn, 3);
+    x->rule = (uint32_t)hash64(r->s[R_RULE], r->sn[R_RULE], 3);
     x->code = (int32_t)code;
     x->sx = (uint8_t)sx;
-    x->ts = time_of(ev, "event.start", ev->ts_ms);
+    x->ts = rec_time(r, R_START, ev->ts_ms);
     x->set = 1;
 }
 
 /* The signature of an incident start whose first rule is rule: "xid:CODE" when
  * the record or that rule's last episode on the GPU carried a code. */
-static size_t signature(struct fleet *f, const struct event *ev, const char *rule, size_t rn, int gpu, int64_t start,
-                        char *out, size_t outlen)
+static size_t signature(struct fleet *f, const struct event *ev, const struct fl_rec *r, const char *rule, size_t rn,
+                        int gpu, int64_t start, char *out, size_t outlen)
 {
     double code;
-    if (event_get_num(ev, "gpu.xid.code", &code) && code >= 0 && code <= 1e9)
-        return (size_t)snprintf(out, outlen, "xid:%d", (int)code);
-    if (event_get_num(ev, "gpu.sxid.code", &code) && code >= 0 && code <= 1e9)
-        return (size_t)snprintf(out, outlen, "sxid:%d", (int)code);
+    if (rec_num(r, R_XID, 0, 1e9, &code)) return (size_t)snprintf(out, outlen, "xid:%d", (int)code);
+    if (rec_num(r, R_SXID, 0, 1e9, &code)) return (size_t)snprintf(out, outlen, "sxid:%d", (int)code);
     uint64_t hh;
     const struct fl_xid *x = xid_slot(f, ev->host, strlen(ev->host), gpu, &hh);
     int64_t d = start - x->ts;
@@ -718,46 +785,32 @@ static size_t signature(struct fleet *f, const struct event *ev, const char *rul
     return rn;
 }
 
-/* The value of the first topology label present, its index in *lab (-1 none). */
-static const char *group_of(const struct fleet *f, const struct event *ev, int *lab, size_t *gn)
-{
-    for (size_t i = 0; i < f->nlabs; i++) {
-        const char *g = get_str(ev, f->labs[i].key, gn);
-        if (g) { *lab = (int)i; return g; }
-    }
-    *lab = -1;
-    *gn = 0;
-    return "";
-}
-
-static void member_values(struct fl_member *m, const struct event *ev)
+static void member_values(struct fl_member *m, const struct fl_rec *r)
 {
     double v;
-    if (event_get_num(ev, "event.severity", &v) && v >= 0 && v <= 100) m->sev = (int8_t)v;
-    if (event_get_num(ev, "event.risk_score", &v) && v >= 0 && v <= 100) m->risk = (float)v;
-    size_t an;
-    const char *a = get_str(ev, "anomaly.action", &an);
-    uint8_t act = a ? fl_action_of(a, an) : 0;
+    if (rec_num(r, R_SEV, 0, 100, &v)) m->sev = (int8_t)v;
+    if (rec_num(r, R_RISK, 0, 100, &v)) m->risk = (float)v;
+    uint8_t act = r->s[R_ACTION] ? fl_action_of(r->s[R_ACTION], r->sn[R_ACTION]) : 0;
     if (act) m->action = act;
 }
 
 /* A GPU incident started. */
-static void on_start(struct fleet *f, const struct event *ev, const char *incid, int gpu, int tag)
+static void on_start(struct fleet *f, const struct event *ev, const struct fl_rec *r, int gpu, int tag)
 {
-    size_t rn;
-    const char *rules = get_str(ev, "anomaly.rules", &rn);
+    const char *incid = r->s[R_ID], *rules = r->s[R_RULES];
     if (!rules) { f->st.bad++; return; }
-    rn = strcspn(rules, ",");
+    size_t rn = 0;
+    while (rn < r->sn[R_RULES] && rules[rn] != ',') rn++;
     if (rn > 200) rn = 200;
     if (!rn) { f->st.bad++; return; }
     if (fl_member_by_id(f, incid)) { f->st.ignored++; return; }   /* read again (a replay) */
-    int64_t start = time_of(ev, "event.start", ev->ts_ms);
+    int64_t start = rec_time(r, R_START, ev->ts_ms);
     char sig[216];
-    size_t sn = signature(f, ev, rules, rn, gpu, start, sig, sizeof sig);
-    int lab;
-    size_t gn;
-    const char *grp = group_of(f, ev, &lab, &gn);
-    struct fl_key *k = fl_key_get(f, sig, sn, lab, grp, gn);
+    size_t sn = signature(f, ev, r, rules, rn, gpu, start, sig, sizeof sig);
+    int lab = -1;
+    for (size_t l = 0; l < f->nlabs && lab < 0; l++)
+        if (r->lab[l]) lab = (int)l;
+    struct fl_key *k = fl_key_get(f, sig, sn, lab, lab >= 0 ? r->lab[lab] : "", lab >= 0 ? r->labn[lab] : 0);
     f->st.members++;
     struct fl_inc *in = &k->inc;
     if (in->open && !k->fl_open && f->clock - in->news >= f->c.hold_ms && settled(f, in))   /* over, its tick not come yet */
@@ -767,7 +820,8 @@ static void on_start(struct fleet *f, const struct event *ev, const char *incid,
     size_t hn = strlen(ev->host);
     struct fl_host *kh = host_find(f, k, ev->host, hn > FL_TEXT_MAX ? FL_TEXT_MAX : hn);
     struct fl_member *m = NULL;
-    for (m = kh ? kh->ms : NULL; m && m->gpu != gpu; m = m->hsib) {}
+    for (uint32_t i = 0; kh && i < kh->n && !m; i++)
+        if (kh->gv[i] == gpu) m = kh->mv[i];
     int grew = 0;
     if (m && m->in_fleet && !near) {
         /* a GPU of the open fleet incident again, long after it: not
@@ -798,7 +852,7 @@ static void on_start(struct fleet *f, const struct event *ev, const char *incid,
         if (!(m = fl_member_add(f, k, ev->host, hn, gpu, incid, start, near, tag))) return;
         grew = near;
     }
-    member_values(m, ev);
+    member_values(m, r);
     if (m->in_fleet) {
         inc_absorb(&k->inc, m);
         inc_news(f, &k->inc, ev->ts_ms);
@@ -809,13 +863,13 @@ static void on_start(struct fleet *f, const struct event *ev, const char *incid,
 }
 
 /* A GPU incident ended. */
-static void on_end(struct fleet *f, const struct event *ev, const char *incid)
+static void on_end(struct fleet *f, const struct event *ev, const struct fl_rec *r)
 {
-    struct fl_member *m = fl_member_by_id(f, incid);
+    struct fl_member *m = fl_member_by_id(f, r->s[R_ID]);
     if (!m || !m->open) { f->st.ignored++; return; }
-    member_values(m, ev);
+    member_values(m, r);
     m->open = 0;
-    m->end = time_of(ev, "event.end", ev->ts_ms);
+    m->end = rec_time(r, R_END, ev->ts_ms);
     struct fl_key *k = m->k;
     if (!m->in_fleet) return;
     k->fl_open--;
@@ -830,15 +884,16 @@ void fleet_feed(struct fleet *f, const struct event *ev, int tag)
     if (gl_time_ok(ev->ts_ms) && ev->ts_ms > f->clock) f->clock = ev->ts_ms;
     const char *ds = ev->dataset;
     if (!ds || !ev->host || !*ev->host) { f->st.ignored++; return; }
+    int episode = !strcmp(ds, "gpu.anomaly");
+    if (!episode && strcmp(ds, "gpu.incident")) { f->st.ignored++; return; }
+    struct fl_rec r;
+    rec_read(f, ev, &r);
     double g;
-    int gpu = event_get_num(ev, "gpu.index", &g) && g >= 0 && g <= 1 << 20 ? (int)g : -1;
-    if (!strcmp(ds, "gpu.anomaly")) { on_episode(f, ev, gpu); f->st.ignored++; return; }
-    if (strcmp(ds, "gpu.incident")) { f->st.ignored++; return; }
-    size_t tn, idn;
-    const char *t = get_str(ev, "event.type", &tn), *id = get_str(ev, "anomaly.incident_id", &idn);
-    if (!t || !id || !is_hex32(id, idn)) { f->st.bad++; return; }
-    if (tn == 5 && !memcmp(t, "start", 5)) on_start(f, ev, id, gpu, tag);
-    else if (tn == 3 && !memcmp(t, "end", 3)) on_end(f, ev, id);
+    int gpu = rec_num(&r, R_GPU, 0, 1 << 20, &g) ? (int)g : -1;
+    if (episode) { on_episode(f, ev, &r, gpu); f->st.ignored++; return; }
+    if (!r.s[R_TYPE] || !r.s[R_ID] || !is_hex32(r.s[R_ID], r.sn[R_ID])) { f->st.bad++; return; }
+    if (rec_is(&r, R_TYPE, "start")) on_start(f, ev, &r, gpu, tag);
+    else if (rec_is(&r, R_TYPE, "end")) on_end(f, ev, &r);
     else f->st.ignored++;
 }
 

@@ -31,7 +31,6 @@ struct fl_member {
     struct fl_host *kh;
     struct fl_member *prev, *next;     /* in k's window list (by start) or its fleet list */
     struct fl_member *gprev, *gnext;   /* window members of all keys, oldest arrival first */
-    struct fl_member *hsib;            /* the other members of kh */
     struct fl_member *inext;           /* incident-id hash chain */
     uint64_t ih;                       /* hash of incid */
     int64_t start, end;                /* the incident's start; its end (valid when !open) */
@@ -48,7 +47,9 @@ struct fl_member {
 struct fl_host {
     struct fl_host *hnext;             /* hash chain of (key, host) */
     struct fl_key *k;
-    struct fl_member *ms;
+    struct fl_member **mv;             /* its members, and their GPUs side by side (a lookup */
+    int32_t *gv;                       /* reads one array, not each member) */
+    uint32_t cap;
     uint64_t h;
     uint32_t n, nwin, nfl;             /* members; in the window; in the fleet incident */
     uint32_t gen, scan;                /* key_window's count of its members in a span (valid when gen is f's) */
