@@ -502,7 +502,7 @@ static void inc_emit(struct fleet *f, struct fl_key *k, int type, int64_t ts, co
         char dur[32];
         span_words(ts - in->first, dur, sizeof dur);
         event_add_num(r, "anomaly.duration_s", (double)(ts - in->first) / 1000.0);
-        n = snprintf(reason, sizeof reason, "fleet incident over after %s (%s): ", dur, why);
+        n = snprintf(reason, sizeof reason, "fleet incident over after %s (%s): ", dur, why ? why : "ended");
     }
     snprintf(reason + n, sizeof reason - (size_t)n, "%s on %u GPU%s of %u host%s%s within %s", sw, k->fl_gpus,
              k->fl_gpus == 1 ? "" : "s", k->fl_hosts, k->fl_hosts == 1 ? "" : "s", grp, span);
