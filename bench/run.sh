@@ -82,6 +82,11 @@ echo "detector engine (one core, default GPU profile):"
 echo
 echo "generic detector (one core, --profile generic, 5-minute host metrics):"
 "$B/generic_bench"
+# gpulog fleet's correlator (detect/fleet.c) on one core: anomalies-topic records/s
+# next to decoding them alone (the baseline, same run), and its memory at the caps.
+echo
+echo "fleet correlator (one core, default fleet.* settings):"
+"$B/fleet_bench"
 
 # One /metrics scrape with the GPU table (core/gpumetrics.c) of 8 GPUs (a node) and
 # of 10,000 GPUs (detect with gpu_metrics: on): render time, bytes, memory per GPU

@@ -24,6 +24,7 @@ struct command {
 int cmd_parse(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
 int cmd_detect(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_setup(int argc, char **argv);
 int cmd_config(int argc, char **argv);

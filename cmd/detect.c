@@ -29,20 +29,11 @@ static const char *const detect_keys[] = {
     "kafka.properties", "kafka.topics.state", "metrics_addr", "shutdown_timeout", NULL,
 };
 
-enum { O_CONFIG = 0x100, O_ONCE, O_SNAP_S };
-
 /* detect's own flags: getopt's entries and their --help text. */
 static const struct cli_flag detect_own[] = {
-    { "config", O_CONFIG, required_argument, 1, "    --config FILE",
-      "gpulog configuration (YAML, docs/configuration.md;\ndefault $GPULOG_CONFIG); flags override it" },
+    CONSUMER_FLAGS,
     { "topics", 't', required_argument, 1, "-t, --topics LIST",
       "topics to consume (default: kafka.topics.metrics and\nkafka.topics.events, gpu.metrics,gpu.events)" },
-    { "output", 'o', required_argument, 1, "-o, --output FILE", "NDJSON records to FILE ('-' = stdout, the default)" },
-    { "once", O_ONCE, no_argument, 1, "    --once",
-      "consume up to the end offsets found at start, settle,\ncommit and exit 0 (backfills, tests)" },
-    { "snapshot-interval", O_SNAP_S, required_argument, 1, "    --snapshot-interval S",
-      "with --state-topic: a partition's snapshot is written\nevery S seconds (default 60) once all it consumed is\n"
-      "committed, and at a revoke; restored when the partition\nis assigned, so it goes on warm (docs/operations.md)" },
 };
 
 static void detect_help(void)
@@ -81,12 +72,9 @@ static void detect_help(void)
 }
 
 struct detect_opts {
-    const char *brokers, *group, *topics, *output, *anomalies_topic;
-    const char **props;                  /* kafka.properties (the strings are cfg's) */
-    size_t nprops;
-    int once;
-    const char *state_topic;             /* --state-topic */
-    int snapshot_ms;                     /* --snapshot-interval */
+    const char *topics, *anomalies_topic;
+    struct consumer_opts c;              /* --output, --once, --snapshot-interval, -X */
+    struct ksrc_opts kafka;
     struct es_cli es;                    /* --es URL and its options */
     char *tl_default;                    /* the default topic list, owned */
 };
@@ -97,24 +85,10 @@ static int detect_opt(void *ctx, int c, const char *arg)
 {
     struct detect_opts *o = ctx;
     switch (c) {
-    case 'X':
-        if (!strchr(arg, '=')) return cli_usage_error("detect", "-X wants key=value, got '%s'", arg);
-        return STAGE_OPT_PASS;       /* a configuration key */
     case 'a': o->anomalies_topic = arg; return STAGE_OPT_PASS;   /* records go to a topic only when asked for here */
-    case O_CONFIG: return EXIT_OK;   /* read by config_init_command */
     case 't': o->topics = arg; return EXIT_OK;
-    case 'o': o->output = arg; return EXIT_OK;
-    case O_ONCE: o->once = 1; return EXIT_OK;
-    case O_SNAP_S: {
-        char *end;
-        double v = strtod(arg, &end);
-        if (*end || !(v >= 0.1 && v <= 86400))
-            return cli_usage_error("detect", "--snapshot-interval wants 0.1..86400 s, got '%s'", arg);
-        o->snapshot_ms = (int)(v * 1000);
-        return EXIT_OK;
     }
-    }
-    return STAGE_OPT_PASS;
+    return consumer_opt("detect", &o->c, c, arg);
 }
 
 /* Parses argv over the configuration; fills o. EXIT_OK or EXIT_USAGE. */
@@ -126,11 +100,7 @@ static int detect_flags(struct detect_opts *o, struct gpulog_config *cfg, int ar
     char err[GL_ERRLEN * 4];
     if (optind < argc) return cli_usage_error("detect", "unexpected argument '%s'", argv[optind]);
     if (config_apply_process(cfg, err, sizeof err) != GL_OK) return cli_usage_error("detect", "%s", err);
-    o->brokers = *cfg->kafka.brokers ? cfg->kafka.brokers : getenv("KAFKA_BROKERS");
-    if (!o->brokers || !*o->brokers) return cli_usage_error("detect", "--brokers is required (or kafka.brokers, KAFKA_BROKERS)");
-    o->group = cfg->kafka.group;
-    o->state_topic = *cfg->kafka.topic_state ? cfg->kafka.topic_state : NULL;
-    if (!*o->group) return cli_usage_error("detect", "--group is required (kafka.group)");
+    if ((rc = consumer_settings("detect", cfg, cfg->kafka.group, &o->c, &o->kafka)) != EXIT_OK) return rc;
     if (o->anomalies_topic) o->anomalies_topic = cfg->kafka.topic_anomalies;
     if (!o->topics) {
         size_t n = strlen(cfg->kafka.topic_metrics) + strlen(cfg->kafka.topic_events) + 2;
@@ -138,9 +108,6 @@ static int detect_flags(struct detect_opts *o, struct gpulog_config *cfg, int ar
         snprintf(o->tl_default, n, "%s,%s", cfg->kafka.topic_metrics, cfg->kafka.topic_events);
         o->topics = o->tl_default;
     }
-    o->props = xcalloc(cfg->kafka.properties.n + 1, sizeof *o->props);
-    for (size_t i = 0; i < cfg->kafka.properties.n; i++) o->props[i] = cfg->kafka.properties.kv[i];
-    o->nprops = cfg->kafka.properties.n;
     return EXIT_OK;
 }
 
@@ -157,19 +124,18 @@ static int detect_setup(struct dctx *d, const struct detect_opts *o, const struc
         fprintf(stderr, "gpulog detect: metrics: %s\n", err);
         return EXIT_IOERR;
     }
+    detect_engine_new(d);
     int usage = 0;
     struct detect_parts parts = {
-        .topics = o->topics, .output = o->output, .anomalies_topic = o->anomalies_topic, .es = &o->es.conf,
-        .shutdown_ms = cfg->shutdown_timeout_ms, .usage = &usage,
-        .kafka = { .brokers = o->brokers, .group = o->group, .props = o->props, .nprops = o->nprops, .once = o->once,
-                   .name = "detect", .state_topic = o->state_topic, .snapshot_ms = o->snapshot_ms },
+        .topics = o->topics, .output = o->c.output, .anomalies_topic = o->anomalies_topic, .es = &o->es.conf,
+        .shutdown_ms = cfg->shutdown_timeout_ms, .usage = &usage, .kafka = o->kafka,
     };
     if (detect_build(d, &parts, err, sizeof err) == GL_OK) {
         log_info("msg=started brokers=\"%s\" group=\"%s\" topics=\"%s\" detectors=\"%s\" profile=%s metrics_port=%d",
-                 o->brokers, o->group, o->topics, d->detectors ? d->detectors : "", d->profile_name, metrics_port());
+                 o->kafka.brokers, o->kafka.group, o->topics, d->detectors ? d->detectors : "", d->profile_name,
+                 metrics_port());
         return EXIT_OK;
     }
-    if (!d->eng) return cli_usage_error("detect", "%s", err);   /* an output's settings */
     fprintf(stderr, "gpulog detect: %s\n", err);
     return usage ? EXIT_USAGE : EXIT_IOERR;
 }
@@ -189,7 +155,7 @@ int cmd_detect(int argc, char **argv)
     metrics_stop();
     detect_free(&d);
     es_cli_free(&o.es);
-    free(o.props);
+    free(o.c.props);
     free(o.tl_default);
     config_free(&cfg);
     return rc;

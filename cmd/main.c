@@ -15,6 +15,7 @@ static const struct command commands[] = {
     { "parse",   "parse any supported input into NDJSON events on stdout", cmd_parse },
     { "collect", "node sidecar: tail/spawn GPU sources, deliver events to Kafka", cmd_collect },
     { "detect",  "stream processor: consume events from Kafka, detect anomalies", cmd_detect },
+    { "fleet",   "correlate GPU incidents across hosts into fleet incidents (Kafka)", cmd_fleet },
     { "run",     "all in one process: parse, detect, print (no Kafka or Elasticsearch)", cmd_run },
     { "report",  "one self-contained HTML page of what happened on a node", cmd_report },
     { "setup",   "install Elasticsearch/OpenSearch templates and Kibana objects", cmd_setup },

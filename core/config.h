@@ -77,6 +77,7 @@ struct gpulog_config {
         char *brokers;
         char *topic_metrics, *topic_events, *topic_anomalies, *topic_deadletter;
         char *topic_state;               /* detect's snapshots; "" = none */
+        char *topic_fleet;               /* fleet's records (with --fleet-topic) */
         char *group;
         struct config_map properties;
     } kafka;
@@ -84,6 +85,11 @@ struct gpulog_config {
         char *profile;          /* auto|gpu|generic */
         char *config;           /* detector configuration file; "" = built-in profile */
     } detect;
+    struct {
+        char *group;            /* fleet's consumer group */
+        char *group_by;         /* topology label names, comma-separated */
+        int64_t window_ms, min_hosts, min_gpus, change_ms, hold_ms, expire_ms, max_keys, max_members;
+    } fleet;
     struct {
         char *url;
         char *ns;               /* elasticsearch.namespace */

@@ -349,6 +349,7 @@ void report_record(struct report *r, const struct event *rec)
 {
     char rule[128], type[16];
     size_t n;
+    if (rec->dataset && !strcmp(rec->dataset, "gpu.fleet_incident")) return;   /* the fleet's, not a node's */
     const char *s = event_get_str(rec, "rule.id", &n);
     snprintf(rule, sizeof rule, "%.*s", s ? (int)n : 0, s ? s : "");
     s = event_get_str(rec, "event.type", &n);

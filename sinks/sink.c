@@ -22,6 +22,7 @@ enum sink_stream sink_stream_of(const char *dataset)
     case 11: return memcmp(dataset, "gpu.anomaly", 11) ? STREAM_METRICS : STREAM_ANOMALIES;
     case 12: return memcmp(dataset, "gpu.incident", 12) ? STREAM_METRICS : STREAM_ANOMALIES;
     case 16: return memcmp(dataset, "gpulog.collector", 16) ? STREAM_METRICS : STREAM_EVENTS;
+    case 18: return memcmp(dataset, "gpu.fleet_incident", 18) ? STREAM_METRICS : STREAM_ANOMALIES;
     default: return STREAM_METRICS;
     }
 }

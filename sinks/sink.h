@@ -22,7 +22,8 @@
 enum sink_stream { STREAM_METRICS, STREAM_EVENTS, STREAM_ANOMALIES };
 
 /* Maps event.dataset to a routing class: gpu.xid, gpu.sxid and
- * gpulog.collector -> events, gpu.anomaly and gpu.incident -> anomalies,
+ * gpulog.collector -> events, gpu.anomaly, gpu.incident and
+ * gpu.fleet_incident -> anomalies,
  * everything else (NULL too) -> metrics. */
 enum sink_stream sink_stream_of(const char *dataset);
 

@@ -186,6 +186,19 @@ committed_total() { "$PY" tests/tools/kafka_admin.py "$B" --committed "$1" "$2";
 # of the broker, as a member's own lag gauge counts the commit it only requested.
 group_committed() { local n; n=$(committed_total "$1" "$2" 2>/dev/null); [ "${n:-0}" -ge "$3" ] 2>/dev/null; }
 
+# kill_after_commit PID GROUP TOPIC N PART2 WHAT: once GROUP committed the
+# first N messages of TOPIC at the broker (asked of it) and a snapshot of the
+# state topic followed (members run with --snapshot-interval 1), SIGKILL
+# the member PID, then produce PART2 ("key<TAB>value" lines) into TOPIC;
+# checks both steps (WHAT: what the N messages are, in the check's name).
+kill_after_commit() {
+  wait_for 600 group_committed "$2" "$3" "$4"
+  check "the member consumed and committed $6 (at the broker)" $?
+  sleep 1.5
+  kill -9 "$1"; wait "$1" 2>/dev/null
+  kcat -b "$B" -P -t "$3" -K '\t' -l "$5" 2>> "$tmp/kcat.err"; check "SIGKILL, then produce the rest" $? "$(cat "$tmp/kcat.err")"
+}
+
 # consume TOPIC: "key<TAB>value" lines of the whole topic on stdout
 consume() { timeout 60 kcat -b "$B" -C -t "$1" -e -q -f '%k\t%s\n' 2>/dev/null; }
 # count_distinct_fb TOPIC: distinct gpu.memory.framebuffer.used_size values delivered

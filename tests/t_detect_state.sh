@@ -40,11 +40,7 @@ has_snapshot() { [ -n "$(kcat -b "$B" -C -t "$ST" -e -q -f '%k\n' 2>/dev/null)" 
 wait_for 100 has_snapshot; check "it writes snapshots to the state topic" $? "$(tail -3 "$tmp/a.err")"
 # everything consumed is committed at the broker (all 1400 events of part 1),
 # then in a snapshot (written at most --snapshot-interval 1 s after the commit)
-wait_for 600 group_committed "$group" "$topic" "$(wc -l < "$tmp/part1")"
-check "the first member consumed and committed the first 700 s (at the broker)" $? "$(tail -3 "$tmp/a.err")"
-sleep 1.5
-kill -9 "$pa"; wait "$pa" 2>/dev/null
-kcat -b "$B" -P -t "$topic" -K '\t' -l "$tmp/part2" 2>> "$tmp/kcat.err"; check "produce the rest after SIGKILL" $?
+kill_after_commit "$pa" "$group" "$topic" "$(wc -l < "$tmp/part1")" "$tmp/part2" "the first 700 s"
 
 member "$tmp/b.ndjson" "$tmp/b.err"; pb=$!
 wait_for 400 has_rec "$tmp/b.ndjson" end; check "the restarted member ends the episode" $? "$(tail -3 "$tmp/b.err")"

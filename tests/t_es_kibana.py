@@ -191,8 +191,9 @@ def main():
     check(not errs, "saved objects: references resolve, fields exist and fit %s" % errs[:8])
     allobjs = [o for objs in files.values() for o in objs]
     dashes = {o["id"]: o for o in allobjs if o["type"] == "dashboard"}
-    check({"gpulog-dashboard-fleet", "gpulog-dashboard-gpu", "gpulog-dashboard-anomalies"} <= set(dashes),
-          "fleet overview, per-GPU and anomaly dashboards are shipped")
+    check({"gpulog-dashboard-fleet", "gpulog-dashboard-gpu", "gpulog-dashboard-anomalies",
+           "gpulog-dashboard-fleet-incidents"} <= set(dashes),
+          "fleet overview, per-GPU, anomaly and fleet incident dashboards are shipped")
     on_dash = {(r["type"], r["id"]) for d in dashes.values() for r in d["references"]}
     loose = [o["id"] for o in allobjs if o["type"] in ("visualization", "search") and (o["type"], o["id"]) not in on_dash]
     check(not loose, "every visualization and saved search is on a dashboard %s" % loose)
@@ -226,6 +227,13 @@ def main():
         if o["type"] in ("visualization", "search") and "gpulog-dv-anomaly" in refs and "event.dataset" not in query_of(o):
             mixed.append(o["id"])
     check(all(first_ok), "fleet and anomaly dashboards show GPU incidents first %s" % first_ok)
+    # the fleet incident view: fleet incidents on top (gpu.fleet_incident),
+    # hosts by GPU incidents, the actions (anomaly.action) recommended
+    ps = panels(dashes["gpulog-dashboard-fleet-incidents"])
+    fields = {f for _, o in ps for f, _ in fields_of(o)}
+    check(ps and '"gpu.fleet_incident"' in query_of(ps[0][1]) and ps[0][0] == 0
+          and {"anomaly.signature", "anomaly.gpus", "anomaly.action", "host.name"} <= fields,
+          "the fleet incident dashboard: fleet incidents first, their GPUs, hosts, actions")
     check(not mixed, "every anomaly panel picks episodes or incidents by event.dataset %s" % mixed)
 
     # the checker can fail: a dangling reference and an unknown field

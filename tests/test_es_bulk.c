@@ -46,6 +46,7 @@ TEST(stream_of_dataset)
     CHECK_EQ_INT(sink_stream_of("gpulog.collector"), STREAM_EVENTS);
     CHECK_EQ_INT(sink_stream_of("gpu.anomaly"), STREAM_ANOMALIES);
     CHECK_EQ_INT(sink_stream_of("gpu.incident"), STREAM_ANOMALIES);
+    CHECK_EQ_INT(sink_stream_of("gpu.fleet_incident"), STREAM_ANOMALIES);
     const char *metrics[] = { NULL, "", "gpu.dmon", "csv.generic", "gpu.xidx", "gpu.xi", "gpu.anomalies",
                               "gpu.anomalY", "gpu.incidenT", "gpulog.collectoR", "gpu.sxiD", "gpu.xiD" };
     for (size_t i = 0; i < sizeof metrics / sizeof *metrics; i++)

@@ -92,6 +92,12 @@ ANOMALY_KNOWN = {
     "anomaly.incident_id": dict(KEYWORD), "anomaly.episode_id": dict(KEYWORD), "anomaly.rules": dict(KEYWORD),
     "anomaly.rule_count": {"type": "long"}, "anomaly.duration_s": {"type": "double"},
     "anomaly.peak_risk_score": {"type": "double"},
+    # fleet incidents (event.dataset gpu.fleet_incident, gpulog fleet) and the
+    # recommended action of an incident
+    "anomaly.signature": dict(KEYWORD), "anomaly.group_by": dict(KEYWORD), "anomaly.group": dict(KEYWORD),
+    "anomaly.hosts": {"type": "keyword", "ignore_above": 8191}, "anomaly.gpus": {"type": "keyword", "ignore_above": 8191},
+    "anomaly.host_count": {"type": "long"}, "anomaly.gpu_count": {"type": "long"}, "anomaly.open_count": {"type": "long"},
+    "anomaly.last_start": {"type": "date"}, "anomaly.span_s": {"type": "double"},
     "anomaly.action": dict(KEYWORD), "anomaly.action_reason": dict(KEYWORD), "anomaly.processes": dict(KEYWORD),
     "anomaly.process_count": {"type": "long"},
 }

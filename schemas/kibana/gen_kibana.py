@@ -7,6 +7,8 @@
   gpu.ndjson          "gpulog: per GPU" (host / GPU controls, one chart per metric)
   anomalies.ndjson    "gpulog: anomalies" (GPU incidents first, then episodes over time, by
                       rule, by series, list)
+  fleet-incidents.ndjson  "gpulog: fleet incidents" (gpulog fleet's incidents across hosts,
+                      hosts by GPU incidents started and ended, actions recommended)
 
 Objects are aggregation-based visualizations, saved searches and dashboards
 in the Kibana 7.10 saved-object format (migrationVersion set), which every
@@ -32,6 +34,7 @@ SRC_REF = "kibanaSavedObjectMeta.searchSourceJSON.index"
 # incidents that group them (gpu.incident): query prefixes for each
 EPISODES = 'event.dataset : "gpu.anomaly"'
 INCIDENTS = 'event.dataset : "gpu.incident"'
+FLEET = 'event.dataset : "gpu.fleet_incident"'
 
 
 def obj(type_, id_, attrs, refs):
@@ -249,6 +252,35 @@ def files():
                       (a_time, 24, 15), (a_sev, 24, 15), (a_series, 48, 15), (a_list, 48, 18)])
     out["anomalies.ndjson"] = [dv["anomaly"], incidents, inc_list, i_table, a_time, a_sev, a_series, a_open, a_risk,
                                a_list, anom]
+
+    # gpulog fleet: one fault on many GPUs of many hosts (gpu.fleet_incident),
+    # then what the GPU incidents say per host and which actions they ask for
+    f_open = metric("gpulog-fleet-inc-opened", "Fleet incidents opened", "anomaly", "count",
+                    query=FLEET + ' and event.type : "start"')
+    f_gpus = metric("gpulog-fleet-inc-gpus", "Most GPUs in one fleet incident", "anomaly", "max", "anomaly.gpu_count",
+                    query=FLEET)
+    f_list = search("gpulog-search-fleet-incidents", "gpulog: fleet incidents", "anomaly",
+                    ["event.type", "anomaly.signature", "anomaly.group_by", "anomaly.group", "anomaly.host_count",
+                     "anomaly.gpu_count", "anomaly.open_count", "anomaly.action", "event.reason", "anomaly.hosts",
+                     "anomaly.gpus"], query=FLEET)
+    f_table = table("gpulog-fleet-inc-table", "Fleet incidents by signature and group", "anomaly",
+                    [("max", "anomaly.gpu_count"), ("max", "anomaly.host_count"), ("max", "anomaly.span_s")],
+                    [("anomaly.signature", 20), ("anomaly.group", 20), ("anomaly.incident_id", 50)], query=FLEET)
+    f_time = over_time("gpulog-fleet-inc-time", "Fleet incidents over time by signature", "anomaly",
+                       "anomaly.signature", query=FLEET + ' and event.type : "start"')
+    # a GPU incident is open between its start and end record: per host the
+    # two counts side by side, the difference is what is open
+    h_open = table("gpulog-fleet-hosts-open", "Hosts by GPU incidents started and ended (the difference is open)",
+                   "anomaly", [("count", None)], [("host.name", 50), ("event.type", 2)], query=INCIDENTS)
+    actions = table("gpulog-fleet-actions", "Actions recommended by GPU incidents opened (anomaly.action)", "anomaly",
+                    [("count", None), ("cardinality", "host.name")], [("anomaly.action", 10), ("host.name", 50)],
+                    query=INCIDENTS + ' and event.type : "start" and anomaly.action : *')
+    fleet_inc = dashboard("gpulog-dashboard-fleet-incidents", "gpulog: fleet incidents",
+                          "Faults that started on many GPUs of many hosts within a short time (gpulog fleet), "
+                          "then the hosts' GPU incidents and the actions they recommend.",
+                          [(f_open, 16, 8), (f_gpus, 16, 8), (f_time, 16, 8), (f_list, 48, 15), (f_table, 48, 12),
+                           (h_open, 24, 15), (actions, 24, 15)])
+    out["fleet-incidents.ndjson"] = [dv["anomaly"], f_open, f_gpus, f_list, f_table, f_time, h_open, actions, fleet_inc]
     return out
 
 
