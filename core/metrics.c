@@ -64,6 +64,10 @@ static const struct family families[M__COUNT] = {
         "Detector state snapshots of partitions (detect --state-topic), by result: written, restored (the partition went on warm), refused (damaged, another profile or build: it started cold), unused (ahead of or too far behind the committed offset: cold), incomplete (a chunk of a large snapshot missing or damaged in the state topic: cold)." },
     [M_STATE_SNAPSHOT_BYTES] = { "gpulog_state_snapshot_bytes_total", MT_COUNTER, NULL,
         "Bytes of detector state snapshots written to the state topic (the Kafka traffic they add)." },
+    [M_FILES_WAITING_FD] = { "gpulog_files_waiting_descriptor", MT_GAUGE, NULL,
+        "Followed files that wait for a file descriptor: every descriptor of the budget (RLIMIT_NOFILE less a reserve) is held by a file being read; they are read as soon as one is free, never skipped." },
+    [M_FD_WAITS] = { "gpulog_descriptor_waits_total", MT_COUNTER, NULL,
+        "Times a followed file had to wait for a file descriptor (see gpulog_files_waiting_descriptor)." },
 };
 
 struct series {

@@ -40,6 +40,8 @@ enum metric_id {
     M_CLOCK_STEPS,         /* counter  gpulog_clock_steps_total */
     M_STATE_SNAPSHOTS,     /* counter  gpulog_state_snapshots_total{result} */
     M_STATE_SNAPSHOT_BYTES,/* counter  gpulog_state_snapshot_bytes_total */
+    M_FILES_WAITING_FD,    /* gauge    gpulog_files_waiting_descriptor */
+    M_FD_WAITS,            /* counter  gpulog_descriptor_waits_total */
     M__COUNT
 };
 
