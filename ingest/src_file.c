@@ -289,6 +289,7 @@ const struct source_ops src_file = {
 /* ------------------------------------------------------------- patterns */
 
 #define NAME_SEED 0x736b6970ULL
+#define LIVE 0x80000000u      /* by_id values: a finished generation (fs->live), else a source */
 
 /* One --file pattern. A glob whose directory part has no wildcard is
  * matched again only when that directory changed (its time, or every
@@ -324,7 +325,7 @@ struct file_scan {
     size_t named;
     struct u64map by_name, by_id;
     int ids_fresh;
-    struct known *live;       /* finished generations, indexed by by_id (value = ~index) */
+    struct known *live;       /* finished generations, indexed by by_id (value LIVE | index) */
     size_t nlive, caplive;
     /* the checkpoints in the state directory, loaded once when a path with
      * no checkpoint of its own is first followed */
@@ -419,7 +420,7 @@ static struct source *source_named(struct file_scan *fs, struct pipeline *pl, co
 }
 
 /* Indexes source i by the file it reads (value i) and the generations it
- * finished (value ~k of fs->live[k]). */
+ * finished (value LIVE | k of fs->live[k]). */
 static void index_ids_of(struct file_scan *fs, struct pipeline *pl, size_t i)
 {
     struct source *s = pipeline_source(pl, i);
@@ -437,7 +438,7 @@ static void index_ids_of(struct file_scan *fs, struct pipeline *pl, size_t i)
         struct known *k = &fs->live[fs->nlive];
         *k = (struct known){ .dev = d[j].dev, .ino = d[j].ino, .fp_len = d[j].fp_len, .end = d[j].end, .src = i };
         memcpy(k->fp, d[j].fp, sizeof k->fp);
-        u64map_add(&fs->by_id, id_hash(d[j].dev, d[j].ino), ~(uint32_t)fs->nlive);
+        u64map_add(&fs->by_id, id_hash(d[j].dev, d[j].ino), LIVE | (uint32_t)fs->nlive);
         fs->nlive++;
     }
 }
@@ -529,7 +530,7 @@ static struct ckpt *seed_for(struct file_scan *fs, struct pipeline *pl, const ch
         while (u64map_next(m, h, &it, &v)) {
             const struct known *k;
             if (pass) k = &fs->disk[v];
-            else if (v >= ~(uint32_t)fs->nlive) k = &fs->live[~v];
+            else if (v & LIVE) k = &fs->live[v & ~LIVE];
             else continue;   /* a file being read: not asked here */
             if (k->dev != (uint64_t)st->st_dev || k->ino != (uint64_t)st->st_ino || (best && k->end <= best->end)) continue;
             if (fd < 0 && (fd = tail_open_regular(path, NULL)) < 0) return NULL;
@@ -588,7 +589,7 @@ static void follow(struct file_scan *fs, struct pipeline *pl, const char *path, 
         size_t it = 0;
         uint32_t i;
         while (u64map_next(&fs->by_id, id_hash((uint64_t)st.st_dev, (uint64_t)st.st_ino), &it, &i)) {
-            if (i >= ~(uint32_t)fs->nlive) continue;
+            if (i & LIVE) continue;
             struct source *s = pipeline_source(pl, i);
             if (s->ops != &src_file || !tail_reads(FILE_OF(s)->tail, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) continue;
             if (!said_once(fs, path))
@@ -686,6 +687,11 @@ static void scan(struct file_scan *fs, struct pipeline *pl, int force)
                 struct stat st;
                 if (stat(m, &st) != 0 || !S_ISREG(st.st_mode)) continue;
                 regular++;
+                /* a file made within the last second waits for the next run:
+                 * a symlink among the matches (cronolog's "current") is
+                 * repointed to it right after it is made, and then reads it */
+                int64_t made = (int64_t)st.st_ctim.tv_sec * 1000 + st.st_ctim.tv_nsec / 1000000;
+                if (!once && made > now - 1000 && made <= now + 1000) { p->trusted = 0; continue; }
                 const char *why = skip_reason(fs, pl, &g, &matches, m);
                 if (!why) { follow(fs, pl, m, p->format); continue; }
                 if (said_once(fs, m)) continue;
