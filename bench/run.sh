@@ -99,6 +99,10 @@ awk -v w="$best_s" -v c="$best_cpu" -v rss="$rss_kb" -v sz="$(stat -c %s "$OUTD/
 # to one file and to tail -F of the same files (issue 27: 10,000 < 2 % of a core).
 echo
 bash bench/files_bench.sh || rc_report=1
+# The metrics endpoint under slow readers and a slowloris: RSS with 0 / 50 /
+# 200 slow readers of a 10,000-GPU page, /healthz latency (issue 27 item 5).
+echo
+python3 bench/http_bench.py || rc_report=1
 
 # The collector and ES sink benchmarks run against the real Kafka and
 # OpenSearch of scripts/services.sh (started here if needed, stopped after).
