@@ -98,11 +98,11 @@ static int open_outputs(struct collector *c, const struct gpulog_config *cfg)
 {
     char err[GL_ERRLEN * 4] = "";
     if (mkdir(c->po.state_dir, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "gpulog collect: state dir %s: %s\n", c->po.state_dir, strerror(errno));
+        gl_say(GL_LOG_ERROR, "gpulog collect: state dir %s: %s\n", c->po.state_dir, strerror(errno));
         return EXIT_IOERR;
     }
     if (gpumetrics_setup(cfg, 1, err, sizeof err) != GL_OK || metrics_serve(cfg->metrics_addr, err, sizeof err) != GL_OK) {
-        fprintf(stderr, "gpulog collect: metrics: %s\n", err);
+        gl_say(GL_LOG_ERROR, "gpulog collect: metrics: %s\n", err);
         return EXIT_IOERR;
     }
     c->pl = pipeline_new(&c->po);
@@ -120,7 +120,7 @@ static int open_outputs(struct collector *c, const struct gpulog_config *cfg)
         sk = sink_file_new(c->output, pipeline_settle, c->pl, err, sizeof err);
     }
     if (!sk) {
-        fprintf(stderr, "gpulog collect: %s\n", err);
+        gl_say(GL_LOG_ERROR, "gpulog collect: %s\n", err);
         return EXIT_IOERR;
     }
     pipeline_add_sink(c->pl, sk);
@@ -150,7 +150,7 @@ static int open_sources(struct collector *c)
     if (file_scan_count(c->fs)) raise_nofile();
     for (size_t i = 0; i < c->nplan; i++)
         if (!pipeline_open(c->pl, c->plan[i].kind, c->plan[i].arg, c->plan[i].format, err, sizeof err)) {
-            fprintf(stderr, "gpulog collect: %s\n", err);
+            gl_say(GL_LOG_ERROR, "gpulog collect: %s\n", err);
             return EXIT_IOERR;
         }
     file_scan_run(c->fs, c->pl);

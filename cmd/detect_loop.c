@@ -94,7 +94,7 @@ static int detect_snap_save(void *ctx, int tag, int64_t offset, struct buf *out)
     struct dctx *d = ctx;
     char err[GL_ERRLEN];
     if (snapshot_save(d->eng, tag, offset, out, err, sizeof err) == GL_OK) return GL_OK;
-    fprintf(stderr, "gpulog detect: %s\n", err);
+    gl_say(GL_LOG_ERROR, "gpulog detect: %s\n", err);
     return GL_ERROR;
 }
 
@@ -103,7 +103,7 @@ static int detect_snap_restore(void *ctx, int tag, const void *snap, size_t len,
     struct dctx *d = ctx;
     char err[GL_ERRLEN];
     if (snapshot_load(d->eng, tag, snap, len, offset, err, sizeof err) == SNAP_OK) return GL_OK;
-    fprintf(stderr, "gpulog detect: %s: not used, the partition starts cold\n", err);
+    gl_say(GL_LOG_WARN, "gpulog detect: %s: not used, the partition starts cold\n", err);
     return GL_ERROR;
 }
 
@@ -154,7 +154,7 @@ static void detect_summary(const struct dctx *d, int stopped)
 {
     const struct engine_stats *es = engine_get_stats(d->eng);
     const struct pipeline_stats *ps = pipeline_stats(d->pl);
-    fprintf(stderr, "gpulog detect: consumed %llu messages (%llu undecodable), %llu samples; records: %llu "
+    gl_say(GL_LOG_INFO, "gpulog detect: consumed %llu messages (%llu undecodable), %llu samples; records: %llu "
                     "(%llu started, %llu ended), %llu settled, %llu dead-lettered%s\n",
             (unsigned long long)ps->lines, (unsigned long long)ps->rejected, (unsigned long long)es->samples,
             (unsigned long long)d->records, (unsigned long long)es->starts, (unsigned long long)es->ends,
@@ -171,7 +171,7 @@ int detect_run(struct dctx *d)
     long left = pipeline_finish(d->pl);
     int rc = EXIT_OK;
     if (left > 0) {
-        fprintf(stderr, "gpulog detect: %ld records not settled within the shutdown deadline: their offsets are "
+        gl_say(GL_LOG_ERROR, "gpulog detect: %ld records not settled within the shutdown deadline: their offsets are "
                         "not committed and are consumed again after a restart\n", left);
         rc = EXIT_IOERR;
     }

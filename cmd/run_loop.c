@@ -137,7 +137,7 @@ static void run_check_tracking(struct run_ctx *r)
     if (r->tracking_checked || es->events < 300) return;
     r->tracking_checked = 1;
     if (es->series || !es->samples) return;
-    fprintf(stderr, "gpulog run: profile %s tracks no series after %llu events (%llu metric samples): none of its rules "
+    gl_say(GL_LOG_ERROR, "gpulog run: profile %s tracks no series after %llu events (%llu metric samples): none of its rules "
             "names a field of this input; use --profile generic or a --detectors file\n",
             r->detectors ? r->detectors : r->profile_name, (unsigned long long)es->events,
             (unsigned long long)es->samples);
@@ -203,7 +203,7 @@ int run_read(struct run_ctx *r, const struct run_input *in, const struct run_rea
     char err[GL_ERRLEN];
     struct source *s = run_source(pl, in, o->format, err, sizeof err);
     if (!s) {
-        fprintf(stderr, "gpulog run: %s\n", err);
+        gl_say(GL_LOG_ERROR, "gpulog run: %s\n", err);
         pipeline_free(pl);
         return GL_ERROR;
     }
@@ -231,8 +231,8 @@ int run_finish(struct run_ctx *r, const char *cmd, int64_t shutdown_ms)
     long left = outputs_drain(&r->out, gl_now_ms() + shutdown_ms);
     int out_failed = outputs_failed(&r->out, cmd) > 0;
     if (left > 0) {
-        if (out_failed) fprintf(stderr, "gpulog %s: %ld records not written\n", cmd, left);
-        else fprintf(stderr, "gpulog %s: %ld records not written within the shutdown deadline (%lld ms)\n", cmd, left,
+        if (out_failed) gl_say(GL_LOG_ERROR, "gpulog %s: %ld records not written\n", cmd, left);
+        else gl_say(GL_LOG_ERROR, "gpulog %s: %ld records not written within the shutdown deadline (%lld ms)\n", cmd, left,
                      (long long)shutdown_ms);
         rc = GL_ERROR;
     }
@@ -250,11 +250,11 @@ int run_open(const struct run_mode *m, struct run_input *in, int year)
         if (!in->cargv || !in->cargv[0]) return cli_usage_error(m->name, "cannot split --exec command");
         in->child = exec_spawn(in->cargv, &in->fd, err, sizeof err);
         if (in->child < 0) {
-            fprintf(stderr, "gpulog run: %s\n", err);
+            gl_say(GL_LOG_ERROR, "gpulog run: %s\n", err);
             return EXIT_IOERR;
         }
     } else if (!in->is_stdin && (in->fd = open(in->file, O_RDONLY | O_CLOEXEC)) < 0) {
-        fprintf(stderr, "gpulog %s: %s: %s\n", m->name, in->file, strerror(errno));
+        gl_say(GL_LOG_ERROR, "gpulog %s: %s: %s\n", m->name, in->file, strerror(errno));
         return EXIT_IOERR;
     }
     struct stat fst;
@@ -282,8 +282,8 @@ static int run_write_report(const struct run_mode *m, struct run_ctx *r, const c
     FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
     int rc = f ? report_write(r->report, ri, f) : GL_ERROR;
     if (f && f != stdout && fclose(f) != 0) rc = GL_ERROR;
-    if (rc != GL_OK) fprintf(stderr, "gpulog %s: %s: %s\n", m->name, path, strerror(errno));
-    else if (f != stdout) fprintf(stderr, "gpulog %s: report written to %s\n", m->name, path);
+    if (rc != GL_OK) gl_say(GL_LOG_ERROR, "gpulog %s: %s: %s\n", m->name, path, strerror(errno));
+    else if (f != stdout) gl_say(GL_LOG_INFO, "gpulog %s: report written to %s\n", m->name, path);
     return rc;
 }
 
@@ -305,7 +305,7 @@ int run_stream(const struct run_mode *m, struct run_ctx *r, const struct run_inp
 int run_summary(struct run_ctx *r, const char *cmd, const char *name, const struct feed_stats *st, int stopped)
 {
     const struct engine_stats *es = engine_get_stats(r->eng);
-    fprintf(stderr,
+    gl_say(GL_LOG_INFO,
             "gpulog %s: %s: %llu lines, %llu events, %llu rejected; %llu samples, %llu GPUs, %llu series, "
             "%llu out-of-order dropped, %llu duplicates, %llu gaps; anomalies: %llu started, %llu changed, "
             "%llu ended, %llu still open%s\n",
@@ -316,7 +316,7 @@ int run_summary(struct run_ctx *r, const char *cmd, const char *name, const stru
             (unsigned long long)es->changes, (unsigned long long)es->ends, (unsigned long long)es->open,
             stopped ? " (stopped by a signal)" : "");
     if (!r->failed_writes) return GL_OK;
-    fprintf(stderr, "gpulog run: %llu records could not be written\n", (unsigned long long)r->failed_writes);
+    gl_say(GL_LOG_ERROR, "gpulog run: %llu records could not be written\n", (unsigned long long)r->failed_writes);
     return GL_ERROR;
 }
 

@@ -208,8 +208,8 @@ static void rejected(struct pipeline *pl, struct source *s, int64_t off, enum re
     if (pl->o.metrics) metrics_inc_label(M_LINES_REJECTED, reject_reason_name(r));
     if (pl->o.quiet || (pl->o.max_reports && pl->reports >= pl->o.max_reports)) return;
     pl->reports++;
-    if (pl->o.by_lineno) fprintf(stderr, "%s:%" PRIu64 ": %s\n", s->label ? s->label : s->name, s->lines, why);
-    else fprintf(stderr, "%s@%" PRId64 ": %s\n", s->name, off, why);
+    if (pl->o.by_lineno) gl_say(GL_LOG_WARN, "%s:%" PRIu64 ": %s\n", s->label ? s->label : s->name, s->lines, why);
+    else gl_say(GL_LOG_WARN, "%s@%" PRId64 ": %s\n", s->name, off, why);
 }
 
 static void env_rejected(void *ctx, struct source *s, int64_t off, const char *why)
