@@ -276,14 +276,28 @@ void run_close(struct run_input *in)
 }
 
 /* Writes r's report to path ("-": stdout) after the input ended; the
- * caller keeps r. Returns GL_OK or GL_ERROR (reported on stderr). */
+ * caller keeps r. A regular file (or a new one) is written beside it under
+ * a temporary name, synced and renamed over it: an interrupted or failed
+ * write leaves the page that was there; a FIFO, device or symlink is
+ * written in place. Returns GL_OK or GL_ERROR (reported on stderr). */
 static int run_write_report(const struct run_mode *m, struct run_ctx *r, const char *path, const struct report_info *ri)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    struct stat lst;
+    int in_place = !strcmp(path, "-") || (lstat(path, &lst) == 0 && !S_ISREG(lst.st_mode));
+    struct buf tmp;
+    buf_init(&tmp);
+    if (!in_place) buf_printf(&tmp, "%s.tmp-%ld", path, (long)getpid());
+    FILE *f = !strcmp(path, "-") ? stdout : fopen(in_place ? path : tmp.p, "w");
     int rc = f ? report_write(r->report, ri, f) : GL_ERROR;
+    if (rc == GL_OK && f && !in_place && fsync(fileno(f)) != 0) rc = GL_ERROR;
     if (f && f != stdout && fclose(f) != 0) rc = GL_ERROR;
-    if (rc != GL_OK) gl_say(GL_LOG_ERROR, "gpulog %s: %s: %s\n", m->name, path, strerror(errno));
-    else if (f != stdout) gl_say(GL_LOG_INFO, "gpulog %s: report written to %s\n", m->name, path);
+    if (rc == GL_OK && !in_place && rename(tmp.p, path) != 0) rc = GL_ERROR;
+    int e = errno;
+    if (!in_place && rc != GL_OK) unlink(tmp.p);
+    buf_free(&tmp);
+    if (rc != GL_OK) gl_say(GL_LOG_ERROR, "gpulog %s: %s: %s", m->name, path, strerror(e));
+    else if (f != stdout)
+        gl_say(GL_LOG_INFO, "gpulog %s: %sreport written to %s", m->name, ri->partial ? "partial " : "", path);
     return rc;
 }
 
@@ -296,8 +310,14 @@ int run_stream(const struct run_mode *m, struct run_ctx *r, const struct run_inp
     int stopped = 0, rc = run_read(r, in, o, &st, &stopped);
     metrics_set_ready(0);
     if (run_finish(r, m->name, shutdown_ms) != GL_OK) rc = GL_ERROR;
-    struct report_info ri = { name, r->detectors ? r->detectors : r->profile_name, st.lines, st.rejected };
+    struct report_info ri = { name, r->detectors ? r->detectors : r->profile_name, st.lines, st.rejected, stopped };
     if (r->report && run_write_report(m, r, report_path, &ri) != GL_OK) rc = GL_ERROR;
+    if (m->report_only && stopped) {
+        /* a page of part of the input is not the page asked for: it says so, and so does the status */
+        gl_say(GL_LOG_ERROR, "gpulog %s: stopped by a signal before the end of the input: the page is partial (marked so)",
+               m->name);
+        rc = GL_ERROR;
+    }
     if (run_summary(r, m->name, name, &st, stopped) != GL_OK) rc = GL_ERROR;
     return rc == GL_OK ? EXIT_OK : EXIT_IOERR;
 }
