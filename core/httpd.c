@@ -46,6 +46,8 @@ static int bound_port;
 
 /* One rendered /metrics page, shared by the responses that send it. */
 struct page {
+    struct page *next;        /* the pages alive */
+    uint64_t seq;             /* 1, 2, ... in the order they were made */
     int refs;                 /* responses sending it, + 1 while it is the current page */
     int64_t made_ms;
     size_t len;
@@ -58,17 +60,20 @@ struct conn {
     int fd;
     int64_t start_ms, request_ms;   /* request_ms: its last request arrived (0: none yet) */
     int evicted;              /* shut down to make room, not closed yet */
-    struct page *page;        /* the /metrics page it was last sent */
+    uint64_t page_seq;        /* the /metrics page it was last sent (it may be gone since) */
 };
 
 static struct conn *conn_first, *conn_last;
 static size_t nconn, nevicted;
-static struct page *cur_page;
+static struct page *cur_page, *pages;
 static int npages;
+static uint64_t page_seq;
 
 static void page_put(struct page *g)
 {
     if (!g || --g->refs > 0) return;
+    for (struct page **pp = &pages; *pp; pp = &(*pp)->next)
+        if (*pp == g) { *pp = g->next; break; }
     free(g->p);
     free(g);
     npages--;
@@ -143,17 +148,20 @@ static struct page *page_get(void)
         return cur_page;
     }
     if (npages >= HTTPD_PAGES) {
-        struct page *old = NULL;
-        for (struct conn *c = conn_first; c; c = c->next)
-            if (c->page && c->page != cur_page && !c->evicted && (!old || c->page->made_ms < old->made_ms)) old = c->page;
+        struct page *old = NULL;   /* the oldest page alive but the current one */
+        for (struct page *q = pages; q; q = q->next)
+            if (q != cur_page && (!old || q->seq < old->seq)) old = q;
         for (struct conn *c = conn_first; c && old; c = c->next)
-            if (c->page == old) evict(c, "slow reader of an old /metrics page");
+            if (c->page_seq == old->seq) evict(c, "slow reader of an old /metrics page");
     }
     struct buf b;
     buf_init(&b);
     metrics_render(&b);
     struct page *g = xcalloc(1, sizeof *g);
     g->refs = 2;   /* the current page, and this scrape */
+    g->seq = ++page_seq;
+    g->next = pages;
+    pages = g;
     g->made_ms = now;
     g->len = b.len;
     g->p = xrealloc(b.p, b.len + 1);   /* without the slack of the growing buffer */
@@ -201,7 +209,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, "method not allowed\n", 19);
     if (!strcmp(url, "/metrics")) {
         struct page *g = page_get();
-        if (cn) cn->page = g;
+        if (cn) cn->page_seq = g->seq;
         struct MHD_Response *r = MHD_create_response_from_callback(g->len, 16 * 1024, page_read, g, page_done);
         if (!r) { page_put(g); return MHD_NO; }
         return queue(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", r);
