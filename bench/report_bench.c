@@ -71,7 +71,7 @@ int main(int argc, char **argv)
     char *page = NULL;
     size_t size = 0;
     FILE *m = open_memstream(&page, &size);
-    struct report_info info = { "report_bench (generated)", "none", (uint64_t)secs * gpus, 0 };
+    struct report_info info = { "report_bench (generated)", "none", (uint64_t)secs * gpus, 0, 0 };
     if (!m || report_write(r, &info, m) != GL_OK || fclose(m) != 0) { perror("report"); return 1; }
     report_free(r);
     FILE *f = fopen(out, "w");

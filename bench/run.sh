@@ -109,6 +109,15 @@ awk -v w="$best_s" -v c="$best_cpu" -v rss="$rss_kb" -v sz="$(stat -c %s "$OUTD/
   printf "  end to end, gpulog report of the day as dmon text (691,200 lines, parse + detectors + page), best of 3:\n"
   printf "    %.2f s wall, %.2f s CPU, peak RSS %.1f MiB, page %.2f MB\n", w, c, rss / 1024, sz / 1e6 }'
 
+# Many idle followed files (collect --file GLOB): 1,000 and 10,000 files next
+# to one file and to tail -F of the same files (issue 27: 10,000 < 2 % of a core).
+echo
+bash bench/files_bench.sh || rc_report=1
+# The metrics endpoint under slow readers and a slowloris: RSS with 0 / 50 /
+# 200 slow readers of a 10,000-GPU page, /healthz latency (issue 27 item 5).
+echo
+python3 bench/http_bench.py || rc_report=1
+
 # The collector and ES sink benchmarks run against the real Kafka and
 # OpenSearch of scripts/services.sh (started here if needed, stopped after).
 started=0

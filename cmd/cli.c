@@ -85,10 +85,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "gpulog %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n(see 'gpulog %s --help')\n", cmd);
+    char *m = NULL;
+    if (vasprintf(&m, fmt, ap) < 0) m = NULL;
     va_end(ap);
+    /* the message may quote an argument: through the logger's escaping */
+    gl_say(GL_LOG_ERROR, "gpulog %s: %s\n(see 'gpulog %s --help')", cmd, m ? m : fmt, cmd);
+    free(m);
     return EXIT_USAGE;
 }
 

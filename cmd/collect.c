@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 /* Sorts the configuration's sources by kind, each with its format. */
@@ -98,11 +99,11 @@ static int open_outputs(struct collector *c, const struct gpulog_config *cfg)
 {
     char err[GL_ERRLEN * 4] = "";
     if (mkdir(c->po.state_dir, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "gpulog collect: state dir %s: %s\n", c->po.state_dir, strerror(errno));
+        gl_say(GL_LOG_ERROR, "gpulog collect: state dir %s: %s\n", c->po.state_dir, strerror(errno));
         return EXIT_IOERR;
     }
     if (gpumetrics_setup(cfg, 1, err, sizeof err) != GL_OK || metrics_serve(cfg->metrics_addr, err, sizeof err) != GL_OK) {
-        fprintf(stderr, "gpulog collect: metrics: %s\n", err);
+        gl_say(GL_LOG_ERROR, "gpulog collect: metrics: %s\n", err);
         return EXIT_IOERR;
     }
     c->pl = pipeline_new(&c->po);
@@ -120,20 +121,37 @@ static int open_outputs(struct collector *c, const struct gpulog_config *cfg)
         sk = sink_file_new(c->output, pipeline_settle, c->pl, err, sizeof err);
     }
     if (!sk) {
-        fprintf(stderr, "gpulog collect: %s\n", err);
+        gl_say(GL_LOG_ERROR, "gpulog collect: %s\n", err);
         return EXIT_IOERR;
     }
     pipeline_add_sink(c->pl, sk);
     return EXIT_OK;
 }
 
+/* The soft descriptor limit raised to the hard one (systemd's default soft
+ * limit is 1024): thousands of followed files each want one while read. */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+    rlim_t was = rl.rlim_cur;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) rl.rlim_cur = was;
+    }
+    tail_set_fd_budget(0);
+    log_info("msg=\"file descriptors\" rlimit_nofile=%llu raised_from=%llu followed_files_budget=%zu",
+             (unsigned long long)rl.rlim_cur, (unsigned long long)was, tail_fd_budget());
+}
+
 /* Opens every source (commands with their own formats, stdin, kmsg, files). */
 static int open_sources(struct collector *c)
 {
     char err[GL_ERRLEN];
+    if (file_scan_count(c->fs)) raise_nofile();
     for (size_t i = 0; i < c->nplan; i++)
         if (!pipeline_open(c->pl, c->plan[i].kind, c->plan[i].arg, c->plan[i].format, err, sizeof err)) {
-            fprintf(stderr, "gpulog collect: %s\n", err);
+            gl_say(GL_LOG_ERROR, "gpulog collect: %s\n", err);
             return EXIT_IOERR;
         }
     file_scan_run(c->fs, c->pl);
@@ -150,7 +168,7 @@ static void on_tick(void *ctx)
 static void on_reload(void *ctx)
 {
     struct collector *c = ctx;
-    file_scan_run(c->fs, c->pl);
+    file_scan_rescan(c->fs, c->pl);
     log_info("msg=reload what=\"file sources re-scanned (collect has no detectors; other settings need a restart)\" files=%zu",
              pipeline_nsources(c->pl));
 }

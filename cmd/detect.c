@@ -121,7 +121,7 @@ static int detect_setup(struct dctx *d, const struct detect_opts *o, const struc
     d->prof = profile_load(d->detectors, d->profile_name, err, sizeof err);
     if (!d->prof) return cli_usage_error("detect", "%s", err);
     if (gpumetrics_setup(cfg, 0, err, sizeof err) != GL_OK || metrics_serve(cfg->metrics_addr, err, sizeof err) != GL_OK) {
-        fprintf(stderr, "gpulog detect: metrics: %s\n", err);
+        gl_say(GL_LOG_ERROR, "gpulog detect: metrics: %s\n", err);
         return EXIT_IOERR;
     }
     detect_engine_new(d);
@@ -136,7 +136,7 @@ static int detect_setup(struct dctx *d, const struct detect_opts *o, const struc
                  metrics_port());
         return EXIT_OK;
     }
-    fprintf(stderr, "gpulog detect: %s\n", err);
+    gl_say(GL_LOG_ERROR, "gpulog detect: %s\n", err);
     return usage ? EXIT_USAGE : EXIT_IOERR;
 }
 

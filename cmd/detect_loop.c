@@ -93,7 +93,7 @@ static int detect_snap_save(void *ctx, int tag, int64_t offset, struct buf *out)
     struct dctx *d = ctx;
     char err[GL_ERRLEN];
     if (d->ops->save(d, tag, offset, out, err, sizeof err) == GL_OK) return GL_OK;
-    fprintf(stderr, "gpulog %s: %s\n", d->ops->name, err);
+    gl_say(GL_LOG_ERROR, "gpulog %s: %s\n", d->ops->name, err);
     return GL_ERROR;
 }
 
@@ -102,7 +102,7 @@ static int detect_snap_restore(void *ctx, int tag, const void *snap, size_t len,
     struct dctx *d = ctx;
     char err[GL_ERRLEN];
     if (d->ops->restore(d, tag, snap, len, offset, err, sizeof err) == GL_OK) return GL_OK;
-    fprintf(stderr, "gpulog %s: %s: not used, the partition starts cold\n", d->ops->name, err);
+    gl_say(GL_LOG_WARN, "gpulog %s: %s: not used, the partition starts cold\n", d->ops->name, err);
     return GL_ERROR;
 }
 
@@ -269,7 +269,7 @@ int detect_run(struct dctx *d)
     long left = pipeline_finish(d->pl);
     int rc = EXIT_OK;
     if (left > 0) {
-        fprintf(stderr, "gpulog %s: %ld records not settled within the shutdown deadline: their offsets are "
+        gl_say(GL_LOG_ERROR, "gpulog %s: %ld records not settled within the shutdown deadline: their offsets are "
                         "not committed and are consumed again after a restart\n", d->ops->name, left);
         rc = EXIT_IOERR;
     }

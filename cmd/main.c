@@ -68,7 +68,8 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < GL_ARRAY_LEN(commands); i++)
         if (!strcmp(c, commands[i].name)) return commands[i].main(argc - 1, argv + 1);
-    fprintf(stderr, "gpulog: unknown command '%s'\n\n", c);
+    gl_say(GL_LOG_ERROR, "gpulog: unknown command '%s'", c);
+    fputc('\n', stderr);
     usage(stderr);
     return EXIT_USAGE;
 }

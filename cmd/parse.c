@@ -1,5 +1,6 @@
 /* parse.c - `gpulog parse`: any supported input to NDJSON events. */
 #include "cli.h"
+#include "../core/config.h"
 #include "../parsers/feed.h"
 #include "../parsers/kmsg.h"
 #include "../parsers/parser.h"
@@ -145,20 +146,33 @@ static void syslog_year(const struct parse_req *rq)
 static void summary(const struct source *s)
 {
     const char *name = s->label ? s->label : s->name;
-    fprintf(stderr, "gpulog parse: %s: %llu lines, %llu events, %llu rejected, %llu skipped (headers, blanks)\n",
+    gl_say(GL_LOG_INFO, "gpulog parse: %s: %llu lines, %llu events, %llu rejected, %llu skipped (headers, blanks)\n",
             name, (unsigned long long)s->lines, (unsigned long long)s->events,
             (unsigned long long)s->rejected, (unsigned long long)s->declined);
     if (parser_fields_dropped())
-        fprintf(stderr, "gpulog parse: %s: %llu fields dropped: out of the schema's range (the rest of their events kept)\n",
+        gl_say(GL_LOG_WARN, "gpulog parse: %s: %llu fields dropped: out of the schema's range (the rest of their events kept)\n",
                 name, (unsigned long long)parser_fields_dropped());
     if (parser_fields_rounded())
         fprintf(stderr, "gpulog parse: %s: %llu fractions rounded to whole numbers (counts and sizes the schema types as integers)\n",
                 name, (unsigned long long)parser_fields_rounded());
 }
 
+/* parse reads no configuration file, but the log settings of the
+ * environment (GPULOG_LOG_FORMAT=json, GPULOG_LOG_LEVEL) apply to its
+ * reports as to every command's. */
+static void log_from_env(void)
+{
+    struct gpulog_config cfg;
+    char err[GL_ERRLEN];
+    config_defaults(&cfg);
+    if (config_apply_env(&cfg, err, sizeof err) == GL_OK) config_apply_log(&cfg);
+    config_free(&cfg);
+}
+
 int cmd_parse(int argc, char **argv)
 {
     struct parse_req rq = { .format = "auto" };
+    log_from_env();
     int rc = parse_flags(&rq, argc, argv);
     if (rc) return rc < 0 ? EXIT_OK : rc;
     syslog_year(&rq);
@@ -173,13 +187,13 @@ int cmd_parse(int argc, char **argv)
     char err[GL_ERRLEN];
     struct source *s = pipeline_open(pl, "fd", rq.file, rq.format, err, sizeof err);
     if (!s) {
-        fprintf(stderr, "gpulog parse: %s\n", err);
+        gl_say(GL_LOG_ERROR, "gpulog parse: %s\n", err);
         rc = EXIT_IOERR;
     } else {
         s->parser->opt_columns = rq.columns;
         pipeline_run(pl);
         pipeline_finish(pl);
-        if (out_flush(&out) != GL_OK) fprintf(stderr, "gpulog parse: write error: %s\n", strerror(out.failed));
+        if (out_flush(&out) != GL_OK) gl_say(GL_LOG_ERROR, "gpulog parse: write error: %s\n", strerror(out.failed));
         summary(s);
         rc = s->failed || out.failed ? EXIT_IOERR : EXIT_OK;
     }

@@ -32,7 +32,11 @@ static void report_help(void)
         "  -q, --quiet         do not print rejected input lines\n"
         "      --config FILE   gpulog configuration, as for gpulog run\n"
         "\n"
-        "Exit status: 0 when the page was written, 1 on an I/O error, 2 on a usage error.\n");
+        "The page is written to a temporary file beside FILE and renamed over it.\n"
+        "Stopped by SIGTERM or SIGINT, it writes a page marked partial and exits 1.\n"
+        "\n"
+        "Exit status: 0 when the page of the whole input was written, 1 on an I/O\n"
+        "error or a partial page, 2 on a usage error.\n");
 }
 
 int cmd_report(int argc, char **argv)

@@ -151,7 +151,7 @@ static int run_setup(const struct run_mode *m, struct run_req *q, struct run_ctx
     if (q->live_mode < 0) q->live_mode = isatty(1) && !m->report_only ? 1 : 0;
     if (m->report_only && !q->report) q->report = "report.html";
     if (gpumetrics_setup(cfg, 1, err, sizeof err) != GL_OK || metrics_serve(cfg->metrics_addr, err, sizeof err) != GL_OK) {
-        fprintf(stderr, "gpulog run: metrics: %s\n", err);
+        gl_say(GL_LOG_ERROR, "gpulog run: metrics: %s\n", err);
         return EXIT_IOERR;
     }
     if (run_outputs(r, q->output, !q->live_mode && !m->report_only, &q->es.conf, err, sizeof err) != GL_OK)

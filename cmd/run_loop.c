@@ -137,7 +137,7 @@ static void run_check_tracking(struct run_ctx *r)
     if (r->tracking_checked || es->events < 300) return;
     r->tracking_checked = 1;
     if (es->series || !es->samples) return;
-    fprintf(stderr, "gpulog run: profile %s tracks no series after %llu events (%llu metric samples): none of its rules "
+    gl_say(GL_LOG_ERROR, "gpulog run: profile %s tracks no series after %llu events (%llu metric samples): none of its rules "
             "names a field of this input; use --profile generic or a --detectors file\n",
             r->detectors ? r->detectors : r->profile_name, (unsigned long long)es->events,
             (unsigned long long)es->samples);
@@ -203,7 +203,7 @@ int run_read(struct run_ctx *r, const struct run_input *in, const struct run_rea
     char err[GL_ERRLEN];
     struct source *s = run_source(pl, in, o->format, err, sizeof err);
     if (!s) {
-        fprintf(stderr, "gpulog run: %s\n", err);
+        gl_say(GL_LOG_ERROR, "gpulog run: %s\n", err);
         pipeline_free(pl);
         return GL_ERROR;
     }
@@ -231,8 +231,8 @@ int run_finish(struct run_ctx *r, const char *cmd, int64_t shutdown_ms)
     long left = outputs_drain(&r->out, gl_now_ms() + shutdown_ms);
     int out_failed = outputs_failed(&r->out, cmd) > 0;
     if (left > 0) {
-        if (out_failed) fprintf(stderr, "gpulog %s: %ld records not written\n", cmd, left);
-        else fprintf(stderr, "gpulog %s: %ld records not written within the shutdown deadline (%lld ms)\n", cmd, left,
+        if (out_failed) gl_say(GL_LOG_ERROR, "gpulog %s: %ld records not written\n", cmd, left);
+        else gl_say(GL_LOG_ERROR, "gpulog %s: %ld records not written within the shutdown deadline (%lld ms)\n", cmd, left,
                      (long long)shutdown_ms);
         rc = GL_ERROR;
     }
@@ -250,11 +250,11 @@ int run_open(const struct run_mode *m, struct run_input *in, int year)
         if (!in->cargv || !in->cargv[0]) return cli_usage_error(m->name, "cannot split --exec command");
         in->child = exec_spawn(in->cargv, &in->fd, err, sizeof err);
         if (in->child < 0) {
-            fprintf(stderr, "gpulog run: %s\n", err);
+            gl_say(GL_LOG_ERROR, "gpulog run: %s\n", err);
             return EXIT_IOERR;
         }
     } else if (!in->is_stdin && (in->fd = open(in->file, O_RDONLY | O_CLOEXEC)) < 0) {
-        fprintf(stderr, "gpulog %s: %s: %s\n", m->name, in->file, strerror(errno));
+        gl_say(GL_LOG_ERROR, "gpulog %s: %s: %s\n", m->name, in->file, strerror(errno));
         return EXIT_IOERR;
     }
     struct stat fst;
@@ -276,14 +276,28 @@ void run_close(struct run_input *in)
 }
 
 /* Writes r's report to path ("-": stdout) after the input ended; the
- * caller keeps r. Returns GL_OK or GL_ERROR (reported on stderr). */
+ * caller keeps r. A regular file (or a new one) is written beside it under
+ * a temporary name, synced and renamed over it: an interrupted or failed
+ * write leaves the page that was there; a FIFO, device or symlink is
+ * written in place. Returns GL_OK or GL_ERROR (reported on stderr). */
 static int run_write_report(const struct run_mode *m, struct run_ctx *r, const char *path, const struct report_info *ri)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    struct stat lst;
+    int in_place = !strcmp(path, "-") || (lstat(path, &lst) == 0 && !S_ISREG(lst.st_mode));
+    struct buf tmp;
+    buf_init(&tmp);
+    if (!in_place) buf_printf(&tmp, "%s.tmp-%ld", path, (long)getpid());
+    FILE *f = !strcmp(path, "-") ? stdout : fopen(in_place ? path : tmp.p, "w");
     int rc = f ? report_write(r->report, ri, f) : GL_ERROR;
+    if (rc == GL_OK && f && !in_place && fsync(fileno(f)) != 0) rc = GL_ERROR;
     if (f && f != stdout && fclose(f) != 0) rc = GL_ERROR;
-    if (rc != GL_OK) fprintf(stderr, "gpulog %s: %s: %s\n", m->name, path, strerror(errno));
-    else if (f != stdout) fprintf(stderr, "gpulog %s: report written to %s\n", m->name, path);
+    if (rc == GL_OK && !in_place && rename(tmp.p, path) != 0) rc = GL_ERROR;
+    int e = errno;
+    if (!in_place && rc != GL_OK) unlink(tmp.p);
+    buf_free(&tmp);
+    if (rc != GL_OK) gl_say(GL_LOG_ERROR, "gpulog %s: %s: %s", m->name, path, strerror(e));
+    else if (f != stdout)
+        gl_say(GL_LOG_INFO, "gpulog %s: %sreport written to %s", m->name, ri->partial ? "partial " : "", path);
     return rc;
 }
 
@@ -296,8 +310,14 @@ int run_stream(const struct run_mode *m, struct run_ctx *r, const struct run_inp
     int stopped = 0, rc = run_read(r, in, o, &st, &stopped);
     metrics_set_ready(0);
     if (run_finish(r, m->name, shutdown_ms) != GL_OK) rc = GL_ERROR;
-    struct report_info ri = { name, r->detectors ? r->detectors : r->profile_name, st.lines, st.rejected };
+    struct report_info ri = { name, r->detectors ? r->detectors : r->profile_name, st.lines, st.rejected, stopped };
     if (r->report && run_write_report(m, r, report_path, &ri) != GL_OK) rc = GL_ERROR;
+    if (m->report_only && stopped) {
+        /* a page of part of the input is not the page asked for: it says so, and so does the status */
+        gl_say(GL_LOG_ERROR, "gpulog %s: stopped by a signal before the end of the input: the page is partial (marked so)",
+               m->name);
+        rc = GL_ERROR;
+    }
     if (run_summary(r, m->name, name, &st, stopped) != GL_OK) rc = GL_ERROR;
     return rc == GL_OK ? EXIT_OK : EXIT_IOERR;
 }
@@ -308,7 +328,7 @@ int run_summary(struct run_ctx *r, const char *cmd, const char *name, const stru
     char folded[64] = "";
     if (es->folded)
         snprintf(folded, sizeof folded, ", %llu rows folded into their sample step", (unsigned long long)es->folded);
-    fprintf(stderr,
+    gl_say(GL_LOG_INFO,
             "gpulog %s: %s: %llu lines, %llu events, %llu rejected; %llu samples, %llu GPUs, %llu series, "
             "%llu out-of-order dropped, %llu duplicates, %llu gaps%s; anomalies: %llu started, %llu changed, "
             "%llu ended, %llu still open%s\n",
@@ -319,18 +339,18 @@ int run_summary(struct run_ctx *r, const char *cmd, const char *name, const stru
             (unsigned long long)es->changes, (unsigned long long)es->ends, (unsigned long long)es->open,
             stopped ? " (stopped by a signal)" : "");
     if (es->evicted_active)
-        fprintf(stderr, "gpulog %s: max_series %zu is below the GPUs' series: %llu evictions of GPUs still reporting "
+        gl_say(GL_LOG_WARN, "gpulog %s: max_series %zu is below the GPUs' series: %llu evictions of GPUs still reporting "
                 "(each starts cold again; gpulog_gpus_evicted_total{reason=\"max_series\"})\n", cmd, r->prof->max_series,
                 (unsigned long long)es->evicted_active);
     int rc = GL_OK;
     if (r->failed_writes) {
-        fprintf(stderr, "gpulog run: %llu records could not be written\n", (unsigned long long)r->failed_writes);
+        gl_say(GL_LOG_ERROR, "gpulog run: %llu records could not be written\n", (unsigned long long)r->failed_writes);
         rc = GL_ERROR;
     }
     /* a record refused for good is not delivered: the exit status says so,
      * as collect's does (every record dead-lettered exited 0) */
     if (r->deadlettered) {
-        fprintf(stderr, "gpulog %s: %llu records were refused by an output for good and dead-lettered (not delivered there)\n",
+        gl_say(GL_LOG_ERROR, "gpulog %s: %llu records were refused by an output for good and dead-lettered (not delivered there)\n",
                 cmd, (unsigned long long)r->deadlettered);
         rc = GL_ERROR;
     }

@@ -103,7 +103,7 @@ int cmd_setup(int argc, char **argv)
     if (es_setup_identify(s, err, sizeof err) != GL_OK) {
         char masked[512];
         es_url_masked(cli.conf.url, masked, sizeof masked);
-        fprintf(stderr, "gpulog setup: %s: %s\n", masked, err);
+        gl_say(GL_LOG_ERROR, "gpulog setup: %s: %s\n", masked, err);
         rc = EXIT_IOERR;
     } else if (es_setup_install(s) != GL_OK) {
         rc = EXIT_IOERR;

@@ -37,7 +37,7 @@ int outputs_failed(const struct outputs *o, const char *cmd)
     int n = 0;
     for (size_t i = 0; i < o->n; i++)
         if (o->v[i]->errstr[0]) {
-            fprintf(stderr, "gpulog %s: output failed: %s\n", cmd, o->v[i]->errstr);
+            gl_say(GL_LOG_ERROR, "gpulog %s: output failed: %s\n", cmd, o->v[i]->errstr);
             n++;
         }
     return n;

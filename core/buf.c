@@ -184,3 +184,55 @@ void buf_put_json_str(struct buf *b, const char *str, size_t n)
     if (n > run) buf_append(b, s + run, n - run);
     buf_putc(b, '"');
 }
+
+/* The escape of one byte as \xNN. */
+static void put_hex_escape(struct buf *b, unsigned char c)
+{
+    static const char hx[] = "0123456789abcdef";
+    char e[4] = { '\\', 'x', hx[c >> 4], hx[c & 15] };
+    buf_append(b, e, 4);
+}
+
+void buf_put_printable(struct buf *b, const char *str, size_t n, int quote)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0, run = 0;
+    buf_grow(b, n);
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c >= 0x20 && c < 0x7f && !(quote && (c == '"' || c == '\\'))) { i++; continue; }
+        size_t k = c >= 0x80 ? utf8_seq(s + i, n - i) : 0;
+        if (k && !(k == 2 && c == 0xC2 && s[i + 1] < 0xA0)) { i += k; continue; }   /* printable UTF-8 */
+        if (i > run) buf_append(b, s + run, i - run);
+        if (c == '\n') buf_append(b, "\\n", 2);
+        else if (quote && (c == '"' || c == '\\')) { buf_putc(b, '\\'); buf_putc(b, (char)c); }
+        else if (k == 2) { put_hex_escape(b, c); put_hex_escape(b, s[i + 1]); i++; }   /* a C1 control */
+        else put_hex_escape(b, c);
+        i++;
+        run = i;
+    }
+    if (n > run) buf_append(b, s + run, n - run);
+}
+
+void gl_printable(char *out, size_t cap, const char *s, size_t n)
+{
+    if (!cap) return;
+    struct buf b, u;
+    buf_init(&b);
+    buf_init(&u);
+    /* one input character (or byte) at a time: an escape or a UTF-8
+     * sequence is never cut */
+    for (size_t i = 0; i < n;) {
+        size_t k = (unsigned char)s[i] >= 0x80 ? utf8_seq((const unsigned char *)s + i, n - i) : 1;
+        if (!k) k = 1;
+        buf_reset(&u);
+        buf_put_printable(&u, s + i, k, 0);
+        if (b.len + u.len > cap - 1) break;
+        buf_append(&b, u.p, u.len);
+        i += k;
+    }
+    memcpy(out, b.p ? b.p : "", b.len);
+    out[b.len] = '\0';
+    buf_free(&b);
+    buf_free(&u);
+}

@@ -54,6 +54,14 @@ void buf_put_i64(struct buf *b, int64_t v);
 /* Appends s (n bytes) as a JSON string literal with quotes; invalid UTF-8
  * and NUL become U+FFFD, control characters are escaped. */
 void buf_put_json_str(struct buf *b, const char *s, size_t n);
+/* Appends s (n bytes) so that it can neither act on a terminal nor end or
+ * forge a log line: a newline becomes \n; other control bytes, DEL, C1
+ * controls (U+0080..U+009F) and bytes outside valid UTF-8 become \xNN;
+ * with quote also " and \ are escaped (\" \\: a logfmt quoted value). */
+void buf_put_printable(struct buf *b, const char *s, size_t n, int quote);
+/* The same into out (cap bytes, NUL-terminated; an escape is never cut):
+ * text from input for a terminal (the live view). */
+void gl_printable(char *out, size_t cap, const char *s, size_t n);
 /* Appends a finite double in the shortest round-trip form (no NaN/Inf: those
  * are written as null, and callers must not produce them). */
 void buf_put_double(struct buf *b, double v);
@@ -72,6 +80,12 @@ void gl_log(enum gl_level lvl, const char *fmt, ...) __attribute__((format(print
 #define log_info(...)  gl_log(GL_LOG_INFO, __VA_ARGS__)
 #define log_warn(...)  gl_log(GL_LOG_WARN, __VA_ARGS__)
 #define log_error(...) gl_log(GL_LOG_ERROR, __VA_ARGS__)
+/* A command's own report line ("gpulog parse: FILE: 10 lines, ...", a
+ * rejected line "FILE:LINE: why"): printf-like, but every %s argument
+ * (names, paths, input, remote replies) goes through buf_put_printable; in
+ * log.format json the whole line is one JSON log object {ts, level, msg}.
+ * Printed whatever the log level. */
+void gl_say(enum gl_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Set by a command whose loop handles signals (ingest/pipeline.c sets
  * pipeline_stopping): 1 once SIGTERM, SIGINT or SIGQUIT asked it to stop.

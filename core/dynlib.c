@@ -309,6 +309,24 @@ enum MHD_Result MHD_queue_response(struct MHD_Connection *c, unsigned int status
     return real_(c, status, r);
 }
 
+struct MHD_Response *MHD_create_response_from_callback(uint64_t size, size_t block_size,
+                                                       MHD_ContentReaderCallback crc, void *crc_cls,
+                                                       MHD_ContentReaderFreeCallback crfc)
+{
+    typedef struct MHD_Response *(*fn_t)(uint64_t, size_t, MHD_ContentReaderCallback, void *,
+                                         MHD_ContentReaderFreeCallback);
+    RESOLVE_AS(mhd, fn_t, "MHD_create_response_from_callback");
+    return real_(size, block_size, crc, crc_cls, crfc);
+}
+
+/* Only the info types without an extra argument are used (the fd, the socket context). */
+const union MHD_ConnectionInfo *MHD_get_connection_info(struct MHD_Connection *c, enum MHD_ConnectionInfoType t, ...)
+{
+    typedef const union MHD_ConnectionInfo *(*fn_t)(struct MHD_Connection *, enum MHD_ConnectionInfoType, ...);
+    RESOLVE_AS(mhd, fn_t, "MHD_get_connection_info");
+    return real_(c, t);
+}
+
 enum MHD_Result MHD_add_response_header(struct MHD_Response *r, const char *h, const char *v)
 {
     typedef enum MHD_Result (*fn_t)(struct MHD_Response *, const char *, const char *);

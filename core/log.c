@@ -61,18 +61,13 @@ static void logfmt_to_json(struct buf *b, const char *s)
     }
 }
 
-/* Appends s as a logfmt quoted value: quotes, backslashes and control
- * characters escaped so one message stays one line. */
+/* Appends s as a logfmt quoted value: quotes, backslashes, control
+ * characters and what is not printable UTF-8 escaped (buf_put_printable),
+ * so one message stays one line and nothing reaches a terminal raw. */
 static void logfmt_quote(struct buf *b, const char *s)
 {
     buf_putc(b, '"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') { buf_putc(b, '\\'); buf_putc(b, (char)c); }
-        else if (c == '\n') buf_append(b, "\\n", 2);
-        else if (c < 0x20) buf_printf(b, "\\x%02x", c);
-        else buf_putc(b, (char)c);
-    }
+    buf_put_printable(b, s, strlen(s), 1);
     buf_putc(b, '"');
 }
 
@@ -83,7 +78,7 @@ static void logfmt_value(struct buf *b, const char *s, int quoted)
 {
     int plain = quoted || *s;
     for (const char *p = s; *p && plain; p++)
-        if ((unsigned char)*p <= ' ' || *p == '"' || *p == '\\' || *p == '=') plain = 0;
+        if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f || *p == '"' || *p == '\\' || *p == '=') plain = 0;
     if (quoted || !plain) {
         size_t at = b->len;
         logfmt_quote(b, s);
@@ -97,10 +92,17 @@ static void logfmt_value(struct buf *b, const char *s, int quoted)
     }
 }
 
-/* Formats a logfmt body: every %s argument (text that may come from outside:
- * paths, server replies, librdkafka) is escaped by logfmt_value, so it can
- * neither end its value nor add fields; the rest is vsnprintf's. */
-static void logfmt_format(struct buf *b, const char *fmt, va_list ap)
+/* How logfmt_format writes a %s argument. */
+enum fmt_mode {
+    FMT_LOGFMT,               /* a logfmt value (logfmt_value): it can neither end its value nor add fields */
+    FMT_PLAIN,                /* printable (buf_put_printable), no quotes: a command's report line */
+    FMT_RAW,                  /* as it is (the caller JSON-encodes the whole) */
+};
+
+/* Formats a logfmt body (or, by mode, a plain line): every %s argument
+ * (text that may come from outside: paths, server replies, librdkafka) is
+ * escaped as mode says; the rest is vsnprintf's. */
+static void logfmt_format(struct buf *b, const char *fmt, va_list ap, enum fmt_mode mode)
 {
     while (*fmt) {
         if (*fmt != '%') { buf_putc(b, *fmt++); continue; }
@@ -129,7 +131,9 @@ static void logfmt_format(struct buf *b, const char *fmt, va_list ap)
             const char *s = va_arg(ap, const char *);
             if (!s) s = "(null)";
             if (strchr(spec, '.')) { LOG_FMT1(s); s = tmp; }   /* a precision cuts it */
-            logfmt_value(b, s, quoted);
+            if (mode == FMT_LOGFMT) logfmt_value(b, s, quoted);
+            else if (mode == FMT_PLAIN) buf_put_printable(b, s, strlen(s), 0);
+            else buf_puts(b, s);
             continue;
         }
         case 'd': case 'i':
@@ -161,9 +165,10 @@ static void logfmt_format(struct buf *b, const char *fmt, va_list ap)
 
 /* Callers either pass plain text (becomes msg="...") or a logfmt body that
  * starts with msg= (key=value pairs kept as fields). */
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+
 void gl_log(enum gl_level lvl, const char *fmt, ...)
 {
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     static uint64_t last_hash;
     static time_t last_sec;
     static unsigned long suppressed;
@@ -175,7 +180,7 @@ void gl_log(enum gl_level lvl, const char *fmt, ...)
     if (is_logfmt) {
         struct buf f;
         buf_init(&f);
-        logfmt_format(&f, fmt, ap);
+        logfmt_format(&f, fmt, ap, FMT_LOGFMT);
         snprintf(msg, sizeof msg, "%s", f.p ? f.p : "");
         buf_free(&f);
     } else {
@@ -184,10 +189,10 @@ void gl_log(enum gl_level lvl, const char *fmt, ...)
     va_end(ap);
     uint64_t h = hash64(msg, strlen(msg), lvl);
     time_t now = time(NULL);
-    pthread_mutex_lock(&mu);
+    pthread_mutex_lock(&log_mu);
     if (h == last_hash && now == last_sec) {
         suppressed++;
-        pthread_mutex_unlock(&mu);
+        pthread_mutex_unlock(&log_mu);
         return;
     }
     char ts[25];
@@ -216,5 +221,32 @@ void gl_log(enum gl_level lvl, const char *fmt, ...)
     }
     fputs(b.p, stderr);
     buf_free(&b);
-    pthread_mutex_unlock(&mu);
+    pthread_mutex_unlock(&log_mu);
+}
+
+void gl_say(enum gl_level lvl, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    struct buf m, b;
+    buf_init(&m);
+    buf_init(&b);
+    logfmt_format(&m, fmt, ap, gl_log_json ? FMT_RAW : FMT_PLAIN);
+    va_end(ap);
+    while (m.len && m.p[m.len - 1] == '\n') m.p[--m.len] = '\0';
+    if (gl_log_json) {
+        char ts[25];
+        gl_fmt_ts(gl_now_ms(), ts);
+        buf_printf(&b, "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":", ts, level_name[lvl]);
+        buf_put_json_str(&b, m.p ? m.p : "", m.len);
+        buf_append(&b, "}\n", 2);
+    } else {
+        buf_append(&b, m.p ? m.p : "", m.len);
+        buf_putc(&b, '\n');
+    }
+    pthread_mutex_lock(&log_mu);
+    fputs(b.p, stderr);
+    pthread_mutex_unlock(&log_mu);
+    buf_free(&m);
+    buf_free(&b);
 }

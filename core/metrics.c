@@ -68,6 +68,12 @@ static const struct family families[M__COUNT] = {
         "Bytes of detector state snapshots written to the state topic (the Kafka traffic they add)." },
     [M_GPUS_EVICTED] = { "gpulog_gpus_evicted_total", MT_COUNTER, "reason",
         "GPUs whose detector state was dropped to make room at max_series, by reason: idle (no sample for idle_evict_s), max_series (still reporting: max_series is below the active series, so the detectors track fewer GPUs, each starting cold again)." },
+    [M_FILES_WAITING_FD] = { "gpulog_files_waiting_descriptor", MT_GAUGE, NULL,
+        "Followed files that wait for a file descriptor: every descriptor of the budget (RLIMIT_NOFILE less a reserve) is held by a file being read; they are read as soon as one is free, never skipped." },
+    [M_FD_WAITS] = { "gpulog_descriptor_waits_total", MT_COUNTER, NULL,
+        "Times a followed file had to wait for a file descriptor (see gpulog_files_waiting_descriptor)." },
+    [M_HTTP_EVICTED] = { "gpulog_http_connections_evicted_total", MT_COUNTER, NULL,
+        "Connections to the metrics endpoint closed to make room for a new one at the connection limit (the oldest without a request first, then the slowest reader): /healthz and /readyz always get in." },
 };
 
 struct series {

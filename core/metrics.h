@@ -42,6 +42,9 @@ enum metric_id {
     M_STATE_SNAPSHOTS,     /* counter  gpulog_state_snapshots_total{result} */
     M_STATE_SNAPSHOT_BYTES,/* counter  gpulog_state_snapshot_bytes_total */
     M_GPUS_EVICTED,        /* counter  gpulog_gpus_evicted_total{reason} */
+    M_FILES_WAITING_FD,    /* gauge    gpulog_files_waiting_descriptor */
+    M_FD_WAITS,            /* counter  gpulog_descriptor_waits_total */
+    M_HTTP_EVICTED,        /* counter  gpulog_http_connections_evicted_total */
     M__COUNT
 };
 

@@ -40,7 +40,7 @@ static const char *fstr(const struct event *ev, const char *k, char *buf, size_t
     size_t len;
     const char *s = event_get_str(ev, k, &len);
     if (!s) { if (n) buf[0] = 0; return buf; }
-    snprintf(buf, n, "%.*s", (int)len, s);
+    gl_printable(buf, n, s, len);   /* from the input: no escape sequence reaches the terminal */
     return buf;
 }
 
@@ -70,7 +70,7 @@ static void note_incident(struct live *l, const struct event *rec, int mode)
     }
     char act[24];
     if (*fstr(rec, "anomaly.action", act, sizeof act)) memcpy(in->act, act, sizeof act);
-    snprintf(in->host, sizeof in->host, "%s", rec->host ? rec->host : "");   /* a header field, not among the fields */
+    gl_printable(in->host, sizeof in->host, rec->host ? rec->host : "", rec->host ? strlen(rec->host) : 0);   /* a header field */
     fstr(rec, "event.start", in->start, sizeof in->start);
     fstr(rec, "anomaly.rules", in->rules, sizeof in->rules);
     double g = -1;
@@ -145,9 +145,10 @@ static void draw_incidents(struct live *l, int open_only)
 static void gpu_line(void *ctx, const char *host, int gpu, int64_t last_ts, const double *v, const int *have)
 {
     FILE *out = ctx;
-    char ts[25];
+    char ts[25], h[128];
     gl_fmt_ts(last_ts, ts);
-    fprintf(out, "  %-14s GPU %-2d %.19s ", host, gpu, ts);
+    gl_printable(h, sizeof h, host, strlen(host));
+    fprintf(out, "  %-14s GPU %-2d %.19s ", h, gpu, ts);
     static const char *const fmt[] = { " %3.0f C", " %4.0f W", " util %3.0f%%", " %5.0f MHz", " fb %6.0f MiB" };
     for (int i = 0; i < 5; i++) {
         if (have[i]) fprintf(out, fmt[i], v[i]);
@@ -176,9 +177,11 @@ void live_tick(struct live *l, const struct engine *eng)
 static void open_line(void *ctx, const char *host, int gpu, const char *rule, int64_t start, double risk)
 {
     FILE *out = ctx;
-    char ts[25];
+    char ts[25], h[128], r[128];
     gl_fmt_ts(start, ts);
-    fprintf(out, "  %-14s GPU %-2d %-20s since %.19s  peak risk %.0f\n", host, gpu, rule, ts, risk);
+    gl_printable(h, sizeof h, host, strlen(host));
+    gl_printable(r, sizeof r, rule, strlen(rule));
+    fprintf(out, "  %-14s GPU %-2d %-20s since %.19s  peak risk %.0f\n", h, gpu, r, ts, risk);
 }
 
 void live_summary(struct live *l, const struct engine *eng)

@@ -33,12 +33,16 @@ static double rep_temp_limit(const struct profile *prof)
     return NAN;
 }
 
+static void rep_ep_clear(void *e);
+static void rep_xid_clear(void *e);
+
 struct report *report_new(const struct profile *prof)
 {
     struct report *r = xcalloc(1, sizeof *r);
     r->temp_limit = rep_temp_limit(prof);
     r->tmin = INT64_MAX;
     r->tmax = INT64_MIN;
+    u64map_init(&r->ent_idx);
     return r;
 }
 
@@ -48,31 +52,18 @@ void report_free(struct report *r)
     for (size_t i = 0; i < r->nents; i++) {
         free(r->ents[i].host);
         free(r->ents[i].bus);
-        for (int s = 0; s < S_N; s++) free(r->ents[i].s[s].v);
-    }
-    for (size_t i = 0; i < r->nextra; i++) free(r->extra[i]);
-    for (int k = 0; k < 2; k++) {
-        struct rep_ep *v = k ? r->incs : r->eps;
-        for (size_t i = 0, n = k ? r->nincs : r->neps; i < n; i++) {
-            free(v[i].host);
-            free(v[i].rule);
-            free(v[i].name);
-            free(v[i].reason);
-            free(v[i].rules);
-            free(v[i].action);
-            free(v[i].action_why);
-            free(v[i].procs);
+        for (int s = 0; s < S_N; s++) {
+            free(r->ents[i].s[s].v);
+            free(r->ents[i].c[s].v);
         }
     }
+    free(r->ents);
+    u64map_free(&r->ent_idx);
+    for (size_t i = 0; i < r->nextra; i++) free(r->extra[i]);
+    for (size_t i = 0; i < r->neps; i++) rep_ep_clear(&r->eps[i]);
+    for (size_t i = 0; i < r->nincs; i++) rep_ep_clear(&r->incs[i]);
     free(r->incs);
-    for (size_t i = 0; i < r->nxids; i++) {
-        struct rep_xid *x = &r->xids[i];
-        free(x->host);
-        free(x->name);
-        free(x->sev);
-        free(x->bus);
-        free(x->msg);
-    }
+    for (size_t i = 0; i < r->nxids; i++) rep_xid_clear(&r->xids[i]);
     free(r->eps);
     free(r->xids);
     free(r);
@@ -146,28 +137,35 @@ void rep_envelope(const struct rep_env *in, size_t nb, int64_t origin, int64_t b
 
 /* ------------------------------------------------------------ collecting */
 
-/* Halves every series of r (the grid's merge callback; r is the ctx). */
+static void rep_series_halve(struct rep_series *se)
+{
+    if (!se->len) return;
+    rep_env_halve(se->v, se->len);
+    se->len = (se->len + 1) / 2;
+}
+
+/* Halves every series of r, fine and coarse (the grid's merge callback; r
+ * is the ctx): a coarse bucket stays 1 << REP_COARSE_SHIFT of the grid's. */
 static void rep_halve_all(void *ctx, size_t nb_old)
 {
     struct report *r = ctx;
     (void)nb_old;
     for (size_t i = 0; i < r->nents; i++)
         for (int s = 0; s < S_N; s++) {
-            struct rep_series *se = &r->ents[i].s[s];
-            if (!se->len) continue;
-            rep_env_halve(se->v, se->len);
-            se->len = (se->len + 1) / 2;
+            rep_series_halve(&r->ents[i].s[s]);
+            rep_series_halve(&r->ents[i].c[s]);
         }
 }
 
-/* Adds x at bucket slot of series se (owned by its entity), growing it. */
-static void rep_series_add(struct rep_series *se, long slot, double x)
+/* Adds x at bucket slot of series se (owned by its entity; at most max
+ * buckets), growing it. */
+static void rep_series_add(struct rep_series *se, long slot, double x, size_t max)
 {
     size_t need = (size_t)slot + 1;
     if (need > se->cap) {
         size_t nc = se->cap ? se->cap : 64;
         while (nc < need) nc *= 2;
-        if (nc > REP_BUCKETS) nc = REP_BUCKETS;
+        if (nc > max) nc = max;
         se->v = xrealloc(se->v, nc * sizeof *se->v);
         memset(se->v + se->cap, 0, (nc - se->cap) * sizeof *se->v);
         se->cap = nc;
@@ -176,7 +174,14 @@ static void rep_series_add(struct rep_series *se, long slot, double x)
     rep_env_add(&se->v[slot], x);
 }
 
-/* The entity of (host, gpu), created when new; NULL past REP_MAX_ENTS. */
+static uint64_t rep_ent_hash(const char *host, int gpu)
+{
+    return hash64(host, strlen(host), (uint64_t)(int64_t)gpu);
+}
+
+/* The entity of (host, gpu), created when new (a full-resolution place
+ * while some are free); NULL past REP_MAX_ENTS, or when absent and not
+ * create. The pointer lasts until the next creation. */
 static struct rep_ent *rep_ent_get(struct report *r, const char *host, int gpu, int create)
 {
     if (!host) host = "";
@@ -184,7 +189,10 @@ static struct rep_ent *rep_ent_get(struct report *r, const char *host, int gpu, 
         struct rep_ent *e = &r->ents[r->last_ent];
         if (e->gpu == gpu && !strcmp(e->host, host)) return e;
     }
-    for (size_t i = 0; i < r->nents; i++)
+    uint64_t h = rep_ent_hash(host, gpu);
+    size_t it = 0;
+    uint32_t i;
+    while (u64map_next(&r->ent_idx, h, &it, &i))
         if (r->ents[i].gpu == gpu && !strcmp(r->ents[i].host, host)) {
             r->last_ent = i;
             return &r->ents[i];
@@ -194,12 +202,61 @@ static struct rep_ent *rep_ent_get(struct report *r, const char *host, int gpu, 
         r->dropped_ents++;
         return NULL;
     }
+    if (r->nents == r->capents) {
+        r->capents = r->capents ? r->capents * 2 : 16;
+        r->ents = xrealloc(r->ents, r->capents * sizeof *r->ents);
+    }
     struct rep_ent *e = &r->ents[r->nents];
     memset(e, 0, sizeof *e);
     e->host = xstrdup(host);
     e->gpu = gpu;
+    if (r->nfine < REP_FINE) {
+        e->fine = 1;
+        e->fine_since = INT64_MIN;
+        r->nfine++;
+    }
+    u64map_add(&r->ent_idx, h, (uint32_t)r->nents);
     r->last_ent = r->nents++;
     return e;
+}
+
+long rep_ent_find(const struct report *r, const char *host, int gpu)
+{
+    size_t it = 0;
+    uint32_t i;
+    while (u64map_next(&r->ent_idx, rep_ent_hash(host, gpu), &it, &i))
+        if (r->ents[i].gpu == gpu && !strcmp(r->ents[i].host, host)) return (long)i;
+    return -1;
+}
+
+/* Does a matter less than b (severity, then risk)? */
+static int rep_ent_less(const struct rep_ent *a, const struct rep_ent *b)
+{
+    return a->sev != b->sev ? a->sev < b->sev : a->risk < b->risk;
+}
+
+/* e (of host, gpu, if tracked) had an episode, incident or kernel event
+ * of severity sev and risk: the worst is kept, and a faulty GPU without
+ * full-resolution series takes the place of the one that matters least
+ * (its series from now on; its coarse one covers what came before). */
+static void rep_ent_fault(struct report *r, const char *host, int gpu, int sev, double risk)
+{
+    struct rep_ent *e = rep_ent_get(r, host, gpu, 0);
+    if (!e) return;
+    if (sev > e->sev) e->sev = sev;
+    if (risk > e->risk) e->risk = risk;
+    if (e->fine) return;
+    struct rep_ent *v = NULL;
+    for (size_t i = 0; i < r->nents; i++)
+        if (r->ents[i].fine && (!v || rep_ent_less(&r->ents[i], v))) v = &r->ents[i];
+    if (!v || !rep_ent_less(v, e)) return;
+    for (int s = 0; s < S_N; s++) {
+        free(v->s[s].v);
+        memset(&v->s[s], 0, sizeof v->s[s]);
+    }
+    v->fine = 0;
+    e->fine = 1;
+    e->fine_since = r->have_grid ? r->tmax + 1 : INT64_MIN;   /* the samples from now on */
 }
 
 static int rep_cmp_known(const void *a, const void *b)
@@ -251,14 +308,26 @@ static char *rep_strdup_field(const struct event *ev, const char *key)
 }
 
 /* A new zeroed element at the end of the array *arr (n used, cap
- * allocated, elements of size sz, owned by the caller), or NULL (counted
- * in *dropped) when it holds max already. */
-static void *rep_push(void *arr, size_t *n, size_t *cap, size_t max, size_t sz, uint64_t *dropped)
+ * allocated, elements of size sz, owned by the caller); when it holds max
+ * already, the place of its least element (less) if that is less than
+ * cand (clear frees what it held; zeroed), else NULL. Either way a full
+ * array counts one in *dropped: the most severe are kept, whatever came
+ * first. */
+static void *rep_keep(void *arr, size_t *n, size_t *cap, size_t max, size_t sz, uint64_t *dropped,
+                      int (*less)(const void *a, const void *b), const void *cand, void (*clear)(void *e))
 {
     void **pa = arr;
     if (*n == max) {
         (*dropped)++;
-        return NULL;
+        char *least = NULL;
+        for (size_t i = 0; i < *n; i++) {
+            char *e = (char *)*pa + i * sz;
+            if (!least || less(e, least)) least = e;
+        }
+        if (!least || !less(least, cand)) return NULL;
+        clear(least);
+        memset(least, 0, sz);
+        return least;
     }
     if (*n == *cap) {
         *cap = *cap ? 2 * *cap : 32;
@@ -269,21 +338,70 @@ static void *rep_push(void *arr, size_t *n, size_t *cap, size_t max, size_t sz, 
     return e;
 }
 
+/* Episodes (and incidents): the less severe, then the lower risk. */
+static int rep_ep_less(const void *a, const void *b)
+{
+    const struct rep_ep *x = a, *y = b;
+    return x->sev != y->sev ? x->sev < y->sev : x->risk < y->risk;
+}
+
+static void rep_ep_clear(void *e)
+{
+    struct rep_ep *p = e;
+    free(p->host);
+    free(p->rule);
+    free(p->name);
+    free(p->reason);
+    free(p->rules);
+    free(p->action);
+    free(p->action_why);
+    free(p->procs);
+}
+
+int rep_xid_rank(const char *sev)
+{
+    if (!sev) return 0;
+    return !strcmp(sev, "critical") ? 3 : !strcmp(sev, "warning") ? 2 : !strcmp(sev, "info") ? 1 : 0;
+}
+
+/* Kernel events: the lower severity. */
+static int rep_xid_less(const void *a, const void *b)
+{
+    return rep_xid_rank(((const struct rep_xid *)a)->sev) < rep_xid_rank(((const struct rep_xid *)b)->sev);
+}
+
+static void rep_xid_clear(void *e)
+{
+    struct rep_xid *x = e;
+    free(x->host);
+    free(x->name);
+    free(x->sev);
+    free(x->bus);
+    free(x->msg);
+}
+
 /* One kernel event (Xid/SXid) into r's list. */
 static void rep_kernel(struct report *r, const struct event *ev, int sxid)
 {
     r->kernel++;
     rep_time(r, ev->ts_ms);
-    struct rep_xid *x = rep_push(&r->xids, &r->nxids, &r->capxids, REP_MAX_XIDS, sizeof *x, &r->dropped_xids);
-    if (!x) return;
+    struct rep_xid cand = { .sev = rep_strdup_field(ev, sxid ? "gpu.sxid.severity" : "gpu.xid.severity") };
+    double d;
+    int gpu = event_get_num(ev, "gpu.index", &d) ? (int)d : -1;
+    if (gpu >= 0) rep_ent_fault(r, ev->host ? ev->host : "", gpu, rep_xid_rank(cand.sev), 0);
+    struct rep_xid *x = rep_keep(&r->xids, &r->nxids, &r->capxids, REP_MAX_XIDS, sizeof *x, &r->dropped_xids,
+                                 rep_xid_less, &cand, rep_xid_clear);
+    if (!x) {
+        free(cand.sev);
+        return;
+    }
     x->ts = ev->ts_ms;
     x->sxid = sxid;
     x->host = xstrdup(ev->host ? ev->host : "");
-    double d;
     x->code = event_get_num(ev, sxid ? "gpu.sxid.code" : "gpu.xid.code", &d) ? (int)d : -1;
-    x->gpu = event_get_num(ev, "gpu.index", &d) ? (int)d : -1;
+    x->gpu = gpu;
     x->name = rep_strdup_field(ev, sxid ? "gpu.sxid.name" : "gpu.xid.name");
-    x->sev = rep_strdup_field(ev, sxid ? "gpu.sxid.severity" : "gpu.xid.severity");
+    x->sev = cand.sev;
     x->bus = rep_strdup_field(ev, "gpu.pci.bus_id");
     x->msg = rep_strdup_field(ev, "message");
 }
@@ -331,7 +449,8 @@ void report_event(struct report *r, const struct event *ev)
             if (!had || x <= prev) continue;
             x -= prev;
         }
-        rep_series_add(&e->s[s], slot, x);
+        rep_series_add(&e->c[s], slot >> REP_COARSE_SHIFT, x, REP_BUCKETS >> REP_COARSE_SHIFT);
+        if (e->fine) rep_series_add(&e->s[s], slot, x, REP_BUCKETS);
     }
 }
 
@@ -364,9 +483,13 @@ void report_record(struct report *r, const struct event *rec)
     /* incidents apart from the rules' episodes */
     int inc = rec->dataset && !strcmp(rec->dataset, "gpu.incident");
     struct rep_ep *p = inc ? rep_ep_find(r->incs, r->nincs, host, gpu, rule) : rep_ep_find(r->eps, r->neps, host, gpu, rule);
+    if (gpu >= 0) rep_ent_fault(r, host, gpu, sev, risk);
     if (!p) {
-        p = inc ? rep_push(&r->incs, &r->nincs, &r->capincs, REP_MAX_INCS, sizeof *p, &r->dropped_incs)
-                : rep_push(&r->eps, &r->neps, &r->capeps, REP_MAX_EPS, sizeof *p, &r->dropped_eps);
+        struct rep_ep cand = { .sev = sev, .risk = risk };
+        p = inc ? rep_keep(&r->incs, &r->nincs, &r->capincs, REP_MAX_INCS, sizeof *p, &r->dropped_incs, rep_ep_less, &cand,
+                           rep_ep_clear)
+                : rep_keep(&r->eps, &r->neps, &r->capeps, REP_MAX_EPS, sizeof *p, &r->dropped_eps, rep_ep_less, &cand,
+                           rep_ep_clear);
         if (!p) return;
         p->host = xstrdup(host);
         p->rule = xstrdup(rule);

@@ -11,6 +11,13 @@
  * envelope (and every spike) survives. The page holds REP_COLS columns per
  * chart, plus finer windows around the worst incidents for zooming.
  *
+ * Many GPUs: every GPU keeps a coarse series (1/64 of the grid's buckets);
+ * 64 keep full resolution, and a GPU with a fault takes the place of one
+ * that matters less (its full series from then on). The page charts 64:
+ * those with faults first, by severity, then the others by arrival. At
+ * most REP_MAX_EPS episodes (and incidents, kernel events) are kept: the
+ * most severe, a late critical one evicting a milder one.
+ *
  * Everything taken from the input (host names, reasons, paths, Xid texts)
  * is escaped: HTML text is entity-escaped and the embedded JSON has no '<',
  * '>' or '&', so the page is safe to open whatever the log contains.
@@ -37,6 +44,7 @@ struct report_info {
     const char *source;       /* input name shown in the header */
     const char *profile;      /* detector profile or file */
     uint64_t lines, rejected; /* read counts */
+    int partial;              /* stopped before the end of the input (a signal): the page says so */
 };
 /* Writes the page. Returns GL_OK or GL_ERROR (write error, errno set). */
 int report_write(struct report *r, const struct report_info *info, FILE *out);

@@ -83,8 +83,26 @@ static void rep_json_col(struct buf *b, const struct rep_env *c, size_t cols, in
 struct rep_win {
     int64_t t0, t1;
     size_t cols;
-    struct rep_env *tmp;      /* cols columns of scratch, owned by the writer */
+    struct rep_env *tmp, *tmp2;   /* cols columns of scratch each, owned by the writer */
 };
+
+/* The envelope of series s of e in window w, into w->tmp: the full
+ * resolution series from the time the GPU has it, the coarse one before
+ * (a GPU that took a full-resolution place late) or throughout (one that
+ * never had one). 0 when the GPU has no such series. */
+static int rep_ent_envelope(const struct report *r, const struct rep_ent *e, int s, const struct rep_win *w)
+{
+    const struct rep_series *fs = &e->s[s], *cs = &e->c[s];
+    if (!fs->len && !cs->len) return 0;
+    int64_t since = e->fine ? e->fine_since : INT64_MAX;
+    rep_envelope(fs->v, fs->len, r->g.origin, r->g.bw, w->t0, w->t1, w->tmp, w->cols);
+    if (since <= w->t0) return 1;
+    rep_envelope(cs->v, cs->len, r->g.origin, r->g.bw << REP_COARSE_SHIFT, w->t0, w->t1, w->tmp2, w->cols);
+    double span = (double)(w->t1 - w->t0);
+    for (size_t i = 0; i < w->cols; i++)
+        if ((double)w->t0 + (double)i * span / (double)w->cols < (double)since) w->tmp[i] = w->tmp2[i];
+    return 1;
+}
 
 /* Appends "key":{...} for every series of entity e that has samples in the
  * window w; counters as [[column, rise], ...]. */
@@ -92,9 +110,7 @@ static void rep_json_series(struct buf *b, const struct report *r, const struct 
 {
     int first = 1;
     for (int s = 0; s < S_N; s++) {
-        const struct rep_series *se = &e->s[s];
-        if (!se->len) continue;
-        rep_envelope(se->v, se->len, r->g.origin, r->g.bw, w->t0, w->t1, w->tmp, w->cols);
+        if (!rep_ent_envelope(r, e, s, w)) continue;
         size_t used = 0;
         for (size_t i = 0; i < w->cols; i++) used += w->tmp[i].n != 0;
         if (!used) continue;
@@ -258,7 +274,9 @@ static void rep_html_incidents(struct buf *h, const struct report *r, const size
     }
     buf_puts(h, "</tbody></table></div>\n");
     if (r->nincs > REP_TABLE_ROWS) buf_printf(h, "<p>%zu more not listed.</p>\n", r->nincs - REP_TABLE_ROWS);
-    if (r->dropped_incs) buf_printf(h, "<p>%llu further incidents not kept.</p>\n", (unsigned long long)r->dropped_incs);
+    if (r->dropped_incs)
+        buf_printf(h, "<p>%llu records of less severe incidents not kept (the %d most severe are).</p>\n",
+                   (unsigned long long)r->dropped_incs, REP_MAX_INCS);
     buf_puts(h, "</section>\n");
     free(io);
 }
@@ -270,7 +288,15 @@ static void rep_html_head(struct buf *h, const struct report *r, const struct re
 {
     buf_puts(h, "<header><h1>GPU report <span class=\"node\">");
     rep_h(h, *hosts ? hosts : "(no host)");
-    buf_puts(h, "</span></h1><dl class=\"facts\"><dt>Source</dt><dd>");
+    buf_puts(h, "</span></h1>");
+    if (info && info->partial) {
+        buf_puts(h, "<p class=\"partial\" id=\"partial\"><b>Partial report:</b> stopped by a signal before the end of "
+                    "the input; it covers what was read until ");
+        if (r->tmax > INT64_MIN) rep_ts(h, r->tmax);
+        else buf_puts(h, "then");
+        buf_puts(h, " (UTC).</p>");
+    }
+    buf_puts(h, "<dl class=\"facts\"><dt>Source</dt><dd>");
     rep_h(h, info && info->source ? info->source : "-");
     buf_puts(h, "</dd><dt>Time (UTC)</dt><dd>");
     if (t1 > t0) {
@@ -294,7 +320,9 @@ static void rep_html_head(struct buf *h, const struct report *r, const struct re
         buf_free(&nm);
     }
     if (r->nents > 16) buf_printf(h, " and %zu more", r->nents - 16);
-    if (r->dropped_ents) buf_printf(h, " (%llu samples of further GPUs not charted)", (unsigned long long)r->dropped_ents);
+    if (r->nents > REP_CHARTED)
+        buf_printf(h, " (%d charted: those with faults first, by severity, then by arrival)", REP_CHARTED);
+    if (r->dropped_ents) buf_printf(h, " (%llu samples of further GPUs not kept)", (unsigned long long)r->dropped_ents);
     buf_printf(h, "</dd><dt>Samples</dt><dd>%llu", (unsigned long long)r->samples);
     if (info) buf_printf(h, " from %llu lines (%llu rejected)", (unsigned long long)info->lines,
                          (unsigned long long)info->rejected);
@@ -315,19 +343,35 @@ static void rep_html_head(struct buf *h, const struct report *r, const struct re
     for (size_t k = 0; k < r->neps && k < REP_TABLE_ROWS; k++) rep_html_row(h, &r->eps[order[k]], (long)k, many);
     buf_puts(h, "</tbody></table></div>\n");
     if (r->neps > REP_TABLE_ROWS) buf_printf(h, "<p>%zu more not listed.</p>\n", r->neps - REP_TABLE_ROWS);
-    if (r->dropped_eps) buf_printf(h, "<p>%llu further episodes not kept.</p>\n", (unsigned long long)r->dropped_eps);
+    if (r->dropped_eps)
+        buf_printf(h, "<p>%llu records of less severe episodes not kept (the %d most severe are).</p>\n",
+                   (unsigned long long)r->dropped_eps, REP_MAX_EPS);
     buf_puts(h, "</section>\n");
 }
 
-/* The kernel event table (HTML). */
+static const struct rep_xid *rep_sort_x;
+static int rep_cmp_xids(const void *a, const void *b)
+{
+    const struct rep_xid *x = &rep_sort_x[*(const size_t *)a], *y = &rep_sort_x[*(const size_t *)b];
+    int rx = rep_xid_rank(x->sev), ry = rep_xid_rank(y->sev);
+    if (rx != ry) return ry - rx;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+}
+
+/* The kernel event table (HTML): most severe first, then by time. */
 static void rep_html_kernel(struct buf *h, const struct report *r)
 {
     if (!r->nxids) return;
-    buf_printf(h, "<section id=\"kernel\"><h2>Kernel events <small>(%llu)</small></h2>\n"
+    size_t *xo = xmalloc(r->nxids * sizeof *xo);
+    for (size_t i = 0; i < r->nxids; i++) xo[i] = i;
+    rep_sort_x = r->xids;
+    qsort(xo, r->nxids, sizeof *xo, rep_cmp_xids);
+    buf_printf(h, "<section id=\"kernel\"><h2>Kernel events <small>(%llu, most severe first)</small></h2>\n"
                   "<table class=\"xid\"><thead><tr><th>Time (UTC)</th><th>GPU / bus</th><th>Code</th><th>Name</th>"
                   "<th>Severity</th><th>Message</th></tr></thead><tbody>\n", (unsigned long long)r->kernel);
     for (size_t i = 0; i < r->nxids && i < REP_TABLE_ROWS; i++) {
-        const struct rep_xid *x = &r->xids[i];
+        const struct rep_xid *x = &r->xids[xo[i]];
         buf_puts(h, "<tr><td>");
         rep_ts(h, x->ts);
         buf_puts(h, "</td><td>");
@@ -344,14 +388,61 @@ static void rep_html_kernel(struct buf *h, const struct report *r)
     buf_puts(h, "</tbody></table>\n");
     if (r->nxids > REP_TABLE_ROWS) buf_printf(h, "<p>%zu more not listed.</p>\n", r->nxids - REP_TABLE_ROWS);
     buf_puts(h, "</section>\n");
+    free(xo);
 }
 
-/* Index of the entity (host, gpu) or -1. */
-static long rep_ent_index(const struct report *r, const char *host, int gpu)
+/* The GPUs charted in the page: at most REP_CHARTED of r->ents, those
+ * with faults first (severity, then risk), then by arrival; shown in
+ * arrival order. page[i]: the chart of entity i, -1 when not charted. */
+struct rep_charts {
+    size_t *ent;              /* entity of chart k */
+    size_t n;
+    long *page;               /* by entity */
+};
+
+static const struct report *rep_rank_r;
+static int rep_cmp_rank(const void *a, const void *b)
 {
-    for (size_t i = 0; i < r->nents; i++)
-        if (r->ents[i].gpu == gpu && !strcmp(r->ents[i].host, host)) return (long)i;
-    return -1;
+    const struct rep_ent *x = &rep_rank_r->ents[*(const size_t *)a], *y = &rep_rank_r->ents[*(const size_t *)b];
+    if (x->sev != y->sev) return y->sev - x->sev;
+    if (x->risk != y->risk) return y->risk > x->risk ? 1 : -1;
+    return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+}
+
+static int rep_cmp_size(const void *a, const void *b)
+{
+    return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+}
+
+static void rep_charts_pick(struct rep_charts *c, const struct report *r)
+{
+    c->ent = xmalloc((r->nents + 1) * sizeof *c->ent);
+    c->page = xmalloc((r->nents + 1) * sizeof *c->page);
+    for (size_t i = 0; i < r->nents; i++) {
+        c->ent[i] = i;
+        c->page[i] = -1;
+    }
+    c->n = r->nents;
+    if (c->n > REP_CHARTED) {
+        rep_rank_r = r;
+        qsort(c->ent, r->nents, sizeof *c->ent, rep_cmp_rank);
+        c->n = REP_CHARTED;
+        qsort(c->ent, c->n, sizeof *c->ent, rep_cmp_size);
+    }
+    for (size_t k = 0; k < c->n; k++) c->page[c->ent[k]] = (long)k;
+}
+
+static void rep_charts_free(struct rep_charts *c)
+{
+    free(c->ent);
+    free(c->page);
+}
+
+/* The chart of the entity (host, gpu), or -1. */
+static long rep_ent_index(const struct report *r, const struct rep_charts *c, const char *host, int gpu)
+{
+    long i = rep_ent_find(r, host, gpu);
+    return i < 0 ? -1 : c->page[i];
 }
 
 /* Gives the kernel events that name only a PCI bus the GPU index that the
@@ -370,14 +461,14 @@ static void rep_xid_gpus(struct report *r)
 
 /* The finer windows around the worst incidents (for zooming into them),
  * as the JSON array's items; tmp (borrowed) holds REP_COLS columns. */
-static void rep_json_zoom(struct buf *b, const struct report *r, const size_t *order, int64_t t0, int64_t t1,
-                          struct rep_env *tmp)
+static void rep_json_zoom(struct buf *b, const struct report *r, const struct rep_charts *ch, const size_t *order,
+                          int64_t t0, int64_t t1, struct rep_env *tmp, struct rep_env *tmp2)
 {
     double main_col = (double)(t1 - t0) / REP_COLS;
     int nz = 0;
     for (size_t k = 0; k < r->neps && nz < REP_ZOOMS && r->have_grid; k++) {
         const struct rep_ep *p = &r->eps[order[k]];
-        long ei = rep_ent_index(r, p->host, p->gpu);
+        long ei = rep_ent_index(r, ch, p->host, p->gpu);
         if (ei < 0) continue;
         int64_t pad = (p->end - p->start) / 2;
         if (pad < 30000) pad = 30000;
@@ -387,19 +478,20 @@ static void rep_json_zoom(struct buf *b, const struct report *r, const size_t *o
         size_t cols = nbk < REP_ZOOM_COLS ? (size_t)nbk : REP_ZOOM_COLS;
         double zcol = (double)(z1 - z0) / (double)cols;
         if (cols < 2 || main_col <= 2.0 * (double)r->g.bw || main_col <= 2.0 * zcol) continue;
-        struct rep_win zw = { z0, z1, cols, tmp };
+        struct rep_win zw = { z0, z1, cols, tmp, tmp2 };
         buf_printf(b, "%s{\"e\":%ld,\"t0\":%lld,\"t1\":%lld,\"cols\":%zu,\"s\":{", nz ? "," : "", ei, (long long)z0,
                    (long long)z1, cols);
-        rep_json_series(b, r, &r->ents[ei], &zw);
+        rep_json_series(b, r, &r->ents[ch->ent[ei]], &zw);
         buf_puts(b, "}}");
         nz++;
     }
 }
 
 /* The data the script draws from (JSON). */
-static void rep_json(struct buf *b, const struct report *r, const size_t *order, int64_t t0, int64_t t1, int many)
+static void rep_json(struct buf *b, const struct report *r, const struct rep_charts *ch, const size_t *order, int64_t t0,
+                     int64_t t1, int many)
 {
-    struct rep_env *tmp = xmalloc(REP_COLS * sizeof *tmp);
+    struct rep_env *tmp = xmalloc(REP_COLS * sizeof *tmp), *tmp2 = xmalloc(REP_COLS * sizeof *tmp2);
     buf_printf(b, "{\"v\":1,\"t0\":%lld,\"t1\":%lld,\"cols\":%d,\"limit\":", (long long)t0, (long long)t1, REP_COLS);
     rep_num(b, r->temp_limit);
     buf_puts(b, ",\"charts\":[");
@@ -426,9 +518,9 @@ static void rep_json(struct buf *b, const struct report *r, const size_t *order,
         buf_putc(b, '}');
     }
     buf_puts(b, "],\"ents\":[");
-    struct rep_win w = { t0, t1, REP_COLS, tmp };
-    for (size_t i = 0; i < r->nents; i++) {
-        const struct rep_ent *e = &r->ents[i];
+    struct rep_win w = { t0, t1, REP_COLS, tmp, tmp2 };
+    for (size_t i = 0; i < ch->n; i++) {
+        const struct rep_ent *e = &r->ents[ch->ent[i]];
         struct buf nm;
         buf_init(&nm);
         rep_ent_name(&nm, e, many);
@@ -444,7 +536,7 @@ static void rep_json(struct buf *b, const struct report *r, const size_t *order,
     for (size_t k = 0; k < r->neps; k++) {
         const struct rep_ep *p = &r->eps[order[k]];
         buf_printf(b, "%s{\"e\":%ld,\"g\":%d,\"t0\":%lld,\"t1\":%lld,\"open\":%d,\"sev\":%d,\"risk\":%.0f", k ? "," : "",
-                   rep_ent_index(r, p->host, p->gpu), p->gpu, (long long)p->start, (long long)p->end, p->open, p->sev,
+                   rep_ent_index(r, ch, p->host, p->gpu), p->gpu, (long long)p->start, (long long)p->end, p->open, p->sev,
                    p->risk);
         rep_json_kv(b, "name", p->name ? p->name : p->rule, 0);
         buf_putc(b, '}');
@@ -453,15 +545,16 @@ static void rep_json(struct buf *b, const struct report *r, const size_t *order,
     for (size_t i = 0; i < r->nxids; i++) {
         const struct rep_xid *x = &r->xids[i];
         buf_printf(b, "%s{\"t\":%lld,\"e\":%ld,\"code\":%d,\"sx\":%d", i ? "," : "", (long long)x->ts,
-                   x->gpu >= 0 ? rep_ent_index(r, x->host, x->gpu) : -1L, x->code, x->sxid);
+                   x->gpu >= 0 ? rep_ent_index(r, ch, x->host, x->gpu) : -1L, x->code, x->sxid);
         rep_json_kv(b, "name", x->name, 0);
         buf_putc(b, '}');
     }
     /* finer windows around the worst incidents, for zooming into them */
     buf_puts(b, "],\"zoom\":[");
-    rep_json_zoom(b, r, order, t0, t1, tmp);
+    rep_json_zoom(b, r, ch, order, t0, t1, tmp, tmp2);
     buf_puts(b, "]}");
     free(tmp);
+    free(tmp2);
 }
 
 int report_write(struct report *r, const struct report_info *info, FILE *out)
@@ -477,6 +570,8 @@ int report_write(struct report *r, const struct report_info *info, FILE *out)
         if (r->incs[i].open && r->tmax > r->incs[i].end) r->incs[i].end = r->tmax;
     rep_sort_v = r->eps;
     qsort(order, r->neps, sizeof *order, rep_cmp_eps);
+    struct rep_charts ch;
+    rep_charts_pick(&ch, r);
     int64_t t0 = r->tmin, t1 = r->tmax;
     if (t0 > t1) t0 = t1 = 0;
     else if (t1 - t0 < 60000) {
@@ -509,7 +604,9 @@ int report_write(struct report *r, const struct report_info *info, FILE *out)
     buf_puts(&h, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                  "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
                  "<script>window.onerror=function(m){document.documentElement.setAttribute('data-error',String(m));};"
-                 "</script>\n<title>GPU report ");
+                 "</script>\n<title>");
+    if (info && info->partial) buf_puts(&h, "(partial) ");
+    buf_puts(&h, "GPU report ");
     rep_html_escape(&h, hostlist, hosts.len);
     buf_puts(&h, "</title>\n<style>");
     buf_puts(&h, rep_page_css);
@@ -526,11 +623,13 @@ int report_write(struct report *r, const struct report_info *info, FILE *out)
     if (r->older) buf_printf(&h, "%llu samples older than the first sample were left out. ", (unsigned long long)r->older);
     if (r->dropped_extra) buf_printf(&h, "%llu values of further generic columns were not charted. ",
                                      (unsigned long long)r->dropped_extra);
-    if (r->dropped_xids) buf_printf(&h, "%llu further kernel events were not kept. ", (unsigned long long)r->dropped_xids);
+    if (r->dropped_xids)
+        buf_printf(&h, "%llu less severe kernel events were not kept (the %d most severe are). ",
+                   (unsigned long long)r->dropped_xids, REP_MAX_XIDS);
     buf_printf(&h, "Made by gpulog %s; charts: min/max of the samples in each column, the line is the mean.</footer>\n"
                    "<div id=\"tip\" hidden></div>\n<script type=\"application/json\" id=\"gpulog-data\">",
                GPULOG_VERSION);
-    rep_json(&js, r, order, t0, t1, many);
+    rep_json(&js, r, &ch, order, t0, t1, many);
     rep_script_json(&h, js.p, js.len);
     buf_puts(&h, "</script>\n<script>");
     buf_puts(&h, rep_page_js);
@@ -542,5 +641,6 @@ int report_write(struct report *r, const struct report_info *info, FILE *out)
     buf_free(&js);
     buf_free(&hosts);
     free(order);
+    rep_charts_free(&ch);
     return rc;
 }

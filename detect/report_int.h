@@ -6,8 +6,12 @@
 #define GPULOG_REPORT_INT_H
 
 #include "report.h"
+#include "../core/u64map.h"
 
-#define REP_MAX_ENTS 64       /* GPUs (host, index) charted; more are counted */
+#define REP_CHARTED 64        /* GPUs (host, index) charted in the page: faulty first, then by severity */
+#define REP_FINE 64           /* GPUs holding full-resolution series (faulty ones take them over) */
+#define REP_MAX_ENTS 4096     /* GPUs tracked (every one: a coarse series); more are counted */
+#define REP_COARSE_SHIFT 6    /* a coarse bucket is 64 of the grid's: REP_BUCKETS >> 6 per series */
 #define REP_MAX_EXTRA 6       /* generic numeric columns (metrics.*) charted */
 #define REP_MAX_EPS 4000      /* episodes kept */
 #define REP_MAX_INCS 2000     /* incidents (gpu.incident records) kept */
@@ -36,7 +40,12 @@ struct rep_ent {
     char *bus;                /* gpu.pci.bus_id when the input names it */
     int gpu;                  /* -1: the input has no GPU index */
     uint64_t samples;
-    struct rep_series s[S_N];
+    struct rep_series s[S_N]; /* full resolution, while fine (else empty) */
+    struct rep_series c[S_N]; /* coarse (REP_COARSE_SHIFT), always: the chart of a GPU without fine series */
+    int fine;                 /* holds one of the REP_FINE full-resolution places ... */
+    int64_t fine_since;       /* ... since then (INT64_MIN: from its first sample): before, the coarse series */
+    int sev;                  /* worst severity of its episodes, incidents and kernel events (0: none) */
+    double risk;              /* highest risk of its episodes and incidents */
     double last[S_NCOUNTERS];
     unsigned char have_last[S_NCOUNTERS];
 };
@@ -60,8 +69,9 @@ struct report {
     double temp_limit;        /* NAN: unknown */
     struct rep_grid g;
     int have_grid;
-    struct rep_ent ents[REP_MAX_ENTS];
-    size_t nents, last_ent;
+    struct rep_ent *ents;     /* by arrival */
+    size_t nents, capents, last_ent, nfine;
+    struct u64map ent_idx;    /* hash of (host, gpu) -> index in ents */
     char *extra[REP_MAX_EXTRA];
     size_t nextra;
     struct rep_ep *eps;
@@ -73,5 +83,10 @@ struct report {
     int64_t tmin, tmax;
     uint64_t samples, kernel, other, older, dropped_ents, dropped_eps, dropped_incs, dropped_xids, dropped_extra;
 };
+
+/* Index of the entity (host, gpu) in r->ents, or -1. */
+long rep_ent_find(const struct report *r, const char *host, int gpu);
+/* Severity rank of a kernel event (critical 3, warning 2, info 1, none 0). */
+int rep_xid_rank(const char *sev);
 
 #endif

@@ -10,6 +10,7 @@ const char rep_page_css[] =
     "*{box-sizing:border-box}\n"
     "body{margin:0;padding:16px 20px;font:14px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:var(--fg);background:var(--bg)}\n"
     "h1{font-size:22px;margin:0 0 8px}h1 .node{color:var(--line)}\n"
+    ".partial{margin:0 0 8px;padding:6px 10px;border:1px solid #b91c1c;background:#fde8e8;color:#7f1d1d}\n"
     "h2{font-size:16px;margin:18px 0 8px}h2 small,h1 small{color:var(--mut);font-weight:normal}\n"
     ".facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0}\n"
     ".facts dt{color:var(--mut)}.facts dd{margin:0}\n"

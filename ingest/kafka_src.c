@@ -133,7 +133,7 @@ static void commit_parts(struct ksrc *ks, int sync)
     if (l->cnt) {
         rd_kafka_resp_err_t err = rd_kafka_commit(ks->rk, l, !sync);
         if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
-            fprintf(stderr, "gpulog %s: commit: %s\n", ks->name, rd_kafka_err2str(err));
+            gl_say(GL_LOG_ERROR, "gpulog %s: commit: %s\n", ks->name, rd_kafka_err2str(err));
     }
     rd_kafka_topic_partition_list_destroy(l);
 }
@@ -200,7 +200,7 @@ static void snap_restore(struct ksrc *ks, rd_kafka_topic_partition_list_t *parts
     }
     char err[GL_ERRLEN];
     if (kstate_get(ks->st, (const char *const *)keys, n, vals, 10000, err, sizeof err) != GL_OK)
-        fprintf(stderr, "gpulog %s: %s: snapshots read so far are used\n", ks->name, err);
+        gl_say(GL_LOG_WARN, "gpulog %s: %s: snapshots read so far are used\n", ks->name, err);
     for (size_t i = 0; i < n; i++) {
         struct kpart *p = kpart_find(ks, parts->elems[i].topic, parts->elems[i].partition);
         int64_t off = -1;
@@ -210,7 +210,7 @@ static void snap_restore(struct ksrc *ks, rd_kafka_topic_partition_list_t *parts
             continue;
         }
         if (p->committed < 0 || off > p->committed || p->committed - off > KSRC_REPLAY_MAX) {
-            fprintf(stderr, "gpulog %s: %s: its snapshot (offset %lld) does not fit the committed offset %lld: "
+            gl_say(GL_LOG_WARN, "gpulog %s: %s: its snapshot (offset %lld) does not fit the committed offset %lld: "
                             "not used, the partition starts cold\n", ks->name, keys[i], (long long)off,
                     (long long)p->committed);
             ks->h.revoked(ks->h.ctx, p->tag);
@@ -222,7 +222,7 @@ static void snap_restore(struct ksrc *ks, rd_kafka_topic_partition_list_t *parts
         if (p->end >= 0 && off < p->end) p->eof = 0;
         p->snap_at = gl_now_ms();
         p->snap_off = off;
-        fprintf(stderr, "gpulog %s: %s: detector state restored from its snapshot (offset %lld, %zu bytes; "
+        gl_say(GL_LOG_INFO, "gpulog %s: %s: detector state restored from its snapshot (offset %lld, %zu bytes; "
                         "%lld messages read again)\n", ks->name, keys[i], (long long)off, vals[i].len,
                 (long long)(p->committed - off));
     }
@@ -245,7 +245,7 @@ static int cooperative(struct ksrc *ks)
 static void incremental_error(struct ksrc *ks, const char *what, rd_kafka_error_t *e)
 {
     if (!e) return;
-    fprintf(stderr, "gpulog %s: %s: %s\n", ks->name, what, rd_kafka_error_string(e));
+    gl_say(GL_LOG_ERROR, "gpulog %s: %s: %s\n", ks->name, what, rd_kafka_error_string(e));
     rd_kafka_error_destroy(e);
 }
 
@@ -258,7 +258,7 @@ static void ksrc_on_assign(struct ksrc *ks, rd_kafka_topic_partition_list_t *par
     if (parts->cnt) rd_kafka_committed(ks->rk, c, 10000);
     for (int i = 0; i < parts->cnt; i++) {
         struct kpart *p = kpart_new(ks, &parts->elems[i], c->elems[i].offset);
-        fprintf(stderr, "gpulog %s: assigned %s[%d] (committed %lld%s)\n", ks->name, p->topic, (int)p->part,
+        gl_say(GL_LOG_INFO, "gpulog %s: assigned %s[%d] (committed %lld%s)\n", ks->name, p->topic, (int)p->part,
                 (long long)p->committed, p->eof ? ", nothing to read" : "");
     }
     rd_kafka_topic_partition_list_destroy(c);
@@ -292,7 +292,7 @@ static int in_list(const rd_kafka_topic_partition_list_t *l, const struct kpart 
 static void ksrc_on_revoke(struct ksrc *ks, const rd_kafka_topic_partition_list_t *parts)
 {
     if (ks->h.drain && ks->h.drain(ks->h.ctx, KSRC_REVOKE_DRAIN_MS) > 0)
-        fprintf(stderr, "gpulog %s: revoke: outputs not all settled within %d ms: their messages are read again by "
+        gl_say(GL_LOG_WARN, "gpulog %s: revoke: outputs not all settled within %d ms: their messages are read again by "
                         "the next owner\n", ks->name, KSRC_REVOKE_DRAIN_MS);
     commit_parts(ks, 1);
     struct kpart **pp = &ks->parts;
@@ -302,7 +302,7 @@ static void ksrc_on_revoke(struct ksrc *ks, const rd_kafka_topic_partition_list_
         *pp = p->next;
         if (ks->st && snap_ready(ks, p)) snap_write(ks, p);   /* the next owner goes on from here */
         if (ks->h.revoked) ks->h.revoked(ks->h.ctx, p->tag);
-        fprintf(stderr, "gpulog %s: revoked %s[%d] (committed %lld)\n", ks->name, p->topic, (int)p->part,
+        gl_say(GL_LOG_INFO, "gpulog %s: revoked %s[%d] (committed %lld)\n", ks->name, p->topic, (int)p->part,
                 (long long)p->committed);
         if (ks->cur == p) ks->cur = NULL;
         kpart_free(p);
@@ -315,7 +315,7 @@ static void ksrc_on_revoke(struct ksrc *ks, const rd_kafka_topic_partition_list_
 /* A rebalance error: give everything up; the next assignment starts over. */
 static void ksrc_on_rebalance_error(struct ksrc *ks, rd_kafka_resp_err_t err)
 {
-    fprintf(stderr, "gpulog %s: rebalance error: %s\n", ks->name, rd_kafka_err2str(err));
+    gl_say(GL_LOG_ERROR, "gpulog %s: rebalance error: %s\n", ks->name, rd_kafka_err2str(err));
     if (cooperative(ks)) {
         rd_kafka_topic_partition_list_t *a = NULL;
         if (!rd_kafka_assignment(ks->rk, &a) && a) {
@@ -540,7 +540,7 @@ static size_t fetch(struct ksrc *ks, int timeout_ms)
     ks->batched = 1;
     ssize_t n = rd_kafka_consume_batch_queue(ks->cq, timeout_ms, ks->batch, KSRC_BATCH);
     if (n < 0) {
-        fprintf(stderr, "gpulog %s: consume: %s\n", ks->name, rd_kafka_err2str(rd_kafka_last_error()));
+        gl_say(GL_LOG_ERROR, "gpulog %s: consume: %s\n", ks->name, rd_kafka_err2str(rd_kafka_last_error()));
         n = 0;
     }
     ks->nb = (size_t)n;

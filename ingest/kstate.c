@@ -45,7 +45,7 @@ static void kstate_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     (void)rk;
     (void)opaque;
     if (m->err)
-        fprintf(stderr, "gpulog: state topic %s: a snapshot of %zu bytes was not stored: %s\n",
+        gl_say(GL_LOG_ERROR, "gpulog: state topic %s: a snapshot of %zu bytes was not stored: %s\n",
                 rd_kafka_topic_name(m->rkt), m->len, rd_kafka_err2str(m->err));
 }
 
@@ -113,7 +113,7 @@ static int kstate_emit(void *ctx, const char *key, const void *val, size_t len)
     int e = rd_kafka_produce(s->rkt, 0, RD_KAFKA_MSG_F_COPY, len ? (void *)(uintptr_t)val : NULL, len, key,
                              strlen(key), NULL);
     if (e)
-        fprintf(stderr, "gpulog %s: state topic %s: %s not written: %s\n", s->name, s->topic, key,
+        gl_say(GL_LOG_ERROR, "gpulog %s: state topic %s: %s not written: %s\n", s->name, s->topic, key,
                 rd_kafka_err2str(rd_kafka_last_error()));
     else s->bytes += len + strlen(key);
     return e;
@@ -182,7 +182,7 @@ int kstate_get(struct kstate *s, const char *const *keys, size_t n, struct buf *
         char why[256];
         /* the chunks found now go after this member's next value of the key */
         if (kchunk_rd_value(rd, i, &vals[i], stale_of(s, keys[i]), why, sizeof why) < 0 && rc == GL_OK) {
-            fprintf(stderr, "gpulog %s: state topic %s: the snapshot of %s is incomplete (%s): the partition "
+            gl_say(GL_LOG_ERROR, "gpulog %s: state topic %s: the snapshot of %s is incomplete (%s): the partition "
                             "starts cold\n", s->name, s->topic, keys[i], why);
             metrics_inc_label(M_STATE_SNAPSHOTS, "incomplete");
         }
@@ -195,7 +195,7 @@ void kstate_free(struct kstate *s)
 {
     if (!s) return;
     if (s->prod && rd_kafka_flush(s->prod, 5000))
-        fprintf(stderr, "gpulog %s: state topic %s: snapshots not acknowledged within 5 s\n", s->name, s->topic);
+        gl_say(GL_LOG_ERROR, "gpulog %s: state topic %s: snapshots not acknowledged within 5 s\n", s->name, s->topic);
     if (s->rkt) rd_kafka_topic_destroy(s->rkt);
     if (s->prod) rd_kafka_destroy(s->prod);
     if (s->cons) { rd_kafka_consumer_close(s->cons); rd_kafka_destroy(s->cons); }

@@ -12,9 +12,22 @@ void lbuf_init(struct lbuf *b, int64_t pos, size_t max_line)
 {
     memset(b, 0, sizeof *b);
     b->max_line = max_line ? max_line : 1024 * 1024;
-    b->cap = 65536;
+    b->pos = pos;   /* the buffer comes with the first read (lbuf_release gives it back) */
+}
+
+/* The buffer's first size: 64 KiB, or less for a smaller max_line. */
+static void lb_alloc(struct lbuf *b)
+{
+    b->cap = b->max_line + 2 < 65536 ? b->max_line + 2 : 65536;
     b->buf = xmalloc(b->cap);
-    b->pos = pos;
+    b->start = b->end = 0;
+}
+
+void lbuf_release(struct lbuf *b)
+{
+    free(b->buf);
+    b->buf = NULL;
+    b->cap = b->start = b->end = 0;
 }
 
 void lbuf_free(struct lbuf *b)
@@ -59,6 +72,7 @@ static int lb_eol(struct lbuf *b, const char *s, size_t avail, int final, size_t
 
 int lbuf_next(struct lbuf *b, int fd, int final, struct rline *l)
 {
+    if (!b->buf) lb_alloc(b);
     for (;;) {
         char *s = b->buf + b->start;
         size_t avail = b->end - b->start;

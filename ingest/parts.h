@@ -141,6 +141,10 @@ struct lbuf {
 void lbuf_init(struct lbuf *b, int64_t pos, size_t max_line);
 void lbuf_free(struct lbuf *b);
 void lbuf_reset(struct lbuf *b, int64_t pos);
+/* Gives the buffer back (an idle file without a descriptor): what was read
+ * past pos is read again; the line-break kind seen so far is kept. Not
+ * while an over-long line is being skipped. */
+void lbuf_release(struct lbuf *b);
 /* Next line from fd (read at the current position with pread). final = 1
  * returns a trailing partial line too. Returns RL_LINE, RL_TOOLONG (line
  * skipped; off/end set), RL_AGAIN (no complete line), RL_IOERR. */
@@ -207,14 +211,15 @@ int tail_check(struct tail *t, int pending_zero, int64_t *new_start);
  * so that its loss is seen if it disappears before we get to it. */
 void tail_watch(struct tail *t);
 /* 1 while reading is behind the file at path (a rotated or truncated
- * generation is being finished): --once must not stop here. */
+ * generation is being finished, or the tail waits for a descriptor):
+ * --once must not stop here. */
 int tail_behind(const struct tail *t);
 /* Pops one loss record into *out; 1 if there was one. */
 int tail_take_loss(struct tail *t, struct tail_loss *out);
 /* Fills the identity and chain fields of c (dev, ino, fp, gen, floor_ns,
  * size, done, seen) for the file being read. */
 void tail_identity(struct tail *t, struct ckpt *c);
-/* 1 while a file is open. */
+/* 1 while a file is open (or parked: known, its descriptor given back). */
 int tail_is_open(const struct tail *t);
 /* 1 when the file being read is (dev, ino): two names of one file (a symlink,
  * a hard link) are one source. */
@@ -227,6 +232,47 @@ uint64_t tail_gen(const struct tail *t);
 /* Offset of the next line to be returned (where a tracker starts). */
 int64_t tail_offset(const struct tail *t);
 const char *tail_path(const struct tail *t);
+/* Opens path for reading if it is a regular file (O_NONBLOCK: a FIFO never
+ * blocks), else -1 (errno EINVAL for another kind). The caller owns the
+ * fd; st (may be NULL) gets its fstat. */
+struct stat;
+int tail_open_regular(const char *path, struct stat *st);
+/* The file being read (or parked): 1 with its device and inode, else 0. */
+int tail_file_id(const struct tail *t, uint64_t *dev, uint64_t *ino);
+/* The generations read to their end, oldest first (*n of them; borrowed
+ * until the next call on t). */
+const struct gen_id *tail_done_list(const struct tail *t, uint32_t *n);
+/* 1 while t wants a file descriptor and none is free (see below). */
+int tail_waiting(const struct tail *t);
+/* 1 when nothing changed since the last tail_check found nothing to do
+ * (or since the tail was parked): the path names the same file, of the
+ * same size and modification time. A fstat and a stat, nothing read. */
+int tail_unchanged(const struct tail *t);
+/* A quiet tail gives its read buffer back (a file asleep at its end). */
+void tail_trim(struct tail *t);
+/* The next tail_check looks at the path at once (a change was reported). */
+void tail_poke(struct tail *t);
+/* The path of the file being read as the kernel names it (a symlink's
+ * target, a rotated name) into out; 0 when no file is open or unknown. */
+int tail_real_path(const struct tail *t, char *out, size_t cap);
+
+/* The descriptor budget of every tail of the process: at most this many
+ * followed files hold a descriptor (RLIMIT_NOFILE less a reserve: 256, or
+ * half of a limit under 512). A file read to its end with nothing changed
+ * since gives its descriptor back when another file needs one (the least
+ * recently active first): its identity and offset are kept, and it is
+ * opened again when its path shows a change (size, time, another file);
+ * rotated while closed, it is found where it went like a checkpoint is.
+ * A file that finds no descriptor free waits (tail_behind: --once does not
+ * end) and is counted (gpulog_files_waiting_descriptor, gpulog_descriptor_
+ * waits_total) and said as an error; it is never skipped. */
+size_t tail_fd_budget(void);
+void tail_set_fd_budget(size_t n);   /* 0: from RLIMIT_NOFILE again (tests) */
+size_t tail_fds_open(void);
+/* Parks the least recently active idle tail (out of descriptors
+ * elsewhere: EMFILE); 1 if one gave its descriptor back. */
+int tail_release_one(void);
+size_t tail_fds_waiting(void);
 
 /* ------------------------------------------------------------------ spool */
 

@@ -31,6 +31,8 @@ struct pipeline {
     struct source_env env;
     struct source **src;
     size_t nsrc, capsrc;
+    int64_t *wake;                /* by source: not read before this time (its idle_until) */
+    size_t *pumped, npumped;      /* the sources with a pump or a pollfd (the few spooled or consumed) */
     struct sink *sinks[MAX_SINKS];
     unsigned any_streams;         /* the streams some sink takes (SINK_STREAM bits) */
     size_t nsinks;
@@ -192,6 +194,13 @@ static void env_health(void *ctx, struct source *s, const char *action, const ch
     pipeline_health(ctx, s, action, file, off, msg);
 }
 
+/* A sleeping source has something to read: the next turn reads it. */
+static void env_wake(void *ctx, struct source *s)
+{
+    struct pipeline *pl = ctx;
+    if (s->idx >= 1 && (size_t)s->idx <= pl->nsrc) pl->wake[s->idx - 1] = 0;
+}
+
 /* A rejected record: counted, and said on stderr as NAME:LINE or NAME@OFFSET. */
 static void rejected(struct pipeline *pl, struct source *s, int64_t off, enum reject_reason r, const char *why)
 {
@@ -199,8 +208,8 @@ static void rejected(struct pipeline *pl, struct source *s, int64_t off, enum re
     if (pl->o.metrics) metrics_inc_label(M_LINES_REJECTED, reject_reason_name(r));
     if (pl->o.quiet || (pl->o.max_reports && pl->reports >= pl->o.max_reports)) return;
     pl->reports++;
-    if (pl->o.by_lineno) fprintf(stderr, "%s:%" PRIu64 ": %s\n", s->label ? s->label : s->name, s->lines, why);
-    else fprintf(stderr, "%s@%" PRId64 ": %s\n", s->name, off, why);
+    if (pl->o.by_lineno) gl_say(GL_LOG_WARN, "%s:%" PRIu64 ": %s\n", s->label ? s->label : s->name, s->lines, why);
+    else gl_say(GL_LOG_WARN, "%s@%" PRId64 ": %s\n", s->name, off, why);
 }
 
 static void env_rejected(void *ctx, struct source *s, int64_t off, const char *why)
@@ -228,7 +237,7 @@ struct pipeline *pipeline_new(const struct pipeline_opts *o)
     pl->env = (struct source_env){
         .state_dir = o->state_dir, .max_line = pl->o.max_line, .once = o->once, .stale_ms = o->stale_ms,
         .tail = &pl->o.tail, .ctx = pl, .health = env_health, .rejected = env_rejected,
-        .drain = env_drain, .revoked = env_revoked, .kafka = o->kafka,
+        .drain = env_drain, .revoked = env_revoked, .kafka = o->kafka, .wake = env_wake,
     };
     buf_init(&pl->json);
     buf_init(&pl->key);
@@ -243,6 +252,8 @@ void pipeline_free(struct pipeline *pl)
     for (size_t i = 0; i < pl->nsrc; i++) pl->src[i]->ops->close(pl->src[i]);
     sink_hold_free(&pl->stash);
     free(pl->src);
+    free(pl->wake);
+    free(pl->pumped);
     buf_free(&pl->json);
     buf_free(&pl->key);
     event_free(&pl->ev);
@@ -304,8 +315,12 @@ void pipeline_add(struct pipeline *pl, struct source *s, const char *format)
     if (pl->nsrc == pl->capsrc) {
         pl->capsrc = pl->capsrc ? pl->capsrc * 2 : 8;
         pl->src = xrealloc(pl->src, pl->capsrc * sizeof *pl->src);
+        pl->wake = xrealloc(pl->wake, pl->capsrc * sizeof *pl->wake);
+        pl->pumped = xrealloc(pl->pumped, pl->capsrc * sizeof *pl->pumped);
     }
     s->idx = (int)pl->nsrc + 1;
+    pl->wake[pl->nsrc] = 0;
+    if (s->ops->pump || s->ops->pollfd) pl->pumped[pl->npumped++] = pl->nsrc;
     pl->src[pl->nsrc++] = s;
     const char *f = s->ops->format ? s->ops->format : format;
     if (strcmp(f, SRC_FORMAT_EVENTS)) s->parser = parser_new(parser_find(f), on_event, pl);
@@ -494,7 +509,7 @@ static int spool_budget(struct pipeline *pl)
 {
     if (!pl->o.spool_max) return 0;
     int64_t spooled = 0;
-    for (size_t i = 0; i < pl->nsrc; i++) spooled += pl->src[i]->spool_bytes;
+    for (size_t i = 0; i < pl->npumped; i++) spooled += pl->src[pl->pumped[i]]->spool_bytes;
     int full = spooled >= pl->o.spool_max;
     metrics_set(M_SPOOL_BYTES, spooled);
     if (full != pl->spool_full) {
@@ -524,7 +539,8 @@ static size_t pollset(struct pipeline *pl, struct pollset *ps)
     if (pl->nsrc) memset(ps->ready, 0, pl->nsrc);
     if (spool_budget(pl)) return 0;
     size_t np = 0;
-    for (size_t i = 0; i < pl->nsrc; i++) {
+    for (size_t k = 0; k < pl->npumped; k++) {
+        size_t i = pl->pumped[k];
         int fd = pl->src[i]->ops->pollfd ? pl->src[i]->ops->pollfd(pl->src[i]) : -1;
         if (fd < 0) continue;
         ps->pfd[np] = (struct pollfd){ .fd = fd, .events = POLLIN };
@@ -583,8 +599,10 @@ static long wait_and_pump(struct pipeline *pl, int timeout, struct pollset *ps)
         int64_t spent = gl_now_ms() - t0;
         if (timeout > 0 && spent < timeout && !pl->blocked) poll(NULL, 0, (int)(timeout - spent));
     }
-    for (size_t i = 0; i < pl->nsrc; i++)
+    for (size_t k = 0; k < pl->npumped; k++) {
+        size_t i = pl->pumped[k];
         if (pl->src[i]->ops->pump) pl->src[i]->ops->pump(pl->src[i], ps->ready[i], !pl->spool_full && !pl->blocked);
+    }
     return inflight;
 }
 
@@ -618,10 +636,19 @@ void pipeline_run(struct pipeline *pl)
             if (pl->o.reload) pl->o.reload(pl->o.ctx);
         }
         inflight = wait_and_pump(pl, progress ? 0 : 50, &ps);
+        pl->env.now_ms = gl_now_ms();   /* one clock read per turn, not one per idle source */
+        source_kinds_turn(pl->env.now_ms);   /* change reports wake sleeping sources (env_wake) */
         progress = 0;
         if (stash_flush(pl)) pl->blocked = 0;
         if (!pl->blocked)
-            for (size_t i = 0; i < pl->nsrc; i++) progress += source_read(pl, pl->src[i], 4096);
+            for (size_t i = 0; i < pl->nsrc; i++) {
+                /* a source asleep at its end is not touched (thousands of idle files) */
+                if (pl->wake[i] > pl->env.now_ms) continue;
+                struct source *s = pl->src[i];
+                s->idle_until = 0;
+                progress += source_read(pl, s, 4096);
+                pl->wake[i] = s->idle_until;
+            }
         inflight = sinks_poll(pl, 0);
         sinks_check(pl);
         if (pl->blocked) progress = 0;

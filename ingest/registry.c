@@ -16,3 +16,9 @@ const struct source_ops *source_find(const char *name)
         if (!strcmp(kinds[i]->name, name)) return kinds[i];
     return NULL;
 }
+
+void source_kinds_turn(int64_t now_ms)
+{
+    for (size_t i = 0; i < GL_ARRAY_LEN(kinds); i++)
+        if (kinds[i]->turn) kinds[i]->turn(now_ms);
+}

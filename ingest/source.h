@@ -74,6 +74,10 @@ struct source_env {
     long (*drain)(void *ctx, int timeout_ms);
     void (*revoked)(void *ctx, struct source *s, uint32_t lane);
     const struct ksrc_source_opts *kafka;   /* the Kafka consumer's settings (kafka_src.h); NULL = none */
+    int64_t now_ms;           /* the loop's clock of this turn (0: none, read the clock) */
+    /* a source that set idle_until is read again (its next() called) now,
+     * not at idle_until: something changed (may be NULL outside the loop) */
+    void (*wake)(void *ctx, struct source *s);
 };
 
 /* The format of sources whose records are schema-v1 events as JSON (the
@@ -110,6 +114,8 @@ struct source_ops {
     void (*tick)(struct source *s);                   /* about once a second */
     void (*parsed)(struct source *s, int64_t ms);     /* a record gave events (staleness) */
     void (*stop)(struct source *s);                   /* shutdown: stop children, take no more input */
+    void (*turn)(int64_t now_ms);                     /* per kind, once a loop turn while any source of the
+                                                       * kind may be open (file: change reports) */
 };
 
 /* The loop's state of one lane: its tracker and the position last saved. */
@@ -147,10 +153,17 @@ struct source {
     uint32_t cur_lane;
     int at_end, hdr_open;
     uint64_t lines, events, rejected, declined;
+    /* next() returning SRC_AGAIN may set this: nothing can be read before
+     * that time (epoch ms) unless env->wake is called for the source, so
+     * the loop does not call next() until then (reset to 0 before each
+     * read) */
+    int64_t idle_until;
 };
 
 /* The registry: the source kind called name, or NULL. */
 const struct source_ops *source_find(const char *name);
+/* Calls every kind's turn hook (once a loop turn). */
+void source_kinds_turn(int64_t now_ms);
 extern const struct source_ops src_file;
 
 /* The --file patterns (src_file.c): which paths become file sources of a
@@ -162,9 +175,12 @@ void file_scan_free(struct file_scan *fs);
 void file_scan_add(struct file_scan *fs, char *pattern, const char *format);
 size_t file_scan_count(const struct file_scan *fs);
 /* Opens a file source for every path the patterns name now and not yet
- * followed (at the start, every second, on SIGHUP). */
+ * followed (at the start and every second: a glob runs again only when
+ * its directory changed, or every 30 s; file_scan_rescan runs every glob:
+ * SIGHUP). */
 void file_scan_run(struct file_scan *fs, struct pipeline *pl);
-/* --once: a named path was not a regular file. */
+void file_scan_rescan(struct file_scan *fs, struct pipeline *pl);
+/* --once: a named path was not a regular file, or a glob matched none. */
 int file_scan_failed(const struct file_scan *fs);
 
 /* Helpers for implementations (ingest/src_ckpt.c). Fills the common part

@@ -3,6 +3,7 @@
 #include "source.h"
 #include "../parsers/parser.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,9 @@ int source_ckpt_load(struct source *s, struct ckpt *ck)
     if (!s->ckpt_file) return 0;
     char err[GL_ERRLEN];
     int r = ckpt_load(s->ckpt_file, ck, err, sizeof err);
+    /* out of descriptors is no reason to start over: idle files give theirs back */
+    while (r == GL_ERROR && (errno == EMFILE || errno == ENFILE) && tail_release_one())
+        r = ckpt_load(s->ckpt_file, ck, err, sizeof err);
     if (r == GL_ERROR) {
         log_warn("msg=\"ignoring an unreadable checkpoint\" error=\"%s\"", err);
         memset(ck, 0, sizeof *ck);

@@ -57,7 +57,7 @@ static int fd_next(struct source *s, int timeout_ms, struct src_rec *r)
         return st == LR_LINE ? SRC_REC : SRC_TOOLONG;
     }
     if (st == LR_IOERR) {
-        fprintf(stderr, "%s: read error: %s\n", s->label ? s->label : s->name, strerror(f->lr.err));
+        gl_say(GL_LOG_ERROR, "%s: read error: %s\n", s->label ? s->label : s->name, strerror(f->lr.err));
         s->failed = 1;
     }
     if (st != LR_AGAIN) f->eof = 1;

@@ -89,8 +89,13 @@ struct cand *chain_scan(struct tail *t, size_t *np)
 {
     struct cand *c = NULL;
     size_t n = 0, cap = 0;
+    t->scan_short = 0;
     DIR *d = opendir(t->dir);
-    if (!d) { *np = 0; return NULL; }
+    if (!d) {
+        t->scan_short = errno == EMFILE || errno == ENFILE;
+        *np = 0;
+        return NULL;
+    }
     struct dirent *de;
     while ((de = readdir(d))) {
         int comp = 0, is_path = !strcmp(de->d_name, t->base);
@@ -104,8 +109,12 @@ struct cand *chain_scan(struct tail *t, size_t *np)
         if (comp) {
             if (stat(k->name, &st) != 0 || !S_ISREG(st.st_mode)) continue;
         } else {
-            k->fd = tail_open_regular(k->name, &st);
-            if (k->fd < 0) continue;
+            k->fd = tail_open_file(t, k->name, &st);
+            if (k->fd < 0) {
+                /* out of descriptors: the list is not whole, decide nothing */
+                if (errno == EMFILE || errno == ENFILE) t->scan_short = 1;
+                continue;
+            }
             k->head = xmalloc(FP_HEAD_MAX);
             ssize_t r;
             do r = pread(k->fd, k->head, FP_HEAD_MAX, 0); while (r < 0 && errno == EINTR);
@@ -338,6 +347,10 @@ int chain_pick_next(struct tail *t)
     }
     size_t n;
     struct cand *c = chain_scan(t, &n);
+    if (t->scan_short) {   /* again at the next check, the current file kept */
+        chain_free(c, n);
+        return 0;
+    }
     /* where the finished generation sits now (for the gap check below) */
     if (t->fd >= 0)
         for (size_t i = 0; i < n; i++)
@@ -355,8 +368,7 @@ int chain_pick_next(struct tail *t)
     if (next) {
         open_next(t, next);
     } else {
-        if (t->fd >= 0) close(t->fd);
-        t->fd = -1;
+        tail_close_fd(t);
         t->reading_copy = 0;
     }
     chain_free(c, n);
@@ -374,6 +386,10 @@ void chain_resume(struct tail *t, const struct ckpt *resume)
     memcpy(want.fp, resume->fp, sizeof want.fp);
     size_t n;
     struct cand *c = chain_scan(t, &n);
+    if (t->scan_short) {   /* out of descriptors: the caller parks the tail again */
+        chain_free(c, n);
+        return;
+    }
     /* the checkpointed file: at the path, renamed, or copied by copytruncate */
     struct cand *at = NULL;
     int truncated_at_path = 0;
@@ -428,6 +444,12 @@ void chain_resume(struct tail *t, const struct ckpt *resume)
  * Returns what tail_check returns. */
 int chain_after_truncation(struct tail *t, int64_t *new_start)
 {
+    size_t n;
+    struct cand *c = chain_scan(t, &n);
+    if (t->scan_short) {   /* out of descriptors: again at the next check */
+        chain_free(c, n);
+        return 0;
+    }
     t->truncated = 0;
     /* the file's new content is the next generation whatever it starts with */
     t->fresh = 1;
@@ -437,8 +459,6 @@ int chain_after_truncation(struct tail *t, int64_t *new_start)
     int64_t old_pos = t->lb.pos;
     struct gen_id me;
     tail_cur_id(t, &me);
-    size_t n;
-    struct cand *c = chain_scan(t, &n);
     struct cand *copy = NULL;
     for (size_t i = 0; i < n; i++)
         if (c[i].suffix && !chain_cand_is(&c[i], &me) && c[i].size > old_pos && chain_cand_content(&c[i], &me) &&
@@ -469,6 +489,10 @@ int chain_after_truncation(struct tail *t, int64_t *new_start)
     log_info("msg=\"truncation: the file holds a new generation\" path=\"%s\" old_offset=%lld", t->path, (long long)old_pos);
     t->cur_flags = GEN_TRUNCATED;   /* a late copy of the old content is not a new generation */
     chain_pick_next(t);
+    if (t->scan_short) {   /* out of descriptors: the truncation is handled again */
+        t->truncated = 1;
+        return 0;
+    }
     *new_start = t->lb.pos;
     return 1;
 }

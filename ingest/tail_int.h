@@ -37,6 +37,18 @@ struct tail {
     int fresh;
     struct tail_loss *loss;
     size_t nloss, caploss;
+    /* the descriptor budget (tail.c): open tails in a list, most recently
+     * active first; a quiet one may be parked (its descriptor closed, its
+     * identity and offset kept) to make room for another */
+    struct tail *lru_prev, *lru_next;
+    int in_lru;
+    int quiet;                /* at the end of its file, nothing changed at the last check */
+    int parked;               /* no descriptor: dev, ino, fp, lb.pos, size describe the file */
+    int park_stale;           /* parked before it was ever looked at (a checkpoint to resume) */
+    int park_finished;        /* ... and that checkpoint was of a finished rotated file */
+    int64_t quiet_size, quiet_mtime_ns; /* the file when it went quiet (or was parked): unchanged = nothing to do */
+    int waiting;              /* wants a descriptor and none is free */
+    int scan_short;           /* chain_scan could not open a candidate (descriptor limit) */
 };
 
 /* A file that may be a generation of the path: the path itself or a
@@ -67,8 +79,14 @@ void tail_update_fp(struct tail *t);
 int tail_fp_matches(int fd, const char *fp, uint32_t fp_len);
 /* Makes fd (owned from now on) the file being read, from pos. */
 void tail_adopt_fd(struct tail *t, int fd, int64_t pos);
-/* Opens path for reading if it is a regular file, else -1 (see tail.c). */
-int tail_open_regular(const char *path, struct stat *st);
+/* tail_open_regular, parking an idle tail (not self) and trying again
+ * when the process is out of descriptors (EMFILE, ENFILE). */
+int tail_open_file(struct tail *self, const char *path, struct stat *st);
+/* The file at fd (owned from now on) becomes the file being read,
+ * counted against the descriptor budget. */
+void tail_set_fd(struct tail *t, int fd);
+/* Closes the file being read (if any). */
+void tail_close_fd(struct tail *t);
 /* The identity of the file being read, up to where it was read. */
 void tail_cur_id(const struct tail *t, struct gen_id *g);
 /* Records a loss: [from, to) of name (g: its identity, may be NULL). */

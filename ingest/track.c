@@ -8,7 +8,7 @@
 void track_init(struct track *t, int64_t start)
 {
     memset(t, 0, sizeof *t);
-    t->cap = 1024;
+    t->cap = 64;   /* grown by doubling: an idle file of thousands followed costs little */
     t->e = xmalloc(t->cap * sizeof *t->e);
     t->committed = start;
 }

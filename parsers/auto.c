@@ -5,6 +5,7 @@
  * the current tabular format (syslog files interleave them).
  */
 #include "parser.h"
+#include "kmsg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct autop {
     struct parser *kmsg;
     struct parser *jsonl;
     struct parser *cur;
+    int kmsg_prefixed;        /* the kernel log was recognised by a line with a time/facility prefix */
 };
 
 static void forward(void *ctx, const struct event *ev)
@@ -88,7 +90,10 @@ static int auto_feed(struct parser *p, void *st, const struct line_src *src,
     /* kernel messages are self-identifying */
     if (parser_kmsg.sniff && parser_kmsg.sniff(line, len) > 0) {
         struct parser *k = sub_get(a, &a->kmsg, &parser_kmsg);
-        if (!a->cur) a->cur = k;
+        if (!a->cur) {
+            a->cur = k;
+            a->kmsg_prefixed = kmsg_line_prefixed(line, len);
+        }
         return run_sub(p, k, src, line, len);
     }
 
@@ -123,6 +128,11 @@ static int auto_feed(struct parser *p, void *st, const struct line_src *src,
         a->cur = sub_get(a, &a->sub[bi], header_formats[bi]);
         return run_sub(p, a->cur, src, line, len);
     }
+    /* in a kernel log whose lines carry a time or facility prefix, text
+     * without one is none of its lines: unrecognised, not a skipped header */
+    if (a->cur && a->cur == a->kmsg && a->kmsg_prefixed && s[0] != '#' && !kmsg_line_prefixed(line, len))
+        return parser_error(p, RJ_NO_HEADER, "not a kernel log line (no time, facility or host prefix like the log's "
+                            "other lines) and no header of another format: unrecognised");
     if (a->cur) return run_sub(p, a->cur, src, line, len);
 
     /* header-less CSV with --columns: let the sniffers judge the column list */
@@ -156,6 +166,7 @@ static int auto_feed(struct parser *p, void *st, const struct line_src *src,
     if ((s[0] == '[' && memchr(s, ']', n < 48 ? n : 48)) || contains(s, n < 80 ? n : 80, " kernel: ") ||
         (n > 6 && !memcmp(s, "kern ", 5))) {
         a->cur = sub_get(a, &a->kmsg, &parser_kmsg);
+        a->kmsg_prefixed = kmsg_line_prefixed(line, len);
         return run_sub(p, a->cur, src, line, len);
     }
     if (contains(s, n, "Not supported on the device") || contains(s, n, "Failed to process command line") ||

@@ -132,8 +132,12 @@ static int dmon_header(struct parser *p, struct dmon *d, const char *line, size_
     int csv = d->csv || memchr(s, ',', n) != NULL;
     int k = split(s, n, csv, tok, tl, DMON_MAX_COLS);
     if (k > DMON_MAX_COLS) {
+        /* said once: the units line under it is part of the same header */
+        if (d->header_too_wide) return GL_DECLINED;
         d->header_too_wide = 1;
-        return parser_error(p, RJ_NO_HEADER, "header has more than %d columns", DMON_MAX_COLS);
+        d->have_header = 0;
+        return parser_error(p, RJ_NO_HEADER, "header has more than %d columns (the most gpulog reads): not read, the "
+                            "rows under it are rejected", DMON_MAX_COLS);
     }
     int has_gpu = 0, has_idx = 0;
     for (int i = 0; i < k; i++) {
@@ -180,11 +184,11 @@ static int dmon_feed(struct parser *p, void *st, const struct line_src *src,
     if (n == 0) return GL_DECLINED;
     if (s[0] == '#') return dmon_header(p, d, s, n);
     if (!d->have_header && !set_columns_from_option(p, d)) {
-        if (d->csv)
-            return parser_error(p, RJ_NO_HEADER, "dmon CSV row without a header line: pass --columns with the dmon column names (for example --columns gpu,pwr,gtemp,mtemp,sm,mem,enc,dec,jpg,ofa,mclk,pclk)");
         if (d->header_too_wide)
             return parser_error(p, RJ_NO_HEADER, "dmon row after a header line that was refused: it has more than %d "
                                 "columns, the most gpulog reads", DMON_MAX_COLS);
+        if (d->csv)
+            return parser_error(p, RJ_NO_HEADER, "dmon CSV row without a header line: pass --columns with the dmon column names (for example --columns gpu,pwr,gtemp,mtemp,sm,mem,enc,dec,jpg,ofa,mclk,pclk)");
         return parser_error(p, RJ_NO_HEADER, "dmon row before any '#' header line");
     }
     const char *tok[DMON_MAX_COLS + 1];
@@ -255,18 +259,23 @@ static int dmon_sniff_common(const char *line, size_t len, int want_csv)
     if (n < 4 || s[0] != '#') return 0;
     int csv = memchr(s, ',', n) != NULL;
     if (csv != want_csv) return 0;
-    const char *tok[DMON_MAX_COLS + 1];
-    size_t tl[DMON_MAX_COLS + 1];
-    int k = split(s + 1, n - 1, csv, tok, tl, DMON_MAX_COLS);
-    if (k > DMON_MAX_COLS) k = DMON_MAX_COLS;   /* judged on its first columns: the parser then says it is too wide */
+    /* every column, however many (the parser then says when there are too
+     * many: a header is known as dmon's wherever its gpu column sits) */
     int gpu = 0, known = 0;
-    for (int i = 0; i < k; i++) {
-        if (col_tok_is(tok[i], tl[i], "pid") || col_tok_is(tok[i], tl[i], "command")) return 0;
-        if (col_tok_is(tok[i], tl[i], "gpu")) gpu = 1;
+    for (size_t i = 1; i < n;) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t' || (csv && s[i] == ','))) i++;
+        size_t a = i;
+        while (i < n && (csv ? s[i] != ',' : s[i] != ' ' && s[i] != '\t')) i++;
+        const char *t = s + a;
+        size_t tn = i - a;
+        str_trim(&t, &tn);
+        if (!tn) continue;
+        if (col_tok_is(t, tn, "pid") || col_tok_is(t, tn, "command")) return 0;
+        if (col_tok_is(t, tn, "gpu")) gpu = 1;
         for (size_t j = 0; j < GL_ARRAY_LEN(dmon_map); j++) {
             const struct col_map *m = &dmon_map[j];
             if (m->kind == COL_DATE || m->kind == COL_TIME || !strcmp(m->col, "gpu")) continue;   /* not dmon's own */
-            if (col_tok_is(tok[i], tl[i], m->col)) { known++; break; }
+            if (col_tok_is(t, tn, m->col)) { known++; break; }
         }
     }
     return gpu && known ? 90 : 0;

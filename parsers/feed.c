@@ -18,7 +18,7 @@ struct feed_cursor {
 /* Reports one rejected line on stderr as "name:line: reason". */
 static void feed_report(const char *name, uint64_t lineno, const char *reason)
 {
-    fprintf(stderr, "%s:%llu: %s\n", name, (unsigned long long)lineno, reason);
+    gl_say(GL_LOG_WARN, "%s:%llu: %s\n", name, (unsigned long long)lineno, reason);
 }
 
 /* GPULOG_READ_TIME (ISO 8601) pins the read time, for reproducible output
@@ -106,7 +106,7 @@ int feed_fd(struct parser *p, int fd, const struct feed_opts *o, struct feed_sta
         enum lr_status s = lineread_next(&lr, &line, &len, &off);
         if (s == LR_EOF) break;
         if (s == LR_IOERR) {
-            fprintf(stderr, "%s: read error: %s\n", o->name, strerror(lr.err));
+            gl_say(GL_LOG_ERROR, "%s: read error: %s\n", o->name, strerror(lr.err));
             rc = GL_ERROR;
             break;
         }

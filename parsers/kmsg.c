@@ -162,15 +162,19 @@ static void bus_norm(const char *s, size_t n, char out[KMSG_BUS_LEN])
     out[o] = '\0';
 }
 
-/* Length of a PCI address "dddd:bb:dd[.f]" at s, or 0. */
+/* Length of a PCI address "dddd:bb:dd[.f]", or "bb:dd.f" without its
+ * domain (domain 0000, as the other parsers take it), at s; else 0. */
 static size_t bus_len(const char *s, size_t n)
 {
     size_t i = 0;
     while (i < n && (is_hex(s[i]) || s[i] == ':' || s[i] == '.')) i++;
     while (i > 0 && (s[i - 1] == ':' || s[i - 1] == '.')) i--;   /* "...:00.0:" ends with ':' */
-    int colons = 0;
-    for (size_t j = 0; j < i; j++) if (s[j] == ':') colons++;
-    return colons >= 2 ? i : 0;
+    int colons = 0, dot = 0;
+    for (size_t j = 0; j < i; j++) {
+        if (s[j] == ':') colons++;
+        if (s[j] == '.') dot = 1;
+    }
+    return colons >= 2 || (colons == 1 && dot) ? i : 0;
 }
 
 /* ------------------------------------------------------------ events */
@@ -268,7 +272,7 @@ static int kmsg_xid(struct parser *p, struct kmsg *k, const struct line_src *src
     set_time(ev, px, k);
     event_add_int(ev, "gpu.xid.code", code);
     add_catalog(ev, xi, sev, 0);
-    event_add_bus_id(ev, GRP(1), GLEN(1));
+    event_add_bus_id_said(ev, GRP(1), GLEN(1));
     const char *uuid = uuid_get(k, GRP(1), GLEN(1));
     if (uuid) event_add_str(ev, "gpu.uuid", uuid, strlen(uuid));
     int64_t pid;
@@ -315,7 +319,7 @@ static int kmsg_sxid(struct parser *p, struct kmsg *k, const struct line_src *sr
     set_time(ev, px, k);
     event_add_int(ev, "gpu.sxid.code", code);
     add_catalog(ev, xi, sev, 1);
-    event_add_bus_id(ev, GRP(1), GLEN(1));
+    event_add_bus_id_said(ev, GRP(1), GLEN(1));
     if (mlen) event_add_str(ev, "message", msg, mlen);
     parser_emit(p);
     return GL_OK;
@@ -332,7 +336,7 @@ static void emit_fallen(struct parser *p, struct kmsg *k, const struct line_src 
     event_add_int(ev, "gpu.xid.code", 79);
     add_catalog(ev, xi, XID_SEV_CRITICAL, 0);
     if (buslen) {
-        event_add_bus_id(ev, bus, buslen);
+        event_add_bus_id_said(ev, bus, buslen);
         const char *uuid = uuid_get(k, bus, buslen);
         if (uuid) event_add_str(ev, "gpu.uuid", uuid, strlen(uuid));
         bus_norm(bus, buslen, k->last79_bus);

@@ -14,6 +14,12 @@
  * *secs (seconds since boot) and returns 1; else returns 0. */
 int kmsg_prefix_uptime(const char *line, size_t len, double *secs);
 
+/* 1 when line has the shape of a kernel log line: a time, facility, host
+ * or /dev/kmsg prefix in front of its message, or blanks (the continuation
+ * of the record before); 0 for text without any (free text in a file that
+ * is a kernel log). */
+int kmsg_line_prefixed(const char *line, size_t len);
+
 /* The year of syslog times, which have none (process-wide; set before
  * parsing): year > 0 pins it (--year); else it is inferred against ref_ms
  * (the input file's modification time: a 2025 log read in 2026 keeps 2025)

@@ -246,3 +246,10 @@ int kmsg_prefix_uptime(const char *line, size_t len, double *secs)
     *secs = px.up;
     return 1;
 }
+
+int kmsg_line_prefixed(const char *line, size_t len)
+{
+    struct kprefix px;
+    kmsg_prefix(line, len, gl_now_ms(), &px);
+    return px.prefixed || px.indented;
+}

@@ -425,7 +425,9 @@ static int hex_part(const char *s, size_t n, size_t *i, size_t maxd, unsigned lo
     return d > 0;
 }
 
-size_t bus_id_canon(const char *s, size_t n, char out[BUS_ID_LEN])
+/* bus_id_canon, or with loose a device number past 0x1f (what a kernel
+ * line printed, in the same spelling: it still names the device). */
+static size_t bus_id_form(const char *s, size_t n, char out[BUS_ID_LEN], int loose)
 {
     out[0] = '\0';
     while (n && isspace((unsigned char)*s)) { s++; n--; }
@@ -446,9 +448,29 @@ size_t bus_id_canon(const char *s, size_t n, char out[BUS_ID_LEN])
     }
     if (i != n) return 0;
     unsigned long dom = np == 3 ? part[0] : 0, bus = part[np - 2], dev = part[np - 1];
-    if (bus > 0xff || dev > 0x1f) return 0;
+    if (bus > 0xff || dev > (loose ? 0xffUL : 0x1fUL)) return 0;
     int k = snprintf(out, BUS_ID_LEN, "%04lx:%02lx:%02lx.%lx", dom, bus, dev, func);
     return k > 0 && k < BUS_ID_LEN ? (size_t)k : 0;
+}
+
+size_t bus_id_canon(const char *s, size_t n, char out[BUS_ID_LEN]) { return bus_id_form(s, n, out, 0); }
+
+static uint64_t bus_unread_total;   /* parser_bus_ids_unread */
+uint64_t parser_bus_ids_unread(void) { return bus_unread_total; }
+
+int event_add_bus_id_said(struct event *ev, const char *s, size_t n)
+{
+    char b[BUS_ID_LEN];
+    size_t k = bus_id_form(s, n, b, 1);
+    if (k) {
+        event_add_str(ev, "gpu.pci.bus_id", b, k);
+        return 1;
+    }
+    dropped_total++;
+    if (++bus_unread_total <= 20)
+        log_warn("msg=\"a PCI address that cannot be read: gpu.pci.bus_id left out, the rest of the event kept\" "
+                 "value=\"%.*s\"", (int)(n > 40 ? 40 : n), s);
+    return 0;
 }
 
 int event_add_bus_id(struct event *ev, const char *s, size_t n)

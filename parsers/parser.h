@@ -154,6 +154,12 @@ size_t bus_id_canon(const char *s, size_t n, char out[BUS_ID_LEN]);
 /* Adds gpu.pci.bus_id in that spelling; returns 0 (and adds nothing) when
  * s is not a PCI address. */
 int event_add_bus_id(struct event *ev, const char *s, size_t n);
+/* The same for an address a kernel line printed: its device number may be
+ * past 0x1f (kept as written, in that spelling: it still names the
+ * device); one that cannot be read at all is left out, counted in
+ * parser_fields_dropped and parser_bus_ids_unread, and said (the first 20). */
+int event_add_bus_id_said(struct event *ev, const char *s, size_t n);
+uint64_t parser_bus_ids_unread(void);
 /* Lower-cases and turns runs of non-alphanumerics into '_' (for metric names).
  * Returns a new string. */
 char *name_sanitize(const char *prefix, const char *s, size_t n);

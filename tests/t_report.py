@@ -7,7 +7,9 @@ statistics with Pillow), and on the demo every GPU's panel drawn (chart-blue
 and non-background pixels inside its rectangle) plus the heat strip
 coloured. The hostile page must show the host as text and hold only its own
 three <script> elements. Also: `run --report` writes the same page next to
-its NDJSON. (Page size on a day of 1 s samples: tests/test_report.c, bench/.)
+its NDJSON; SIGTERM during a report leaves a whole page marked partial and a
+non-zero status. (Page size on a day of 1 s samples, 2,000 GPUs, the most
+severe kept: tests/test_report.c, bench/.)
 REPORT_SCREENSHOT=FILE keeps the demo's screenshot (docs/report-demo.png is
 one, cropped to its top 1500 pixels).
 Ends with "N passed, N failed".
@@ -95,6 +97,28 @@ check(rc == 0, "report of a hostile host name exits 0", err)
 bad_out = os.path.join(TMP, "no-such-dir", "x.html")
 rc, err = report([os.devnull], bad_out)
 check(rc == 1 and bad_out + ": No such file or directory" in err, "an unwritable page is an I/O error (exit 1)", err)
+# SIGTERM during a report: the page is replaced whole (a temporary file
+# renamed), says it is partial, and the exit status is not 0
+sig = os.path.join(TMP, "sig.html")
+with open(sig, "w") as f:
+    f.write("the previous complete page")
+sp = subprocess.Popen([GPULOG, "report", "--tz", "UTC", "--host", "dgx-07", "-o", sig, "-"], stdin=subprocess.PIPE,
+                      stderr=subprocess.PIPE)
+sp.stdin.write(b"\n".join(open("data/demo/dgx-07.dmon.txt", "rb").read().split(b"\n")[:2000]) + b"\n")
+sp.stdin.flush()
+time.sleep(1.5)
+sp.terminate()
+try:
+    serr = sp.communicate(timeout=30)[1].decode(errors="replace")
+except subprocess.TimeoutExpired:
+    sp.kill()
+    serr = sp.communicate()[1].decode(errors="replace")
+spage = open(sig, encoding="utf-8", errors="replace").read()
+check(sp.returncode != 0, "SIGTERM during a report: exit status not 0 (%s)" % sp.returncode, serr[-600:])
+check("<title>(partial) GPU report" in spage and "Partial report:</b> stopped by a signal" in spage,
+      "SIGTERM during a report: the page says it is partial", spage[:300])
+check("</html>" in spage and not [n for n in os.listdir(TMP) if ".tmp-" in n],
+      "SIGTERM during a report: the page is whole, no temporary file left", os.listdir(TMP))
 if not all(os.path.exists(f) for f in (demo, empty, evil)):
     finish()
 size = os.path.getsize(demo)

@@ -4,6 +4,7 @@
  * helpers (civil dates, ISO parse/format, local time in UTC and a DST zone).
  */
 #include "../core/common.h"
+#include "../core/u64map.h"
 #include "test.h"
 
 #include <jansson.h>
@@ -347,8 +348,33 @@ TEST(parse_numbers)
     CHECK(!gl_parse_double("", 0, &d));
 }
 
+/* the multimap of hashed keys: every value under a key comes back, none
+ * of another key, through growth and a clear */
+TEST(u64map_multimap)
+{
+    struct u64map m;
+    u64map_init(&m);
+    for (uint32_t i = 0; i < 5000; i++) u64map_add(&m, (uint64_t)(i % 1000) * 0x9E3779B97F4A7C15ULL, i);
+    size_t it = 0;
+    uint32_t v, n = 0, sum = 0;
+    while (u64map_next(&m, 7 * 0x9E3779B97F4A7C15ULL, &it, &v)) { n++; sum += v; CHECK_EQ_INT(v % 1000, 7); }
+    CHECK_EQ_INT(n, 5);
+    CHECK_EQ_INT(sum, 7 + 1007 + 2007 + 3007 + 4007);
+    it = 0;
+    CHECK(!u64map_next(&m, 12345, &it, &v));
+    u64map_clear(&m);
+    it = 0;
+    CHECK(!u64map_next(&m, 7 * 0x9E3779B97F4A7C15ULL, &it, &v));
+    u64map_add(&m, 1, 42);
+    it = 0;
+    CHECK(u64map_next(&m, 1, &it, &v) && v == 42);
+    CHECK(!u64map_next(&m, 1, &it, &v));
+    u64map_free(&m);
+}
+
 int main(void)
 {
+    RUN(u64map_multimap);
     RUN(buf_basics);
     RUN(buf_put_i64_extremes);
     RUN(json_escape_ascii_and_controls);

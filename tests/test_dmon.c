@@ -535,8 +535,48 @@ TEST(event_ids)
     run_free(&r);
 }
 
+/* a header of more than 128 columns in auto mode: known as dmon's wherever
+ * its gpu column sits (CSV too), said once, its units line no second error,
+ * and every row under it rejected with that reason */
+TEST(too_wide_header_said_once)
+{
+    for (int csv = 0; csv < 2; csv++)
+        for (int late = 0; late < 2; late++) {
+            struct buf h, u, row;
+            buf_init(&h);
+            buf_init(&u);
+            buf_init(&row);
+            const char *sep = csv ? ", " : " ";
+            buf_puts(&h, "#");
+            buf_puts(&u, "#");
+            if (!late) buf_printf(&h, "gpu%spwr%s", sep, sep);
+            for (int i = 0; i < 150; i++) {
+                buf_printf(&h, "%sx%d", i ? sep : "", i);
+                buf_printf(&u, "%s-", i ? sep : "");
+                buf_printf(&row, "%s1", i ? sep : "");
+            }
+            if (late) buf_printf(&h, "%sgpu%spwr", sep, sep);
+            buf_printf(&row, "%s0%s100", sep, sep);
+            struct run r;
+            run_init(&r, &parser_auto, NULL);
+            feed_n(&r, h.p, h.len);
+            CHECK(strstr(r.last_err, "header has more than 128 columns") != NULL);
+            feed_n(&r, u.p, u.len);
+            CHECK_EQ_INT(r.rejected, 1);
+            for (int i = 0; i < 3; i++) feed_n(&r, row.p, row.len);
+            CHECK_EQ_INT(r.rejected, 4);
+            if (!strstr(r.last_err, "after a header line that was refused")) printf("  csv %d late %d: %s\n", csv, late, r.last_err);
+            CHECK(strstr(r.last_err, "after a header line that was refused") != NULL);
+            run_free(&r);
+            buf_free(&h);
+            buf_free(&u);
+            buf_free(&row);
+        }
+}
+
 int main(void)
 {
+    RUN(too_wide_header_said_once);
     RUN(columns_by_name_any_order);
     RUN(date_time_prefix_dt_td);
     RUN(time_only_uses_read_day);

@@ -614,6 +614,55 @@ TEST(bus_id_one_spelling)
     }
 }
 
+/* a kernel line keeps the address it names: without a domain (0000, as
+ * the other parsers take it), with a device number past 0x1f (as written);
+ * one that cannot be read is left out and counted */
+TEST(kernel_lines_keep_their_bus_id)
+{
+    struct coll c = { 0 };
+    uint64_t unread = parser_bus_ids_unread(), dropped = parser_fields_dropped();
+    run_str(&parser_kmsg,
+            "NVRM: GPU 18:00.0: GPU has fallen off the bus.\n"
+            "[    5.000000] NVRM: Xid (PCI:0000:3b:40): 79, pid=1, GPU has fallen off the bus.\n"
+            "[    6.000000] NVRM: Xid (PCI:0000:3B:00): 13, pid=1, Graphics Exception\n"
+            "[    7.000000] NVRM: Xid (PCI:0000:3b:400): 13, pid=1, Graphics Exception\n", &c);
+    CHECK_EQ_INT(c.n, 4);
+    CHECK_EQ_STR(S(at(&c, 0), "gpu.pci.bus_id"), "0000:18:00.0");
+    CHECK_EQ_STR(S(at(&c, 1), "gpu.pci.bus_id"), "0000:3b:40.0");
+    CHECK_EQ_STR(S(at(&c, 2), "gpu.pci.bus_id"), "0000:3b:00.0");
+    CHECK(!HAS(at(&c, 3), "gpu.pci.bus_id"));
+    CHECK_EQ_INT(I(at(&c, 3), "gpu.xid.code"), 13);          /* the rest of the event kept */
+    CHECK_EQ_INT(parser_bus_ids_unread() - unread, 1);
+    CHECK_EQ_INT(parser_fields_dropped() - dropped, 1);
+    coll_free(&c);
+}
+
+/* --format auto: in a kernel log with prefixed lines, free text is
+ * rejected as unrecognised (it was counted as skipped headers); a kernel
+ * log of bare messages (journalctl -o cat) still skips its other lines */
+TEST(auto_free_text_in_a_kernel_log_is_rejected)
+{
+    struct coll c = { 0 };
+    struct parser_stats st = run_str(&parser_auto,
+        "[    1.000000] Linux version 6.1.0\n"
+        "[    2.000000] usb 1-1: new high-speed USB device\n"
+        "qwe rty: uiop\n"
+        "lorem ipsum dolor\n"
+        "    continued detail of the record above\n"
+        "[    5.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n", &c);
+    CHECK_EQ_INT(st.events, 1);
+    CHECK_EQ_INT(st.rejected, 2);
+    CHECK_EQ_INT(st.declined, 3);
+    coll_free(&c);
+    st = run_str(&parser_auto,
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n"
+        "usb 1-1: new high-speed USB device\n"
+        "some other kernel message\n", &c);
+    CHECK_EQ_INT(st.events, 1);
+    CHECK_EQ_INT(st.rejected, 0);
+    coll_free(&c);
+}
+
 /* --format auto hands the reason of the format it chose on with the error
  * (the label of gpulog_lines_rejected_total) */
 TEST(auto_keeps_the_rejection_reason)
@@ -633,6 +682,8 @@ int main(void)
 {
     RUN(bus_id_one_spelling);
     RUN(auto_keeps_the_rejection_reason);
+    RUN(kernel_lines_keep_their_bus_id);
+    RUN(auto_free_text_in_a_kernel_log_is_rejected);
     gl_tz_set("UTC");
     read_time = iso("2025-06-01T00:00:00Z");
     RUN(akash_244_value_by_value);

@@ -144,8 +144,64 @@ TEST(outside_text_cannot_add_json_fields)
     free(s);
 }
 
+/* bytes from input can neither act on a terminal nor end a line: controls,
+ * DEL, C1 controls and invalid UTF-8 escaped; printable UTF-8 kept */
+TEST(printable_escapes_what_a_terminal_acts_on)
+{
+    const char in[] = "a\nb\x1b]0;t\x07\x1b[2J\x7f\xc2\x9b\xff \xc3\xa9 \\ \"";
+    struct buf b;
+    buf_init(&b);
+    buf_put_printable(&b, in, sizeof in - 1, 0);
+    CHECK_EQ_STR(b.p, "a\\nb\\x1b]0;t\\x07\\x1b[2J\\x7f\\xc2\\x9b\\xff \xc3\xa9 \\ \"");
+    buf_reset(&b);
+    buf_put_printable(&b, "q\"\\", 3, 1);
+    CHECK_EQ_STR(b.p, "q\\\"\\\\");
+    buf_free(&b);
+    char out[8];
+    gl_printable(out, sizeof out, "ab\x1b[2J", 7);   /* "ab\x1b" is 6 bytes, "[" fits, "2" fits: 7 + NUL */
+    CHECK_EQ_STR(out, "ab\\x1b[");
+    gl_printable(out, 6, "ab\x1b" "cd", 5);                /* the escape does not fit whole: cut before it */
+    CHECK_EQ_STR(out, "ab");
+    gl_printable(out, 4, "\xc3\xa9\xc3\xa9", 4);        /* a UTF-8 sequence is not cut */
+    CHECK_EQ_STR(out, "\xc3\xa9");
+}
+
+static void emit_say(void)
+{
+    gl_log_json = 0;
+    gl_say(GL_LOG_WARN, "%s:%d: %s", "x\n{\"msg\":\"forged\"}\n.log", 3, "bad '\x1b[31m'");
+    gl_log_json = 1;
+    gl_say(GL_LOG_WARN, "%s:%d: %s", "x\n{\"msg\":\"forged\"}\n.log", 3, "bad '\x1b[31m'");
+    gl_log_json = 0;
+}
+
+/* a command's report line: the name escaped in text, one JSON object in json */
+TEST(say_escapes_names_and_input)
+{
+    char *s = capture(emit_say);
+    char *nl = strchr(s, '\n');
+    CHECK(nl != NULL);
+    if (!nl) { free(s); return; }
+    *nl = '\0';
+    CHECK_EQ_STR(s, "x\\n{\"msg\":\"forged\"}\\n.log:3: bad '\\x1b[31m'");
+    json_error_t e;
+    json_t *o = json_loads(nl + 1, JSON_DISABLE_EOF_CHECK, &e);
+    CHECK(o != NULL);
+    if (o) {
+        CHECK_EQ_STR(json_string_value(json_object_get(o, "msg")), "x\n{\"msg\":\"forged\"}\n.log:3: bad '\x1b[31m'");
+        CHECK_EQ_STR(json_string_value(json_object_get(o, "level")), "warn");
+        json_decref(o);
+    }
+    int lines = 0;
+    for (char *p = nl + 1; *p; p++) lines += *p == '\n';
+    CHECK_EQ_INT(lines, 1);
+    free(s);
+}
+
 int main(void)
 {
+    RUN(printable_escapes_what_a_terminal_acts_on);
+    RUN(say_escapes_names_and_input);
     RUN(logfmt_body_kept_plain_text_escaped);
     RUN(json_mode_turns_pairs_into_members);
     RUN(repeats_within_a_second_are_counted);

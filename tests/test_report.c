@@ -148,12 +148,12 @@ static void sample(struct report *r, const char *host, int gpu, int64_t t, doubl
     event_free(&ev);
 }
 
-/* an anomaly record of the engine's shape */
-static void record(struct report *r, const char *host, int gpu, const char *type, int64_t t, const char *rule, int sev,
-                   double risk, const char *reason)
+/* a record of the engine's shape: an anomaly (gpu.anomaly) or an incident (gpu.incident) */
+static void record_of(struct report *r, const char *dataset, const char *host, int gpu, const char *type, int64_t t,
+                      const char *rule, int sev, double risk, const char *reason)
 {
     struct event ev;
-    ev_begin(&ev, "alert", "gpu.anomaly", host, t);
+    ev_begin(&ev, "alert", dataset, host, t);
     event_add_str(&ev, "event.type", type, strlen(type));
     event_add_str(&ev, "rule.id", rule, strlen(rule));
     event_add_int(&ev, "event.severity", sev);
@@ -162,6 +162,12 @@ static void record(struct report *r, const char *host, int gpu, const char *type
     event_add_str(&ev, "event.reason", reason, strlen(reason));
     report_record(r, &ev);
     event_free(&ev);
+}
+
+static void record(struct report *r, const char *host, int gpu, const char *type, int64_t t, const char *rule, int sev,
+                   double risk, const char *reason)
+{
+    record_of(r, "gpu.anomaly", host, gpu, type, t, rule, sev, risk, reason);
 }
 
 /* Writes r's page into a string (caller frees). */
@@ -224,7 +230,7 @@ TEST(page_escapes_everything_from_the_log)
     struct report *r = report_new(NULL);
     for (int t = 0; t < 120; t++) sample(r, evil, 0, 1700000000 + t, 50, 100);
     record(r, evil, 0, "start", 1700000060, "<b>rule</b>", 3, 80, "<img src=x onerror=alert(2)>");
-    struct report_info info = { "/var/log/<script>x</script>.log", "gpu", 120, 0 };
+    struct report_info info = { "/var/log/<script>x</script>.log", "gpu", 120, 0, 0 };
     size_t len;
     char *p = page_of(r, &info, &len);
     CHECK_EQ_INT(count(p, "<script"), 3);       /* the page's own three */
@@ -348,6 +354,124 @@ TEST(xid_markers_find_their_gpu_by_bus)
     report_free(r);
 }
 
+/* 2,000 GPUs, a fault on the last one to arrive: its incident is listed and
+ * its chart drawn (only 64 charts; it was beyond the first 64 by arrival),
+ * with its samples from before the fault (the coarse series) */
+TEST(many_gpus_chart_the_faulty_first)
+{
+    struct report *r = report_new(NULL);
+    for (int t = 0; t < 100; t++)
+        for (int g = 0; g < 2000; g++) sample(r, "n1", g, 1700000000 + t, g == 1999 && t >= 60 ? 95 : 50, 100);
+    record(r, "n1", 1999, "start", 1700000080, "gpu.temp.high", 3, 90, "hot");
+    record(r, "n1", 7, "start", 1700000081, "gpu.mild", 1, 10, "mild");
+    size_t len;
+    char *p = page_of(r, NULL, &len);
+    json_t *d = data_of(p);
+    json_t *ents = json_object_get(d, "ents");
+    CHECK_EQ_INT(json_array_size(ents), 64);
+    long at = -1, at7 = -1;
+    for (size_t i = 0; i < json_array_size(ents); i++) {
+        int g = (int)json_integer_value(json_object_get(json_array_get(ents, i), "gpu"));
+        if (g == 1999) at = (long)i;
+        if (g == 7) at7 = (long)i;
+    }
+    CHECK(at >= 0);
+    CHECK(at7 >= 0);
+    json_t *e0 = json_array_get(json_object_get(d, "eps"), 0);
+    CHECK_EQ_INT(json_integer_value(json_object_get(e0, "g")), 1999);
+    CHECK_EQ_INT(json_integer_value(json_object_get(e0, "e")), at);   /* the episode points at its chart */
+    if (at >= 0) {
+        json_t *hi = json_object_get(json_object_get(json_object_get(json_array_get(ents, (size_t)at), "s"), "temp"), "hi");
+        size_t early = 0;
+        double mx = 0;
+        for (size_t i = 0; i < json_array_size(hi); i++) {
+            json_t *v = json_array_get(hi, i);
+            if (!json_is_number(v)) continue;
+            if (i < json_array_size(hi) / 2) early++;
+            if (json_number_value(v) > mx) mx = json_number_value(v);
+        }
+        CHECK(early > 0);            /* the samples before the fault are drawn */
+        CHECK_NEAR(mx, 95, 0);
+    }
+    CHECK(strstr(p, "64 charted") != NULL);
+    json_decref(d);
+    free(p);
+    report_free(r);
+}
+
+/* an incident start record (rule.id rule) and a kernel event, as the engine and the parser make them */
+static void incident(struct report *r, const char *rule, int sev, double risk, int gpu, const char *reason, int64_t t)
+{
+    record_of(r, "gpu.incident", "n1", gpu, "start", t, rule, sev, risk, reason);
+}
+
+static void xid(struct report *r, int code, const char *sev, const char *name, int64_t t)
+{
+    struct event ev;
+    ev_begin(&ev, "event", "gpu.xid", "n1", t);
+    event_add_int(&ev, "gpu.xid.code", code);
+    event_add_str(&ev, "gpu.xid.severity", sev, strlen(sev));
+    event_add_str(&ev, "gpu.xid.name", name, strlen(name));
+    report_event(r, &ev);
+    event_free(&ev);
+}
+
+/* the tables keep the most severe: a critical episode, incident and Xid
+ * after the arrays are full of mild ones are listed first */
+TEST(late_critical_events_are_kept)
+{
+    struct report *r = report_new(NULL);
+    for (int t = 0; t < 10; t++) sample(r, "n1", 0, 1700000000 + t, 50, 100);
+    char rule[32];
+    for (int i = 0; i < 4100; i++) {
+        snprintf(rule, sizeof rule, "mild.%d", i);
+        record(r, "n1", i % 8, "start", 1700000001, rule, 1, 10, "mild");
+    }
+    record(r, "n1", 3, "start", 1700000005, "gpu.xid.critical", 3, 95, "Xid 79: fallen off the bus");
+    for (int i = 0; i < 2100; i++) {
+        snprintf(rule, sizeof rule, "gpu.incident.%d", i);
+        incident(r, rule, 1, 5, i % 8, "mild incident", 1700000002);
+    }
+    incident(r, "gpu.incident", 3, 99, 3, "the critical incident", 1700000006);
+    for (int i = 0; i < 2100; i++) xid(r, 13, "warning", "graphics engine exception", 1700000003);
+    xid(r, 79, "critical", "fallen off the bus", 1700000007);
+    size_t len;
+    char *p = page_of(r, NULL, &len);
+    json_t *d = data_of(p);
+    json_t *e0 = json_array_get(json_object_get(d, "eps"), 0);
+    CHECK_EQ_INT(json_integer_value(json_object_get(e0, "sev")), 3);
+    CHECK_EQ_STR(json_string_value(json_object_get(e0, "name")), "gpu.xid.critical");
+    CHECK_EQ_INT(json_array_size(json_object_get(d, "eps")), 4000);
+    const char *inc = strstr(p, "<section id=\"gpu-incidents\">"), *crit = strstr(p, "the critical incident");
+    const char *mild = inc ? strstr(inc, "mild incident") : NULL;
+    CHECK(inc && crit && mild && inc < crit && crit < mild);     /* listed, first */
+    const char *ker = strstr(p, "<section id=\"kernel\">");
+    const char *x79 = ker ? strstr(ker, "Xid 79") : NULL, *x13 = ker ? strstr(ker, "Xid 13") : NULL;
+    CHECK(ker && x79 && x13 && x79 < x13);
+    CHECK(strstr(p, "the 4000 most severe are") != NULL);
+    json_decref(d);
+    free(p);
+    report_free(r);
+}
+
+/* a page of part of the input says so */
+TEST(partial_page_is_marked)
+{
+    struct report *r = report_new(NULL);
+    for (int t = 0; t < 10; t++) sample(r, "n1", 0, 1700000000 + t, 50, 100);
+    struct report_info info = { "-", "gpu", 10, 0, 1 };
+    size_t len;
+    char *p = page_of(r, &info, &len);
+    CHECK(strstr(p, "<title>(partial) GPU report") != NULL);
+    CHECK(strstr(p, "Partial report:</b> stopped by a signal") != NULL);
+    free(p);
+    info.partial = 0;
+    p = page_of(r, &info, &len);
+    CHECK(!strstr(p, "Partial report") && !strstr(p, "(partial)"));
+    free(p);
+    report_free(r);
+}
+
 TEST(empty_input_gives_a_page)
 {
     struct report *r = report_new(NULL);
@@ -374,6 +498,9 @@ int main(void)
     RUN(incidents_most_severe_first);
     RUN(incidents_listed_apart_and_first);
     RUN(xid_markers_find_their_gpu_by_bus);
+    RUN(many_gpus_chart_the_faulty_first);
+    RUN(late_critical_events_are_kept);
+    RUN(partial_page_is_marked);
     RUN(empty_input_gives_a_page);
     return TEST_REPORT();
 }
