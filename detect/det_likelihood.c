@@ -318,21 +318,19 @@ static int lk_recurring(struct lk_st *st, double score, int notable)
 static double lk_calibrate(const double *p, struct lk_st *st, double tail, double thr, double score)
 {
     if (p[LK_CAL] <= 0) return tail;
-    double s0 = -log10(thr), n = st->nm < p[LK_LONG] ? st->nm : p[LK_LONG], k = st->xr * n;
+    double n = st->nm < p[LK_LONG] ? st->nm : p[LK_LONG], k = st->xr * n;
     double q = p[LK_QUIET] < 1 ? 1 : p[LK_QUIET] < UINT16_MAX ? p[LK_QUIET] : UINT16_MAX;
     int notable = tail < thr, start = notable && st->xgap >= q;
-    if (notable) {
-        double r = (k + p[LK_CAL]) / (n + p[LK_CAL] / thr), mu = (k * st->xm + p[LK_CAL] * LK_CAL_E) / (k + p[LK_CAL]);
-        double t = r * exp(-(score - s0) / mu);
-        if (t > tail) tail = t;
-    }
     st->xr += (float)(lk_wlong(p, st->nm) * (start - st->xr));
     if (notable) {
+        double r = (k + p[LK_CAL]) / (n + p[LK_CAL] / thr), mu = (k * st->xm + p[LK_CAL] * LK_CAL_E) / (k + p[LK_CAL]);
+        double t = r * exp(-(score + log10(thr)) / mu);
         if (start || score > st->xpk) st->xpk = (float)score;
         st->xgap = 0;
+        if (t > tail) tail = t;
     } else if (st->xgap < UINT16_MAX && ++st->xgap == (uint16_t)q) {
         /* the excursion ended: `quiet` samples without one beyond `tail` */
-        double e = st->xpk - s0 > 0 ? st->xpk - s0 : 0;
+        double e = st->xpk + log10(thr) > 0 ? st->xpk + log10(thr) : 0;
         st->xm += (float)((e - st->xm) / (k + 1));
     }
     return tail;
@@ -518,8 +516,9 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     if (p[LK_TAIL_S] > 0 && iv > 0 && iv < p[LK_TAIL_S]) thr *= iv / p[LK_TAIL_S];
     int recurring = lk_recurring(st, o->score, tail < thr);
     if (!ready) return DET_UNKNOWN;
+    double t0 = tail;
     tail = lk_calibrate(p, st, tail, thr, o->score);
-    o->score = tail > 1e-300 ? -log10(tail) : 300;
+    if (tail != t0) o->score = tail > 1e-300 ? -log10(tail) : 300;
     int bad = tail < thr && !recurring && det_direction_ok(dev, p[LK_DIRECTION]);
     /* the incident is over once the predictor explained the series as well
      * as usual again: the short surprise within one deviation of its
