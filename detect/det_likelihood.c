@@ -13,8 +13,10 @@
  * stays quiet for `quiet` samples, or until the series was explained as
  * usual for `short` samples (the incident is over). The warm-up counts from the series' first movement,
  * a distribution learnt from few samples is read as Student's t, and
- * excursions that recur on schedule (heartbeats) are normal (lk_recurring).
- * O(1) time and 168 bytes of state per series; no window. A slow average of
+ * excursions that recur on schedule (heartbeats) are normal (lk_recurring);
+ * on a series whose excursions beyond `tail` come more often or reach
+ * further than it promises, its own excursions set the tail
+ * (lk_calibrate). O(1) time and 200 bytes of state per series; no window. A slow average of
  * the signed error, judged the same way, reveals a drift that the predictor
  * follows too closely to leave a large error (`drift`). The machinery is
  * lk_core.h's, shared with the seasonal detector (det_seasonal.c). */
@@ -47,6 +49,13 @@ static const struct det_param params[] = { LK_PARAMS, { NULL, 0, 0, 0, 0, NULL }
 /* ... and at least this many typical errors from the prediction */
 #define LK_SHIFT_Z 2.5
 #define LK_POT_CAP 1.5
+/* A shift (samples within their range, to one side) opens an episode only
+ * this many times rarer than `tail` (lk_step) */
+#define LK_SHIFT_TAIL 0.1
+/* Calibration at the alarm level (lk_calibrate): the mean excess of an
+ * excursion's peak score over -log10(tail) that `tail` promises (1 / ln 10
+ * decades) */
+#define LK_CAL_E 0.4343
 
 /* lk_core.h: what was unusual, in words (o's a[4]: 0 the sample far off
  * its expected range, 1 a drift of the recent errors to one side, 2
@@ -91,7 +100,7 @@ int lk_start(struct lk_st *st, double x)
     st->level = x; st->trend = 0; st->scale = 0; st->mu = 0; st->var = 0; st->shrt = 0; st->vsh = 0;
     st->bias = 0; st->bmu = 0; st->bvar = 0; st->nm = 0; st->edge = 0;
     st->rmean = 0; st->lold = 0; st->back = 0; st->rsc = 0; st->rm2 = 0; st->rn = 0; st->rsign = 0; st->res = (float)lk_resolution(x, 1);
-    st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0; st->calm = 0; st->jit = LK_REC_JIT0_Q; st->ssg = 0; st->sab = 0;
+    st->per = 0; st->peak = 0; st->exmax = 0; st->reg = 0; st->exc = 0; st->calm = 0; st->jit = LK_REC_JIT0_Q; st->ssg = 0; st->sab = 0; st->xr = 0; st->xm = 0; st->xpk = 0; st->xgap = UINT16_MAX;
     memset(&st->ps, 0, sizeof st->ps); memset(&st->pd, 0, sizeof st->pd);
     st->n = 1; st->since = UINT32_MAX / 2;
     return 1;
@@ -130,6 +139,7 @@ int lk_predict(const struct lk_st *st, double x, struct lk_err *k)
     /* a resolution or peaks read back from a snapshot out of range: start over */
     if (!(st->res >= 0 && st->res <= 1)) return 0;
     if (!lk_peaks_ok(&st->ps) || !lk_peaks_ok(&st->pd)) return 0;
+    if (!(st->xr >= 0 && st->xr <= 1 && st->xm >= 0 && st->xm <= 300)) return 0;
     k->sc = lk_scale_floor(st->scale, st->level);
     if (k->sc < LK_RES_F * st->res) k->sc = LK_RES_F * st->res;
     k->derr = k->err;
@@ -278,6 +288,52 @@ static int lk_recurring(struct lk_st *st, double score, int notable)
         st->exc = 0;
     }
     return st->exc == 1 && st->reg >= 3 && score <= 1.5 * st->peak + 1;
+}
+
+/* Calibration at the alarm level (st's): whether the series keeps the
+ * promise of `tail` where verdicts are made. On a calibrated series,
+ * excursions beyond `tail` (samples whose tail is below thr, those less
+ * than `quiet` samples apart one excursion, as they would be one episode)
+ * start at a rate of about thr a sample, and the peak score (-log10 of the
+ * tail) of each lies above s0 = -log10(thr) by an exponential excess of
+ * mean 1 / ln 10 (P(score > s0 + e) = 10^-e thr). Many real series do
+ * not: a server metric spikes to its ceiling every few hundred samples, an
+ * hourly count series has a surprise of 6 to 8 decades every few days;
+ * lk_pot's fits stop short of such samples (their excesses are
+ * winsorised, so that one incident's peaks do not hide the next). Here
+ * each excursion counts once however long it is (one peak a cluster, as
+ * runs declustering keeps for a peaks-over-threshold fit), and the
+ * series' own excursions - k of them, of mean excess m, over the last n
+ * samples (the memory of the long-run moments) - are weighed against the
+ * promise with the weight of `cal` excursions: the rate r = (k + cal) /
+ * (n + cal / thr) (the posterior mean of a Poisson rate under a Gamma
+ * prior centred on thr) and the mean excess mu = (k m + cal / ln 10) / (k
+ * + cal). A sample of score s > s0 gets the tail r exp(-(s - s0) / mu)
+ * where that is larger: on a calibrated series (k about thr n, m about
+ * 1 / ln 10) its own tail, as before; on one whose excursions come more
+ * often or reach further than promised, what its own excursions say, so
+ * its routine ones stop being verdicts while one beyond them still is.
+ * tail, score: the sample's (before this). Returns the tail. O(1), 14
+ * bytes. */
+static double lk_calibrate(const double *p, struct lk_st *st, double tail, double thr, double score)
+{
+    if (p[LK_CAL] <= 0) return tail;
+    double n = st->nm < p[LK_LONG] ? st->nm : p[LK_LONG], k = st->xr * n;
+    double q = p[LK_QUIET] < 1 ? 1 : p[LK_QUIET] < UINT16_MAX ? p[LK_QUIET] : UINT16_MAX;
+    int notable = tail < thr, start = notable && st->xgap >= q;
+    st->xr += (float)(lk_wlong(p, st->nm) * (start - st->xr));
+    if (notable) {
+        double r = (k + p[LK_CAL]) / (n + p[LK_CAL] / thr), mu = (k * st->xm + p[LK_CAL] * LK_CAL_E) / (k + p[LK_CAL]);
+        double t = r * exp(-(score + log10(thr)) / mu);
+        if (start || score > st->xpk) st->xpk = (float)score;
+        st->xgap = 0;
+        if (t > tail) tail = t;
+    } else if (st->xgap < UINT16_MAX && ++st->xgap == (uint16_t)q) {
+        /* the excursion ended: `quiet` samples without one beyond `tail` */
+        double e = st->xpk + log10(thr) > 0 ? st->xpk + log10(thr) : 0;
+        st->xm += (float)((e - st->xm) / (k + 1));
+    }
+    return tail;
 }
 
 /* Level shifts (st's): a run of `short` errors beyond half the clip (2
@@ -460,6 +516,9 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     if (p[LK_TAIL_S] > 0 && iv > 0 && iv < p[LK_TAIL_S]) thr *= iv / p[LK_TAIL_S];
     int recurring = lk_recurring(st, o->score, tail < thr);
     if (!ready) return DET_UNKNOWN;
+    double t0 = tail;
+    tail = lk_calibrate(p, st, tail, thr, o->score);
+    if (tail != t0) o->score = tail > 1e-300 ? -log10(tail) : 300;
     int bad = tail < thr && !recurring && det_direction_ok(dev, p[LK_DIRECTION]);
     /* the incident is over once the predictor explained the series as well
      * as usual again: the short surprise within one deviation of its
@@ -484,6 +543,10 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * 3.7 typical errors was missed) */
     if (kind == 2 && fabs(st->ssg) >= LK_ONE_SIDED * st->sab && fabs(st->ssg) >= LK_SHIFT_Z) kind = 3;
     if (bad && !cx->open && kind == 2) bad = 0;
+    /* a shift rests on samples each within its range: it opens an episode
+     * only LK_SHIFT_TAIL times rarer than `tail` (on the real tune sets
+     * shifts opened 88 false alarms for 10 starts inside a window) */
+    if (bad && !cx->open && kind == 3 && tail >= LK_SHIFT_TAIL * thr) bad = 0;
     if (!bad) return DET_NORMAL;
     if (!cx->open && st->since < p[LK_QUIET] && !over) {
         /* quiet after an episode: a verdict that continues its burst (within

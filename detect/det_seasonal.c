@@ -18,7 +18,7 @@
  * open nothing but the levels learns, and it ends only when the residual is
  * back within `clear_k` typical errors of this hour (and, for a day, the
  * value back on its profile around the slow level): until then the verdict
- * is DET_HOLD. O(1) per sample; 1136 bytes of state per series
+ * is DET_HOLD. O(1) per sample; 1168 bytes of state per series
  * (docs/detectors.md, "Seasonality"). */
 #include "lk_core.h"
 

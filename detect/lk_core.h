@@ -22,7 +22,7 @@
  * lk_pot): their rate, the mean and variance of their excess, their count. */
 struct lk_peaks { float rate, mean, var, n; };
 
-/* State of the plain predictor and of the surprise distribution (168 bytes). */
+/* State of the plain predictor and of the surprise distribution (200 bytes). */
 struct lk_st {
     double level, trend, scale;   /* predictor and typical absolute error */
     double mu, var;               /* long-run moments of the surprise */
@@ -39,12 +39,14 @@ struct lk_st {
     float res;                    /* the data's resolution (1: integers, 0.1: one decimal, ...; 0: finer than 1e-6 or none) */
     float ssg, sab;               /* short averages (as shrt) of the signed error and of its size, in typical errors clipped at `clip` */
     struct lk_peaks ps, pd;       /* peaks of the short surprise's deviate and of the drift's */
+    float xr, xm, xpk;            /* excursions beyond `tail` (lk_calibrate): their rate per sample, the mean excess of their peak score over -log10(tail), this one's peak score */
     uint8_t reg, exc;             /* excursions on schedule in a row; 1 while in one on schedule, 2 off it */
     uint8_t jit;                  /* their timing's typical distance from a whole number of periods (1/256 of a period) */
     uint8_t back;                 /* samples left in which that change point may be taken back */
     uint8_t calm;                 /* samples in a row after the last anomalous verdict with the short surprise within a deviation of its long-run mean */
     uint8_t rn;                   /* length of that run */
     int8_t rsign;                 /* its side: +1 above, -1 below, 0 none */
+    uint16_t xgap;                /* samples since the last one beyond `tail` (saturates) */
 };
 
 /* The likelihood parameters, first in every detector that uses lk_core
@@ -61,8 +63,9 @@ struct lk_st {
     { "direction", 0, -1, 1, DP_WHOLE, "+1 only high, -1 only low, 0 both" }, \
     { "drift", 32, 0, 1e9, 0, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" }, \
     { "peaks", 100, 0, DET_PARAM_MAX, 0, "peaks of the deviate over its 1 % point before their own tail (generalised Pareto) may make verdicts rarer on a heavy-tailed series; also their memory (0 = off)" }, \
-    { "tail_s", 5, 0, 1e9, 0, "`tail` is per sample for series sampled this many seconds apart or slower; a faster one is judged with tail x interval / tail_s, so its alarms per hour do not grow with the sampling rate (0 = off)" }
-enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK_PEAKS, LK_TAIL_S, LK__COUNT };
+    { "tail_s", 5, 0, 1e9, 0, "`tail` is per sample for series sampled this many seconds apart or slower; a faster one is judged with tail x interval / tail_s, so its alarms per hour do not grow with the sampling rate (0 = off)" }, \
+    { "cal", 10, 0, 1e9, 0, "weight, in excursions, of what `tail` promises against the series' own excursions beyond it (their rate and how far they reach over `long` samples), which make verdicts rarer on a series that does not keep that promise (0 = off)" }
+enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK_PEAKS, LK_TAIL_S, LK_CAL, LK__COUNT };
 
 /* A prediction of one sample: value, prediction, error, typical error, and
  * the error whose slow average reveals a drift (derr: the error itself for

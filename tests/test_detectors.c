@@ -419,7 +419,7 @@ TEST(likelihood_calibrated_quiet_on_noise_and_trend_scale_free)
     CHECK(at1400);
     CHECK(!c.out.p || (strstr(c.out.p, "nan") == NULL && strstr(c.out.p, "inf") == NULL));
     cap_done(e, p, &c);
-    CHECK(det_likelihood.state_size <= 184);
+    CHECK(det_likelihood.state_size <= 200);
 }
 
 TEST(likelihood_learns_counts_after_a_run_of_zeros)
