@@ -95,7 +95,7 @@ run: deps
 # The whole suite. Services (Kafka, OpenSearch) are started for it and stopped after.
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(TEST_BINS) $(REPLAY_BINS) $(TEST_TOOLS)
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) scripts/test.sh
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) GPULOG_TEST_JOBS=$${GPULOG_TEST_JOBS:-2} scripts/test.sh
 
 # The fast lane: the unit tests, the fuzz corpus replays and every script test
 # without a "# needs:" line (scripts/test.sh), 3 at a time; no package install,
