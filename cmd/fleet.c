@@ -163,7 +163,7 @@ static int fleet_setup(struct dctx *d, struct fleet_opts *o, const struct gpulog
 {
     char err[GL_ERRLEN * 4];
     if (metrics_serve(cfg->metrics_addr, err, sizeof err) != GL_OK) {
-        fprintf(stderr, "gpulog fleet: metrics: %s\n", err);
+        gl_say(GL_LOG_ERROR, "gpulog fleet: metrics: %s\n", err);
         return EXIT_IOERR;
     }
     d->ops = &fleet_stage;
@@ -180,7 +180,7 @@ static int fleet_setup(struct dctx *d, struct fleet_opts *o, const struct gpulog
                  (long long)o->conf.min_hosts, (long long)o->conf.min_gpus, cfg->fleet.group_by, metrics_port());
         return EXIT_OK;
     }
-    fprintf(stderr, "gpulog fleet: %s\n", err);
+    gl_say(GL_LOG_ERROR, "gpulog fleet: %s\n", err);
     return usage ? EXIT_USAGE : EXIT_IOERR;
 }
 

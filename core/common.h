@@ -141,6 +141,9 @@ int gl_parse_iso_ts(const char *s, size_t n, int64_t *out);
 int gl_parse_i64(const char *s, size_t n, int64_t *out);
 int gl_parse_double(const char *s, size_t n, double *out);
 /* The n ASCII digits at s as a number (n <= 9); 0 if one is not a digit. */
+/* Levenshtein distance of a and b (for "did you mean"); 99 when either is
+ * longer than 64 bytes. Pure. */
+size_t gl_edit_distance(const char *a, const char *b);
 int gl_parse_digits(const char *s, size_t n, int *out);
 
 #define GL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

@@ -210,25 +210,6 @@ void config_env_name(const char *path, char *out, size_t outlen)
 
 /* ----------------------------------------------------------- did you mean */
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64) return 99;
-    size_t prev[65], cur[65];
-    for (size_t j = 0; j <= lb; j++) prev[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t c = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            if (prev[j] + 1 < c) c = prev[j] + 1;
-            if (cur[j - 1] + 1 < c) c = cur[j - 1] + 1;
-            cur[j] = c;
-        }
-        memcpy(prev, cur, (lb + 1) * sizeof *prev);
-    }
-    return prev[lb];
-}
-
 const char *cfg_last_part(const char *p)
 {
     const char *d = strrchr(p, '.');
@@ -241,7 +222,7 @@ const char *cfg_suggest(const struct config_key *t, size_t n, const char *path)
     const char *best = NULL;
     size_t bestd = 99;
     for (size_t i = 0; i < n; i++) {
-        size_t d = edit_distance(path, t[i].path);
+        size_t d = gl_edit_distance(path, t[i].path);
         /* the right key put in the wrong section: brokers -> kafka.brokers */
         if (!strcmp(cfg_last_part(path), cfg_last_part(t[i].path))) d = d < 2 ? d : 2;
         if (d < bestd) { bestd = d; best = t[i].path; }

@@ -39,14 +39,6 @@ static enum gl_action rule_default(const char *id)
     return ACT_WATCH;
 }
 
-static uint32_t key_hash(const char *s, int code)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
-    if (code >= 0) h = (h ^ (uint32_t)code) * 16777619u;
-    return h;
-}
-
 /* Episodes of key on x within the 7 days before ts (x's history). */
 static int seen_before(const struct ent *x, uint32_t key, int64_t ts)
 {
@@ -79,7 +71,7 @@ enum gl_action action_choose(struct engine *e, struct ent *x, const struct rule_
     int sxid = code >= 0 && o->xid_key && o->xid_key[4] == 's';
     char xkey[24] = "";
     if (code >= 0) snprintf(xkey, sizeof xkey, "%s:%d", sxid ? "sxid" : "xid", code);
-    uint32_t hk = key_hash(code >= 0 ? xkey : rc->id, -1);
+    uint32_t hk = eng_name_hash(code >= 0 ? xkey : rc->id);
     int before = seen_before(x, hk, ts);
     remember(x, hk, ts);
     int u = code >= 0 ? user_action(e->prof, xkey) : -1;

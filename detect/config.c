@@ -345,10 +345,9 @@ static struct profile *compile(json_t *root, const struct ymarks *M, char *err, 
     p->sl_power = profile_slot(&p->slots, "gpu.power.usage", 0);
     p->sl_util = profile_slot(&p->slots, "gpu.utilization.gpu.pct", 0);
     p->sl_clock = profile_slot(&p->slots, "gpu.clock.streaming_multiprocessor_frequency", 0);
-    if (p->star) {
-        /* the built-in references must not be claimed as "*" series by accident:
-         * they are named slots and get no "*" rules */
-    }
+    p->sl_mask = -1;                       /* only when a rule reads it */
+    for (size_t s = 0; s < p->slots.n; s++)
+        if (!strcmp(p->slots.name[s], "gpu.throttling.reasons")) p->sl_mask = (int)s;
     return p;
 }
 

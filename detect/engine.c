@@ -509,11 +509,8 @@ static void host_labels(struct engine *e, struct host *h, const struct event *ev
     e->mem += o;
     e->mem -= h->labels_len;
     free(h->labels);
-    h->labels = NULL;
-    if (o) {
-        h->labels = xmalloc(o);
-        memcpy(h->labels, buf, o);
-    }
+    h->labels = xmalloc(o);
+    memcpy(h->labels, buf, o);
     h->labels_len = o;
 }
 
@@ -648,7 +645,7 @@ static void fold_add(struct engine *e, struct ent *x, const struct event *ev)
         if (bools & bit) {
             f->bools |= bit;
             if (!f->cnt[s] || v > f->sum[s]) f->sum[s] = v;
-        } else if (!strcmp(e->prof->slots.name[s], "gpu.throttling.reasons") && v >= 0 && v < 18446744073709551616.0) {
+        } else if (s == e->prof->sl_mask && v >= 0 && v < 18446744073709551616.0) {
             f->mask_or |= (uint64_t)v;
             f->sum[s] = (double)f->mask_or;
         } else {
@@ -671,7 +668,7 @@ static void fold_commit(struct engine *e, struct host *h, struct ent *x)
     for (uint64_t pres = f->present; pres; pres &= pres - 1) {
         int s = __builtin_ctzll(pres);
         uint64_t bit = 1ULL << s;
-        int or_slot = !(f->bools & bit) && !strcmp(e->prof->slots.name[s], "gpu.throttling.reasons");
+        int or_slot = !(f->bools & bit) && s == e->prof->sl_mask;
         if ((f->bools & bit) || or_slot || f->cnt[s] <= 1) { x->val[s] = f->sum[s]; continue; }
         double m = f->sum[s] / f->cnt[s];
         x->val[s] = (f->nonint & bit) ? m : floor(m + 0.5);

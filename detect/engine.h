@@ -41,6 +41,7 @@ struct profile {
     /* derived by profile_finish */
     int star;                         /* has rules on "*" */
     int sl_power, sl_util, sl_clock;  /* slots for the learned references */
+    int sl_mask;                      /* the slot of gpu.throttling.reasons (a bit mask: folded by OR), or -1 */
 };
 
 /* Loads a profile: the built-in one named builtin ("gpu" or "generic") when

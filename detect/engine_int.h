@@ -109,4 +109,13 @@ void eng_episode_id(const struct rule_cfg *rc, const struct ent *x, const char *
 void eng_judge(struct engine *e, const struct rule_cfg *rc, struct ent *x, const char *metric,
                unsigned char *inst, int64_t ts, struct det_ctx *cx);
 
+/* A 32-bit hash (FNV-1a) of a rule id or an Xid key, as snapshots keep an
+ * incident's rules and a GPU's episode history. Pure. */
+static inline uint32_t eng_name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
 #endif

@@ -17,18 +17,11 @@
 
 #define INC_HOLD_MS 120000LL   /* quiet time after the last episode before the incident is over */
 
-static uint32_t rule_hash(const char *id)
-{
-    uint32_t h = 2166136261u;
-    for (; *id; id++) h = (h ^ (unsigned char)*id) * 16777619u;
-    return h;
-}
-
 /* The rule of the current profile with hash h, or NULL (changed by a reload). */
 static const struct rule_cfg *rule_of(const struct engine *e, uint32_t h)
 {
     for (size_t i = 0; i < e->prof->nrules; i++)
-        if (rule_hash(e->prof->rules[i].id) == h) return &e->prof->rules[i];
+        if (eng_name_hash(e->prof->rules[i].id) == h) return &e->prof->rules[i];
     return NULL;
 }
 
@@ -164,7 +157,7 @@ void inc_note(struct engine *e, struct ent *x, int type, const struct rule_cfg *
             in->act_why[0] = '\0';
         }
         in->open_eps++;
-        uint32_t h = rule_hash(rc->id);
+        uint32_t h = eng_name_hash(rc->id);
         unsigned i = 0;
         while (i < in->nrules && in->rule_hash[i] != h) i++;
         if (i == in->nrules) {

@@ -286,7 +286,15 @@ int col_time_value(const char *s, size_t n, int64_t *out)
 }
 
 
-int col_gpu_index_of(struct col_gpuids *m, const char *s, size_t n)
+void col_gpuids_learn(struct col_gpuids *m, int col, int has_time)
+{
+    m->col = col;
+    m->one = has_time;
+    m->row = 0;
+}
+
+/* The index of GPU id s (n bytes), numbered if new; -1 past 4096 GPUs. */
+static int gpu_index_of(struct col_gpuids *m, const char *s, size_t n)
 {
     for (size_t i = 0; i < m->n; i++)
         if (strlen(m->id[i]) == n && !memcmp(m->id[i], s, n)) return (int)i;
@@ -294,6 +302,14 @@ int col_gpu_index_of(struct col_gpuids *m, const char *s, size_t n)
     m->id = xrealloc(m->id, (m->n + 1) * sizeof *m->id);
     m->id[m->n] = xstrndup(s, n);
     return (int)m->n++;
+}
+
+int col_gpuids_row(struct col_gpuids *m, const char *s, size_t n)
+{
+    int g = m->one ? 0 : m->row;
+    if (s) g = gpu_index_of(m, s, n);
+    m->row++;
+    return g;
 }
 
 void col_gpuids_free(struct col_gpuids *m)

@@ -123,15 +123,23 @@ void col_keys_free(struct col_keys *c);
  * Enabled/Disabled, On/Off, 1/0 (any case). 1 and *b on success. Pure. */
 int col_parse_bool(const char *s, size_t n, int *b);
 
-/* The GPUs of a table that names them by UUID or PCI bus id only (no index
- * column), numbered 0, 1, ... by first appearance (nvidia-smi lists them by
- * index); at most 4096. */
+/* The GPUs of a table about GPUs with no GPU index column: named by UUID or
+ * PCI bus id, numbered 0, 1, ... by first appearance (nvidia-smi lists them
+ * by index; at most 4096); else with a time column one GPU (a single-GPU
+ * log); else the rows since the header, in order (one poll a header). */
 struct col_gpuids {
     char **id;
     size_t n;
+    int col;    /* -1: the table has a GPU column (or is not about GPUs); the id column; or ncols */
+    int one;    /* col == ncols with a time column: one GPU, index 0 */
+    int row;    /* rows since the header */
 };
-/* The index of GPU id s (n bytes), numbered if new; -1 past 4096 GPUs. */
-int col_gpu_index_of(struct col_gpuids *m, const char *s, size_t n);
+/* Sets the id column (col, -1 or ncols as above) and whether the table has a
+ * time column, and starts the row count. */
+void col_gpuids_learn(struct col_gpuids *m, int col, int has_time);
+/* The gpu.index of the next row, whose id column holds s (n bytes; s NULL
+ * when the row has none); -1 past 4096 GPUs. Counts the row. */
+int col_gpuids_row(struct col_gpuids *m, const char *s, size_t n);
 /* Frees the ids m holds and empties it. */
 void col_gpuids_free(struct col_gpuids *m);
 

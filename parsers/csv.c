@@ -329,13 +329,11 @@ static int csv_row(struct parser *p, struct csvp *c, const struct line_src *src,
         ev->ts_ms = ts;
         if (host) ev->host = host;
         if (gpu >= 0) event_add_int(ev, "gpu.index", gpu);
-        else if (c->lone_gpu >= 0 && !c->ngpus) {
+        else if (c->gpuids.col >= 0 && !c->ngpus) {
             /* a GPU table without a GPU column: one GPU, or its uuid / bus id numbered */
-            int g = c->lone_time ? 0 : c->row_no;
-            if (c->lone_gpu < k && !csv_missing(c->tok[c->lone_gpu], c->tl[c->lone_gpu]))
-                g = col_gpu_index_of(&c->gpuids, c->tok[c->lone_gpu], c->tl[c->lone_gpu]);
+            int l = c->gpuids.col, has = l < k && !csv_missing(c->tok[l], c->tl[l]);
+            int g = col_gpuids_row(&c->gpuids, has ? c->tok[l] : NULL, has ? c->tl[l] : 0);
             if (g >= 0) event_add_int(ev, "gpu.index", g);
-            c->row_no++;
         }
         if (csv_row_values(p, c, ev, k, gpu) != GL_OK) return GL_ERROR;
         if (gpu < 0 && c->ngpus && ev->nf == 0) continue;   /* a wide row's columns of no GPU: none */

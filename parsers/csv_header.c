@@ -239,7 +239,7 @@ static void learn_gpus(struct csvp *c, int k)
 int csv_learn(struct parser *p, struct csvp *c, const struct line_src *src, const char *s, size_t n)
 {
     if (c->have_header && c->hdr && c->hdr_len == n && !memcmp(c->hdr, s, n)) {
-        c->row_no = 0;                       /* the header again (looped output): a new poll */
+        c->gpuids.row = 0;                   /* the header again (looped output): a new poll */
         return GL_DECLINED;
     }
     int k = csv_split(c, s, n);
@@ -287,7 +287,6 @@ int csv_learn(struct parser *p, struct csvp *c, const struct line_src *src, cons
     learn_gpus(c, k);
     /* a table about GPUs that names none: one GPU (a single-GPU query log), or
      * the GPUs its uuid / bus id column tells apart */
-    c->lone_gpu = -1;
     int have_gpu = 0, id_col = -1;
     for (int i = 0; i < k; i++) {
         if (c->cols[i].kind == C_GPU) have_gpu = 1;
@@ -295,9 +294,7 @@ int csv_learn(struct parser *p, struct csvp *c, const struct line_src *src, cons
             (!strcmp(c->cols[i].key, "gpu.uuid") || !strcmp(c->cols[i].key, "gpu.pci.bus_id")))
             id_col = i;
     }
-    if (gpu_table && !have_gpu) c->lone_gpu = id_col >= 0 ? id_col : k;
-    c->lone_time = time_idx >= 0;
-    c->row_no = 0;
+    col_gpuids_learn(&c->gpuids, gpu_table && !have_gpu ? (id_col >= 0 ? id_col : k) : -1, time_idx >= 0);
     learn_long(c, k, have_gpu || time_idx >= 0);
     c->long_gpu = have_gpu;
     tell_unrecognised(c, k, res, gpu_table, src);

@@ -53,12 +53,7 @@ struct csvp {
     size_t hostcap;
     int *gpus;               /* a wide header's GPUs, ascending (ngpus of them; 0: not wide) */
     int ngpus;
-    int lone_gpu;            /* a table about GPUs with no GPU column: -1 none; else the column naming the
-                              * GPU by uuid / bus id (numbered by gpuids), or ncols: see lone_time */
-    int lone_time;           /* lone_gpu == ncols with a time column: one GPU, index 0; without one, the
-                              * rows since the header are the GPUs of one poll, in order (row_no) */
-    int row_no;
-    struct col_gpuids gpuids;
+    struct col_gpuids gpuids; /* a table about GPUs with no GPU column: which GPU a row is */
     int field_col, value_col;   /* a long table's field-name and value columns (-1: not long) */
     int long_gpu;               /* the long table has a GPU column */
     struct col_keys *keys;      /* the field names of a long table, recognised once (allocated when long) */

@@ -1,5 +1,7 @@
 /* fieldname.c - see fieldname.h. */
 #include "fieldname.h"
+#include "parser.h"
+#include "../core/common.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -505,35 +507,13 @@ int fn_field_by_key(const char *key, struct fn_result *r)
     return 0;
 }
 
-/* Levenshtein distance of a and b, capped at 99 (both short). */
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 60 || lb > 60) return 99;
-    int d[61];
-    for (size_t j = 0; j <= lb; j++) d[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int prev = d[0];
-        d[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int t = d[j];
-            int c = prev + (a[i - 1] != b[j - 1]);
-            if (d[j] + 1 < c) c = d[j] + 1;
-            if (d[j - 1] + 1 < c) c = d[j - 1] + 1;
-            d[j] = c;
-            prev = t;
-        }
-    }
-    return d[lb];
-}
-
 const char *fn_suggest_key(const char *key)
 {
     const char *best = NULL;
-    int bd = 99;
+    size_t bd = 99;
     for (size_t i = 0; i < sizeof concepts / sizeof concepts[0]; i++) {
         if (!concepts[i].key) continue;
-        int d = edit_distance(key, concepts[i].key);
+        size_t d = gl_edit_distance(key, concepts[i].key);
         if (d < bd) { bd = d; best = concepts[i].key; }
     }
     /* a name that means the field ("gpu_temp"): its field */
@@ -551,22 +531,6 @@ const char *fn_suggest_key(const char *key)
 /* The user's column map: each column's name in normal form and its field. */
 static struct { char col[FN_MAP_COL + 1]; char key[FN_MAP_COL + 1]; } fn_map[FN_MAP_MAX];
 static size_t fn_nmap;
-
-/* s (n bytes) in normal form: lower case, runs of other bytes as one '_',
- * none at the ends. Writes at most cap - 1 bytes and a NUL; the length. */
-static size_t norm_col(const char *s, size_t n, char *out, size_t cap)
-{
-    size_t o = 0;
-    int us = 1;
-    for (size_t i = 0; i < n && o + 1 < cap; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (isalnum(c)) { out[o++] = (char)tolower(c); us = 0; }
-        else if (!us) { out[o++] = '_'; us = 1; }
-    }
-    while (o && out[o - 1] == '_') o--;
-    out[o] = '\0';
-    return o;
-}
 
 int fn_map_set(const char *const *pairs, size_t n, char *err, size_t errlen)
 {
@@ -590,7 +554,7 @@ int fn_map_set(const char *const *pairs, size_t n, char *err, size_t errlen)
                      sug ? " (did you mean " : "", sug ? sug : "", sug ? "?)" : "");
             return -1;
         }
-        if (!norm_col(pairs[i], (size_t)(eq - pairs[i]), fn_map[fn_nmap].col, sizeof fn_map[fn_nmap].col)) {
+        if (!name_norm(pairs[i], (size_t)(eq - pairs[i]), fn_map[fn_nmap].col, sizeof fn_map[fn_nmap].col)) {
             snprintf(err, errlen, "--map '%.60s': the column has no letter or digit", pairs[i]);
             return -1;
         }
@@ -604,7 +568,7 @@ int fn_map_lookup(const char *s, size_t n, struct fn_result *r)
 {
     if (!fn_nmap) return 0;
     char nm[FN_MAP_COL + 1];
-    if (n > 4 * FN_MAP_COL || !norm_col(s, n, nm, sizeof nm)) return 0;
+    if (n > 4 * FN_MAP_COL || !name_norm(s, n, nm, sizeof nm)) return 0;
     for (size_t i = 0; i < fn_nmap; i++)
         if (!strcmp(fn_map[i].col, nm)) {
             if (!fn_field_by_key(fn_map[i].key, r)) return 0;

@@ -482,20 +482,25 @@ int event_add_bus_id(struct event *ev, const char *s, size_t n)
     return 1;
 }
 
+size_t name_norm(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t o = 0;
+    int last_us = 1;
+    for (size_t i = 0; i < n && o + 1 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (isalnum(c)) { out[o++] = (char)tolower(c); last_us = 0; }
+        else if (!last_us) { out[o++] = '_'; last_us = 1; }
+    }
+    while (o && out[o - 1] == '_') o--;
+    if (cap) out[o] = '\0';
+    return o;
+}
+
 char *name_sanitize(const char *prefix, const char *s, size_t n)
 {
     size_t pl = prefix ? strlen(prefix) : 0;
     char *out = xmalloc(pl + n + 2);   /* n == 0 still writes "_" and NUL */
     memcpy(out, prefix, pl);
-    size_t o = pl;
-    int last_us = 1;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (isalnum(c)) { out[o++] = (char)tolower(c); last_us = 0; }
-        else if (!last_us) { out[o++] = '_'; last_us = 1; }
-    }
-    while (o > pl && out[o - 1] == '_') o--;
-    if (o == pl) out[o++] = '_';
-    out[o] = '\0';
+    if (!name_norm(s, n, out + pl, n + 2)) strcpy(out + pl, "_");
     return out;
 }

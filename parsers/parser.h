@@ -160,8 +160,12 @@ int event_add_bus_id(struct event *ev, const char *s, size_t n);
  * parser_fields_dropped and parser_bus_ids_unread, and said (the first 20). */
 int event_add_bus_id_said(struct event *ev, const char *s, size_t n);
 uint64_t parser_bus_ids_unread(void);
-/* Lower-cases and turns runs of non-alphanumerics into '_' (for metric names).
- * Returns a new string. */
+/* The normal form of a name: lower case, runs of other bytes as one '_',
+ * none at the ends; at most cap - 1 bytes and a NUL into out. Its length
+ * (0 for a name without a letter or digit). Pure. */
+size_t name_norm(const char *s, size_t n, char *out, size_t cap);
+/* prefix + name_norm of s (n bytes), "_" for an empty one (for metric
+ * names). Returns a new string. */
 char *name_sanitize(const char *prefix, const char *s, size_t n);
 
 /* Parses a decimal integer (optional leading '-', at most 18 digits, nothing

@@ -48,11 +48,7 @@ struct qcsv {
     int have_header;
     char *hdr;             /* text of the current header, to skip repeats */
     size_t hdr_len;
-    int lone_gpu;          /* no index column: -1 (there is one); the uuid / bus id column; ncols: see below */
-    int lone_time;         /* with lone_gpu == ncols: a time column, so one GPU; else the rows since the
-                            * header are the GPUs of one poll, in order (row_no) */
-    int row_no;
-    struct col_gpuids gpuids;
+    struct col_gpuids gpuids; /* no index column: which GPU a row is */
 };
 
 /* Alternative spellings accepted by --query-gpu / --query-compute-apps,
@@ -375,7 +371,7 @@ static int q_kind_of(const struct fn_result *r, struct qcol *c)
 static int q_learn(struct parser *p, struct qcsv *q, const char *s, size_t n)
 {
     if (q->have_header && q->hdr && q->hdr_len == n && !memcmp(q->hdr, s, n)) {
-        q->row_no = 0;                      /* the same header again (looped output): a new poll */
+        q->gpuids.row = 0;                  /* the same header again (looped output): a new poll */
         return GL_DECLINED;
     }
     size_t k = q_split(q, s, n, has_comma_space(s, n));
@@ -443,18 +439,15 @@ static int q_learn(struct parser *p, struct qcsv *q, const char *s, size_t n)
      * first appearance; else with a time column one GPU (a single-GPU log);
      * else (one poll a header) the rows since the header, in order -- not for
      * the compute-apps query, whose rows are processes */
-    q->lone_gpu = (int)k;
-    int id_col = -1;
+    int lone = (int)k, id_col = -1, has_time = 0;
     for (size_t i = 0; i < k; i++) {
         const struct qcol *c = &q->cols[i];
+        if (c->kind == Q_TS) has_time = 1;
         if (c->kind == Q_SKIP || !c->key) continue;
-        if (!strcmp(c->key, "gpu.index") || !strcmp(c->key, "process.pid")) q->lone_gpu = -1;
+        if (!strcmp(c->key, "gpu.index") || !strcmp(c->key, "process.pid")) lone = -1;
         if (id_col < 0 && (!strcmp(c->key, "gpu.uuid") || !strcmp(c->key, "gpu.pci.bus_id"))) id_col = (int)i;
     }
-    if (q->lone_gpu >= 0 && id_col >= 0) q->lone_gpu = id_col;
-    q->lone_time = 0;
-    for (size_t i = 0; i < k; i++) if (q->cols[i].kind == Q_TS) q->lone_time = 1;
-    q->row_no = 0;
+    col_gpuids_learn(&q->gpuids, lone >= 0 && id_col >= 0 ? id_col : lone, has_time);
     q->have_header = 1;
     free(q->hdr);
     q->hdr = xstrndup(s, n);
@@ -496,12 +489,11 @@ static int q_row(struct parser *p, struct qcsv *q, const struct line_src *src,
                  const char *line, size_t len, size_t k)
 {
     struct event *ev = parser_begin(p, src, "metric", "gpu.query", line, len, 0);
-    if (q->lone_gpu >= 0) {
-        int g = q->lone_time ? 0 : q->row_no;
-        if ((size_t)q->lone_gpu < k && !value_is_missing(q->tok[q->lone_gpu], q->tl[q->lone_gpu]))
-            g = col_gpu_index_of(&q->gpuids, q->tok[q->lone_gpu], q->tl[q->lone_gpu]);
+    if (q->gpuids.col >= 0) {
+        size_t l = (size_t)q->gpuids.col;
+        int has = l < k && !value_is_missing(q->tok[l], q->tl[l]);
+        int g = col_gpuids_row(&q->gpuids, has ? q->tok[l] : NULL, has ? q->tl[l] : 0);
         if (g >= 0) event_add_int(ev, "gpu.index", g);
-        q->row_no++;
     }
     for (size_t i = 0; i < k; i++) {
         const struct qcol *c = &q->cols[i];
