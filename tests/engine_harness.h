@@ -20,6 +20,16 @@ static inline struct profile *prof_of(const char *json)
     return p;
 }
 
+/* The built-in profile name ("gpu", "generic"; caller frees with
+ * profile_free), or NULL with the error printed. */
+static inline struct profile *prof_builtin(const char *name)
+{
+    char err[256];
+    struct profile *p = profile_load(NULL, name, err, sizeof err);
+    if (!p) printf("  profile %s: %s\n", name, err);
+    return p;
+}
+
 /* Feeds one metric sample of host/gpu (gpu < 0: none) at ms milliseconds
  * after T0 as input partition tag, the pairs key (const char *), value
  * (double) in ap up to a NULL key. */

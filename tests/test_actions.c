@@ -111,20 +111,12 @@ static void xid(struct engine *e, int64_t ms, int code, const char *bus, int pid
     event_free(&ev);
 }
 
-static struct profile *gpu_profile(void)
-{
-    char err[256];
-    struct profile *p = profile_load(NULL, "gpu", err, sizeof err);
-    if (!p) printf("  %s\n", err);
-    return p;
-}
-
 /* An Xid 79 on a GPU running a named process: one incident, drain and
  * reset (the catalog's action), the process named, the rack kept; a second
  * Xid 79 on it within a week: drain and send for repair, said why. */
 TEST(xid79_with_a_process)
 {
-    struct profile *p = gpu_profile();
+    struct profile *p = prof_builtin("gpu");
     if (!p) { CHECK(0); return; }
     struct recs c = { 0 };
     struct engine *e = engine_new(p, rec_emit, &c);
@@ -178,7 +170,7 @@ TEST(xid79_with_a_process)
 /* A thermal incident with the fans at 100 %: check cooling. */
 TEST(thermal_incident_check_cooling)
 {
-    struct profile *p = gpu_profile();
+    struct profile *p = prof_builtin("gpu");
     if (!p) { CHECK(0); return; }
     struct recs c = { 0 };
     struct engine *e = engine_new(p, rec_emit, &c);
@@ -231,7 +223,7 @@ TEST(user_action_table)
  * ENT_PROCS of them: memory does not grow with it. */
 TEST(process_table_is_bounded)
 {
-    struct profile *p = gpu_profile();
+    struct profile *p = prof_builtin("gpu");
     if (!p) { CHECK(0); return; }
     struct recs c = { 0 };
     struct engine *e = engine_new(p, rec_emit, &c);

@@ -46,21 +46,13 @@ static void row(struct engine *e, int gpu, int64_t ms, uint64_t same_as, ...)
     event_free(&ev);
 }
 
-static struct profile *gpu_profile(void)
-{
-    char err[256];
-    struct profile *p = profile_load(NULL, "gpu", err, sizeof err);
-    if (!p) printf("  %s\n", err);
-    return p;
-}
-
 /* 11 minutes of a V100 at 10 rows a second with whole-second epoch stamps:
  * no row is a duplicate, nine of ten are folded, one sample a second; a
  * repeated row (same id) is the only duplicate; the folded value is the
  * rows' mean, an integer when they all were. */
 TEST(rows_within_one_stamp_are_folded)
 {
-    struct profile *p = gpu_profile();
+    struct profile *p = prof_builtin("gpu");
     if (!p) { CHECK(0); return; }
     struct cap c;
     struct engine *e = cap_engine(&c, p);
@@ -112,7 +104,7 @@ TEST(folded_value_is_the_mean)
  * began. Without folding, 10 samples at 4 Hz are 2.5 s. */
 TEST(fast_sampling_keeps_documented_durations)
 {
-    struct profile *p = gpu_profile();
+    struct profile *p = prof_builtin("gpu");
     if (!p) { CHECK(0); return; }
     struct cap c;
     struct engine *e = cap_engine(&c, p);
@@ -135,7 +127,7 @@ TEST(fast_sampling_keeps_documented_durations)
  * 5, none elsewhere, none before its documented 30 s. */
 TEST(hot_gpu_among_peers_at_4hz)
 {
-    struct profile *p = gpu_profile();
+    struct profile *p = prof_builtin("gpu");
     if (!p) { CHECK(0); return; }
     struct cap c;
     struct engine *e = cap_engine(&c, p);
@@ -225,7 +217,7 @@ TEST(peers_are_of_one_model)
     static const double temp[8] = { 60, 61, 60, 62, 81, 60, 61, 60 }, util[8] = { 100, 100, 100, 100, 100, 100, 100, 100 },
                         power[8] = { 300, 300, 300, 300, 300, 300, 300, 300 };
     for (int k = 0; k < 2; k++) {
-        struct profile *p = gpu_profile();
+        struct profile *p = prof_builtin("gpu");
         if (!p) { CHECK(0); return; }
         struct cap c;
         struct engine *e = cap_engine(&c, p);
@@ -247,7 +239,7 @@ TEST(peers_are_at_the_same_load)
     static const double temp[8] = { 60, 60, 60, 60, 60, 60, 60, 60 };
     double util[8] = { 100, 100, 100, 55, 100, 100, 100, 100 }, power[8] = { 300, 300, 300, 200, 300, 300, 300, 300 };
     for (int k = 0; k < 2; k++) {
-        struct profile *p = gpu_profile();
+        struct profile *p = prof_builtin("gpu");
         if (!p) { CHECK(0); return; }
         struct cap c;
         struct engine *e = cap_engine(&c, p);

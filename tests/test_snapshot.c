@@ -41,14 +41,6 @@ static void feed(struct engine *e, int64_t from, int64_t to)
                        280.0 + (double)((s * 13 + g * 5) % 40));
 }
 
-static struct profile *gpu_profile(void)
-{
-    char err[256];
-    struct profile *p = profile_load(NULL, "gpu", err, sizeof err);
-    if (!p) printf("  profile: %s\n", err);
-    return p;
-}
-
 /* An engine of profile p fed up to secs, and its snapshot (offset 1) in snap. */
 static struct engine *fed_engine(struct profile *p, int64_t secs, struct buf *snap)
 {
@@ -64,7 +56,7 @@ static struct engine *fed_engine(struct profile *p, int64_t secs, struct buf *sn
  * on to 1200 s with the same records; a cold engine re-opens the episode. */
 TEST(round_trip_goes_on_warm)
 {
-    struct profile *p = gpu_profile();
+    struct profile *p = prof_builtin("gpu");
     if (!p) { CHECK(0); return; }
     struct buf ra, rb, rc, snap;
     buf_init(&ra); buf_init(&rb); buf_init(&rc); buf_init(&snap);
@@ -180,7 +172,7 @@ TEST(round_trip_keeps_the_open_incident)
  * the partition left empty, other partitions untouched. */
 TEST(corrupted_and_truncated_refused)
 {
-    struct profile *p = gpu_profile();
+    struct profile *p = prof_builtin("gpu");
     if (!p) { CHECK(0); return; }
     struct buf snap;
     struct engine *a = fed_engine(p, 300, &snap);
@@ -216,7 +208,7 @@ TEST(corrupted_and_truncated_refused)
  * CRC): refused or taken, never a crash, and the engine keeps working. */
 TEST(crafted_payload_never_crashes)
 {
-    struct profile *p = gpu_profile();
+    struct profile *p = prof_builtin("gpu");
     if (!p) { CHECK(0); return; }
     struct buf snap;
     struct engine *a = fed_engine(p, 200, &snap);
@@ -259,7 +251,7 @@ TEST(crafted_payload_never_crashes)
  * format version is refused with that reason, never applied. */
 TEST(other_profile_or_format_refused)
 {
-    struct profile *p = gpu_profile();
+    struct profile *p = prof_builtin("gpu");
     char err[256];
     struct profile *q = profile_from_json("{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.high\",\"params\":{\"high\":90}}]}",
                                           strlen("{\"extends\":\"gpu\",\"rules\":[{\"id\":\"gpu.temp.high\",\"params\":{\"high\":90}}]}"),
@@ -310,7 +302,7 @@ static unsigned char *gpu_rule_state(struct engine *e, struct ent *x, const char
  * with a reason; at INT64_MIN + 1 and 2^60 too; 2^53 is taken. */
 TEST(times_out_of_range_refused)
 {
-    struct profile *p = gpu_profile();
+    struct profile *p = prof_builtin("gpu");
     if (!p) { CHECK(0); return; }
     static const char *const what[] = { "GPU last sample", "GPU clock step", "series last sample", "window base",
                                         "host block", "incident start", "episode start", "idle_power state" };
@@ -386,7 +378,7 @@ TEST(bytes_per_gpu)
     FILE *f = fopen("data/demo/dgx-07.dmon.txt", "rb");
     CHECK(f != NULL);
     if (!f) return;
-    struct profile *p = gpu_profile();
+    struct profile *p = prof_builtin("gpu");
     struct engine *e = engine_new(p, NULL, NULL);
     struct parser *ps = parser_new(&parser_dmon, feed_event, e);
     struct line_src src = { .host = "dgx-07", .path = "dmon", .source = "dmon", .now_ms = T0 };
