@@ -23,6 +23,10 @@ rows() {   # rows FIRST N: dmon rows numbered by their second
 count() { local n; n=$(grep -c '"event.kind":"metric"' "$1" 2>/dev/null); echo "${n:-0}"; }
 distinct_ids() { sed -n 's/.*"event.id":"\([^"]*\)".*/\1/p' "$@" | sort -u | wc -l; }
 distinct_rows() { sed -n 's/.*"@timestamp":"\([^"]*\)".*/\1/p' "$@" | sort -u | wc -l; }
+once() {   # once DIR FILES N: one collect --once of FILES, state in DIR/st, events to DIR/outN.ndjson, stderr DIR/errN
+  "$GPULOG" collect --once --host h --tz UTC --file "$2" --state-dir "$1/st" --output "$1/out$3.ndjson" \
+    --metrics-addr '' 2> "$1/err$3"
+}
 
 # ---- cronolog: current -> gpu.20250101, then -> gpu.20250102
 C=$tmp/cron; mkdir -p "$C/logs"
@@ -42,49 +46,41 @@ check_eq "cronolog: 150 distinct rows" "$(distinct_rows "$C/out.ndjson")" 150
 check_eq "cronolog: 150 distinct event ids" "$(distinct_ids "$C/out.ndjson")" 150
 # a restart reads nothing again either, and a line added to the current file is read once
 { rows 150 1; } >> "$C/logs/gpu.20250102"
-"$GPULOG" collect --once --host h --tz UTC --file "$C/logs/*" --state-dir "$C/st" --output "$C/out2.ndjson" \
-  --metrics-addr '' 2> "$C/err2"
+once "$C" "$C/logs/*" 2
 check_eq "cronolog, restart: only the new line" "$(count "$C/out2.ndjson")" 1
 
 # ---- hard links: x.log and y.log one file; x.log followed, deleted, restart
 H=$tmp/hard; mkdir -p "$H/logs"
 { hdr; rows 0 100; } > "$H/logs/x.log"
 ln "$H/logs/x.log" "$H/logs/y.log"
-"$GPULOG" collect --once --host h --tz UTC --file "$H/logs/*.log" --state-dir "$H/st" --output "$H/out1.ndjson" \
-  --metrics-addr '' 2> "$H/err1"
+once "$H" "$H/logs/*.log" 1
 check_eq "hard links: one file read once" "$(count "$H/out1.ndjson")" 100
 rm "$H/logs/x.log"
-"$GPULOG" collect --once --host h --tz UTC --file "$H/logs/*.log" --state-dir "$H/st" --output "$H/out2.ndjson" \
-  --metrics-addr '' 2> "$H/err2"
+once "$H" "$H/logs/*.log" 2
 check_eq "hard link deleted, restart: nothing sent again" "$(count "$H/out2.ndjson")" 0
 grep -q 'another name of a file read before' "$H/err2"
 check "hard link deleted, restart: the resume is said" $? "$(grep -v level=info "$H/err2" | head -n 3)"
 rows 100 2 >> "$H/logs/y.log"
-"$GPULOG" collect --once --host h --tz UTC --file "$H/logs/*.log" --state-dir "$H/st" --output "$H/out3.ndjson" \
-  --metrics-addr '' 2> "$H/err3"
+once "$H" "$H/logs/*.log" 3
 check_eq "then two new lines under the other name: two events" "$(count "$H/out3.ndjson")" 2
 
 # ---- by name: --file a.log, then a.log is gone and --file b.log (a hard link) names it
 N=$tmp/named; mkdir -p "$N"
 { hdr; rows 0 20; } > "$N/a.log"
 ln "$N/a.log" "$N/b.log"
-"$GPULOG" collect --once --host h --tz UTC --file "$N/a.log" --state-dir "$N/st" --output "$N/out1.ndjson" \
-  --metrics-addr '' 2> /dev/null
+once "$N" "$N/a.log" 1
 rm "$N/a.log"
-"$GPULOG" collect --once --host h --tz UTC --file "$N/b.log" --state-dir "$N/st" --output "$N/out2.ndjson" \
-  --metrics-addr '' 2> /dev/null
+once "$N" "$N/b.log" 2
 check_eq "--file of another name of a file read before: nothing again" "$(count "$N/out2.ndjson")" 0
 
 # ---- another content under an inode seen before is another file
 R=$tmp/reuse; mkdir -p "$R"
 { hdr; rows 0 20; } > "$R/a.log"
-"$GPULOG" collect --once --host h --tz UTC --file "$R/a.log" --state-dir "$R/st" --output "$R/out1.ndjson" \
-  --metrics-addr '' 2> /dev/null
+once "$R" "$R/a.log" 1
 # b.log takes a.log's inode (a.log renamed onto it) but holds other lines
 { hdr; rows 500 30; } > "$R/new"
 ln "$R/a.log" "$R/b.log"; rm "$R/a.log"
 cat "$R/new" > "$R/b.log"   # same inode, rewritten: other content
-"$GPULOG" collect --once --host h --tz UTC --file "$R/b.log" --state-dir "$R/st" --output "$R/out2.ndjson" \
-  --metrics-addr '' 2> /dev/null
+once "$R" "$R/b.log" 2
 check_eq "same inode, other content: read from its start" "$(count "$R/out2.ndjson")" 30
 finish
