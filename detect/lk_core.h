@@ -22,7 +22,7 @@
  * lk_pot): their rate, the mean and variance of their excess, their count. */
 struct lk_peaks { float rate, mean, var, n; };
 
-/* State of the plain predictor and of the surprise distribution (200 bytes). */
+/* State of the plain predictor and of the surprise distribution (264 bytes). */
 struct lk_st {
     double level, trend, scale;   /* predictor and typical absolute error */
     double mu, var;               /* long-run moments of the surprise */
@@ -47,6 +47,17 @@ struct lk_st {
     uint8_t rn;                   /* length of that run */
     int8_t rsign;                 /* its side: +1 above, -1 below, 0 none */
     uint16_t xgap;                /* samples since the last one beyond `tail` (saturates) */
+    struct lk_cf {                /* the confirming view (lk_confirm): */
+        double prev;              /* the last value */
+        float mae;                /* mean absolute change between samples */
+        float mu, var;            /* long-run moments of the averaged raw score */
+        float ptail, px, ppred, psc; /* a pending verdict: its tail, value, prediction, typical error */
+        uint32_t nerr, nm;        /* changes seen; averages learnt */
+        uint16_t seen;            /* samples since the view last found a sample unlikely (saturates) */
+        uint16_t sum;             /* sum of raw[] */
+        uint8_t raw[10];          /* the last LK_CF_AVG raw scores (1/255) */
+        uint8_t pend, pkind;      /* samples a verdict waits for confirmation; its kind */
+    } cf;
 };
 
 /* The likelihood parameters, first in every detector that uses lk_core
@@ -64,8 +75,10 @@ struct lk_st {
     { "drift", 32, 0, 1e9, 0, "samples averaged into the signed error that reveals a drift the predictor follows (0 = off)" }, \
     { "peaks", 100, 0, DET_PARAM_MAX, 0, "peaks of the deviate over its 1 % point before their own tail (generalised Pareto) may make verdicts rarer on a heavy-tailed series; also their memory (0 = off)" }, \
     { "tail_s", 5, 0, 1e9, 0, "`tail` is per sample for series sampled this many seconds apart or slower; a faster one is judged with tail x interval / tail_s, so its alarms per hour do not grow with the sampling rate (0 = off)" }, \
-    { "cal", 10, 0, 1e9, 0, "weight, in excursions, of what `tail` promises against the series' own excursions beyond it (their rate and how far they reach over `long` samples), which make verdicts rarer on a series that does not keep that promise (0 = off)" }
-enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK_PEAKS, LK_TAIL_S, LK_CAL, LK__COUNT };
+    { "cal", 10, 0, 1e9, 0, "weight, in excursions, of what `tail` promises against the series' own excursions beyond it (their rate and how far they reach over `long` samples), which make verdicts rarer on a series that does not keep that promise (0 = off)" }, \
+    { "confirm", 0, 0, 250, DP_WHOLE, "a verdict opens an episode only when a second, independent view (the anomaly likelihood of the change between samples, Ahmad et al. 2017) finds a sample unlikely within this many samples before it or after it, or when it is 10^4 times rarer than `tail` (0 = off; the generic profile: 20)" }, \
+    { "confirm_tail", 3e-2, 0, 1, DP_LO_OPEN | DP_HI_OPEN, "the confirming view finds a sample unlikely when the average change score of the last 10 samples is this unlikely under its long-run distribution" }
+enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK_PEAKS, LK_TAIL_S, LK_CAL, LK_CONFIRM, LK_CONFIRM_TAIL, LK__COUNT };
 
 /* A prediction of one sample: value, prediction, error, typical error, and
  * the error whose slow average reveals a drift (derr: the error itself for

@@ -2,6 +2,7 @@
  * lifecycle, out-of-order and duplicate samples, deterministic ids (the
  * "ends only when the condition is gone" cases are test_episode_end.c). */
 #include "lk_harness.h"
+#include "../detect/lk_core.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -419,7 +420,7 @@ TEST(likelihood_calibrated_quiet_on_noise_and_trend_scale_free)
     CHECK(at1400);
     CHECK(!c.out.p || (strstr(c.out.p, "nan") == NULL && strstr(c.out.p, "inf") == NULL));
     cap_done(e, p, &c);
-    CHECK(det_likelihood.state_size <= 200);
+    CHECK(det_likelihood.state_size <= 264);
 }
 
 TEST(likelihood_learns_counts_after_a_run_of_zeros)
@@ -745,6 +746,23 @@ TEST(config_extends_override_and_errors)
     CHECK(profile_from_json(bad2, strlen(bad2), err, sizeof err) == NULL);
     struct profile *g = profile_load(NULL, "generic", err, sizeof err);
     CHECK(g != NULL && g->star);
+    profile_free(g);
+    /* a rule given another detector starts from that detector's defaults:
+     * the generic rule's `confirm` is the seasonal detector's, not zscore's;
+     * with the same detector the params merge (confirm kept, tail set) */
+    const char *other = "{\"extends\":\"generic\",\"rules\":[{\"id\":\"metric.likelihood\",\"detector\":\"zscore\"}]}";
+    g = profile_from_json(other, strlen(other), err, sizeof err);
+    CHECK(g != NULL);
+    if (!g) printf("  %s\n", err);
+    profile_free(g);
+    const char *same = "{\"extends\":\"generic\",\"rules\":[{\"id\":\"metric.likelihood\",\"detector\":\"seasonal\",\"params\":{\"tail\":1e-4}}]}";
+    g = profile_from_json(same, strlen(same), err, sizeof err);
+    CHECK(g != NULL);
+    for (size_t i = 0; g && i < g->nrules; i++)
+        if (!strcmp(g->rules[i].id, "metric.likelihood")) {
+            CHECK_NEAR(g->rules[i].p[LK_TAIL], 1e-4, 1e-12);
+            CHECK_NEAR(g->rules[i].p[LK_CONFIRM], 20, 1e-9);
+        }
     profile_free(g);
 }
 

@@ -127,11 +127,12 @@ TEST(likelihood_state_with_bad_peaks_or_calibration_starts_over)
     /* the same for the peaks of either deviate (short surprise, drift):
      * a rate outside [0, 1], a negative or NaN excess statistic or count;
      * and for the calibration at the alarm level: a rate of excursions
-     * outside [0, 1], a negative, huge or NaN mean excess. Each would give
-     * a nonsense tail */
+     * outside [0, 1], a negative, huge or NaN mean excess; and for the
+     * confirming view: a negative mean change, a NaN mean, a wait beyond
+     * the largest `confirm`. Each would give a nonsense tail or verdict */
     struct rule_cfg rc; struct det_ctx cx; struct det_out o;
     lk_unit(&rc, &cx, NULL);
-    for (int bad = 0; bad < 13; bad++) {
+    for (int bad = 0; bad < 16; bad++) {
         struct lk_st st;
         lk_unit(&rc, &cx, &st);
         uint64_t rs = 7;
@@ -148,6 +149,9 @@ TEST(likelihood_state_with_bad_peaks_or_calibration_starts_over)
         if (bad == 10) st.xm = -1;
         if (bad == 11) st.xm = 1e6f;
         if (bad == 12) st.xm = NAN;
+        if (bad == 13) st.cf.mae = -1;
+        if (bad == 14) st.cf.mu = NAN;
+        if (bad == 15) st.cf.pend = 251;
         cx.v = 10;
         CHECK_EQ_INT(det_likelihood.update(&rc, &st, &cx, &o), DET_UNKNOWN);
         CHECK_EQ_INT((int)st.n, 0);
@@ -349,6 +353,95 @@ TEST(likelihood_surprises_at_irregular_times_are_no_schedule)
     CHECK(seen * 10 >= total * 9);
 }
 
+static const char *LK_CONFIRMED = "{\"rules\":[{\"id\":\"lk\",\"detector\":\"likelihood\",\"metric\":\"m\",\"for\":1,\"clear\":5,\"params\":{\"confirm\":20}}]}";
+
+/* A wandering series (AR(1), coefficient 0.98, innovations of sd 1, around
+ * 100; seed rs) into v[0..n): a server metric that drifts about. The Holt
+ * predictor lags its wander, so its surprise runs high for tens of samples
+ * at a time while the change from one sample to the next is as ordinary as
+ * ever. */
+static void wander(double *v, int n, uint64_t rs)
+{
+    double x = 0;
+    for (int i = 0; i < n; i++) { x = 0.98 * x + gauss(&rs); v[i] = 100 + x; }
+}
+
+TEST(likelihood_confirmed_verdicts_only_wander_is_no_incident_a_spike_is)
+{
+    /* `confirm` 20: a verdict opens an episode only when the confirming
+     * view (the anomaly likelihood of the change between samples) finds a
+     * sample unlikely within 20 samples of it. On wandering series many
+     * verdicts of the core are the predictor lagging the wander: no change
+     * backs them (11 episodes against 19 on these series); a spike of 30
+     * or a step of 30 that stays (the wander's spread is 5, the typical
+     * error about 2) is a change: seen within 2 samples as often as
+     * without the confirmation (a spike 4 of 5 either way: one falls into
+     * an episode of the wander; a step 5 of 5) */
+    enum { N = 8000 };
+    static double v[N];
+    int at[1], eps_cf = 0, eps = 0, spike[2] = { 0, 0 }, step[2] = { 0, 0 };
+    const char *prof[2] = { LK_CONFIRMED, LK_PROFILE };
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        wander(v, N, seed);
+        eps_cf += lk_run_prof(LK_CONFIRMED, v, N, 1000, at, 1);
+        eps += lk_run(v, N, 1000, at, 1);
+        v[6000] += 30;
+        for (int c = 0; c < 2; c++) if (lk_run_prof(prof[c], v, N, 6000, at, 1) >= 1 && at[0] <= 6002) spike[c]++;
+        wander(v, N, seed);
+        for (int i = 6000; i < N; i++) v[i] += 30;
+        for (int c = 0; c < 2; c++) if (lk_run_prof(prof[c], v, N, 6000, at, 1) >= 1 && at[0] <= 6002) step[c]++;
+    }
+    printf("  episodes after sample 1000 on 5 wandering series: %d confirmed (%d without); of 5 seen: a spike %d (%d), a step %d (%d)\n",
+           eps_cf, eps, spike[0], spike[1], step[0], step[1]);
+    CHECK(eps_cf * 3 <= eps * 2);
+    CHECK_EQ_INT(spike[0], spike[1]);
+    CHECK(spike[0] >= 4);
+    CHECK_EQ_INT(step[0], 5);
+    CHECK_EQ_INT(step[1], 5);
+}
+
+TEST(likelihood_a_verdict_waits_for_its_confirmation)
+{
+    /* a verdict the confirming view does not back yet waits up to
+     * `confirm` samples: a spike 10 samples after it opens the episode at
+     * the spike (the same incident: not hidden by the waiting verdict's
+     * quiet); with the spike 30 samples after, beyond the wait, the
+     * waiting verdict opens none (the spike may still fall in its quiet) */
+    enum { N = 8000 };
+    static double v[N];
+    int at[64], tried = 0, opened = 0, late = 0;
+    for (uint64_t seed = 1; seed <= 20 && tried < 5; seed++) {
+        wander(v, N, seed);
+        int all[64], cf[64];
+        int na = lk_run(v, N, 1000, all, 64), nc = lk_run_prof(LK_CONFIRMED, v, N, 1000, cf, 64);
+        /* the first verdict of the core alone that the confirmation held
+         * back, with no episode of either run in the 60 samples after it */
+        int t = -1;
+        for (int i = 0; i < na && i < 64 && t < 0; i++) {
+            int held = 1, clear = 1;
+            for (int j = 0; j < nc && j < 64; j++) {
+                if (cf[j] >= all[i] - 20 && cf[j] <= all[i] + 60) held = 0;
+            }
+            for (int j = 0; j < na && j < 64; j++) if (j != i && all[j] > all[i] && all[j] <= all[i] + 60) clear = 0;
+            if (held && clear && all[i] + 60 < N) t = all[i];
+        }
+        if (t < 0) continue;
+        tried++;
+        v[t + 10] += 12;
+        int n = lk_run_prof(LK_CONFIRMED, v, N, t - 5, at, 64);
+        if (n >= 1 && at[0] == t + 10) opened++;
+        v[t + 10] -= 12;
+        v[t + 30] += 12;
+        n = lk_run_prof(LK_CONFIRMED, v, N, t - 5, at, 64);
+        if (n == 0 || at[0] >= t + 30) late++;
+    }
+    printf("  waiting verdicts tried %d: opened at a spike 10 samples later %d; with the spike 30 samples later, none opened before it %d\n",
+           tried, opened, late);
+    CHECK_EQ_INT(tried, 5);
+    CHECK_EQ_INT(opened, 5);
+    CHECK_EQ_INT(late, 5);
+}
+
 int main(void)
 {
     RUN(likelihood_change_back_inside_the_quiet_is_a_new_incident);
@@ -361,5 +454,7 @@ int main(void)
     RUN(likelihood_noise_within_the_range_opens_no_episode_a_shift_does);
     RUN(likelihood_a_shift_opens_an_episode_only_ten_times_rarer_than_tail);
     RUN(likelihood_surprises_at_irregular_times_are_no_schedule);
+    RUN(likelihood_confirmed_verdicts_only_wander_is_no_incident_a_spike_is);
+    RUN(likelihood_a_verdict_waits_for_its_confirmation);
     return TEST_REPORT();
 }
