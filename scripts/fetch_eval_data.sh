@@ -9,10 +9,11 @@
 # deleted after extraction. What each file is, its provenance and licence:
 # docs/detectors.md, "Real data".
 #
-# Then two GitHub repositories, each pinned by commit (GIT_PINS): TCPD's (the
-# holdout2 split) and InterFusion's (ASD, the Application Server Dataset:
-# server metrics of the tune and report splits), each cloned from GitHub or
-# read from a local git directory given as TCPD_GIT=DIR or ASD_GIT=DIR (a
+# Then three GitHub repositories, each pinned by commit (GIT_PINS): TCPD's (the
+# holdout2 split), InterFusion's (ASD, the Application Server Dataset:
+# server metrics of the tune and report splits) and SKAB's (the Skoltech
+# Anomaly Benchmark: the holdout3 split), each cloned from GitHub or read
+# from a local git directory given as TCPD_GIT=DIR, ASD_GIT=DIR or SKAB_GIT=DIR (a
 # clone or bare mirror holding the commit; nothing is fetched then), the
 # commit verified to be there (git checks content by its hash), only the
 # needed files extracted at that commit into .cache/eval-data/<name>-<short
@@ -150,6 +151,7 @@ echo "fetch_eval_data: ${#PINS[@]} packages in $CACHE ($fetched fetched now)"
 GIT_PINS=(
 "TCPD|https://github.com/alan-turing-institute/TCPD|83b3039b5c67eaf21a720e3eac4ffdade3fb421c|d1bd7f61e5f23cd3cce26fa9da2738b9780afd5b9a0b9fe52a36ad2b0de7e91a|TCPD_GIT|tcpd-83b3039|^(annotations\.json|datasets/[^/]+/[^/]+\.json)$"
 "ASD|https://github.com/zhhlee/InterFusion|8c85d511c1f070669ba8c5cf097b8fa4a202d15b|0b69b915019a7daea373e9e7cefe523a804ecd17b5ca4a1b8ae4ebe83bb72481|ASD_GIT|interfusion-8c85d51|^(LICENSE|data/interpretation_label/omi-[0-9]+\.txt|data/processed/omi-[0-9]+_(train|test|test_label)\.pkl)$"
+"SKAB|https://github.com/waico/SKAB|b2c0d46c2971dcbfe71e26087b6d231998bb91c2|373af7a9c48688b4befda58254456c3149a5c2e2314154114d89061ee3ff62b6|SKAB_GIT|skab-b2c0d46|^(LICENSE|data/(valve1|valve2|other)/[0-9]+\.csv|data/anomaly-free/anomaly-free\.csv)$"
 )
 
 files_sum() {   # dir -> the sha256 of its files' sha256sum list (sorted by path), or nothing

@@ -401,7 +401,7 @@ def sunspot_files(root):
           "\n".join(rows_b) + "\n")
 
 
-def fake_cache(root, daphnet_labels=False, tcpd=True, asd=True, asd_bad=False):
+def fake_cache(root, daphnet_labels=False, tcpd=True, asd=True, asd_bad=False, skab=True, skab_bad=None):
     for i, stem in enumerate(realdata.RKI_TUNE + realdata.RKI_REPORT):
         st = [0] * N
         for j in ((0, 1, 2) if stem == "n1" else (20, 21, 22, 23)):
@@ -465,6 +465,19 @@ def fake_cache(root, daphnet_labels=False, tcpd=True, asd=True, asd_bad=False):
             write(pr + "_test_label.pkl", np_pickle((N,), [1.0 if 30 <= j <= (31 if asd_bad else 32) else 0.0
                                                           for j in range(N)]))
             write(os.path.join(base, "interpretation_label", sv + ".txt"), "30-32:1\n31-31:2\n")
+    if skab:   # SKAB: N rows a second from 2020-03-09 10:00:00, anomaly at rows 20-25 (skab_bad: "runs", "header")
+        head = "datetime;" + ";".join(realdata.SKAB_COLS)
+        for f in realdata.SKAB_FILES + ["anomaly-free/anomaly-free"]:
+            lab = f != "anomaly-free/anomaly-free"
+            rows = [head + (";anomaly;changepoint" if lab else "")]
+            if skab_bad == "header" and f == "valve2/1":
+                rows[0] = rows[0].replace("Current", "Curent")
+            for j in range(N):
+                a = 1 if 20 <= j <= 25 or (skab_bad == "runs" and f == "other/3" and j == 30) else 0
+                rows.append(time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(1583748000 + j)) + ";" +
+                            ";".join("%g" % (k + j % 5 * 0.5) for k in range(len(realdata.SKAB_COLS))) +
+                            (";%d.0;%d.0" % (a, 1 if j == 20 else 0) if lab else ""))
+            write(os.path.join(root, realdata.SKAB_GIT, "data", f + ".csv"), "\n".join(rows) + "\n")
     if tcpd:
         base = os.path.join(root, realdata.TCPD_GIT)
         for d in realdata.TCPD_HOLDOUT2:
@@ -497,6 +510,18 @@ with tempfile.TemporaryDirectory() as tmp:
                                                               for d in realdata.TCPD_HOLDOUT2),
           "holdout2: every member a series; 1950 moved to 1970, majority change 25 of 1 and 2 of 3 annotators; "
           "well_log without times on the regular axis", str((nile, well)))
+    check("holdout3: 272 series, 272 scored windows" in r.stdout and "holdout3-unlabelled: 8 series" in r.stdout,
+          "convert: SKAB's 34 experiments x 8 sensors in holdout3, the anomaly-free run's 8 in holdout3-unlabelled",
+          r.stdout)
+    h3 = json.load(open(os.path.join(out, "holdout3", "labels.json")))
+    v0, o14 = h3.get("skab-valve1-0-volume-flow-raterms", {}), h3.get("skab-other-14-accelerometer1rms", {})
+    check(v0.get("windows") == [["2020-03-09T10:00:20Z", "2020-03-09T10:00:26Z", "fault"]] and
+          v0.get("dataset") == "SKAB valve1" and v0.get("interval_s") == 1 and v0.get("times") == "own" and
+          o14.get("dataset") == "SKAB other" and len(h3) == 272 and
+          open(os.path.join(out, "holdout3", "skab-valve1-0-current.csv")).read().split("\n")[1] ==
+          "2020-03-09T10:00:00Z,2",
+          "holdout3: a series per sensor, the experiment's anomaly run as its window (6 samples: max(wlen 5, min(run 6, 10))), "
+          "own times, the sensor's values", str((v0, o14)))
     a1, a2 = L["tune"].get("asd-omi-1-m01", {}), L["report"].get("asd-omi-11-m02", {})
     check(a1.get("score_from") == "2021-01-01T03:20:00Z" and a1.get("interval_s") == 300 and
           a1.get("windows") == [["2021-01-01T05:50:00Z", "2021-01-01T06:15:00Z", "server"]] and
@@ -617,6 +642,38 @@ with tempfile.TemporaryDirectory() as tmp:
         rc = winscore.main(["--name", "real", os.path.join(out, "tune"), "--"])
     check(rc == 0 and "report split" not in buf.getvalue() and "eval-real: tune split:" in buf.getvalue(),
           "winscore with no report folder (tuning): the tune split only", buf.getvalue())
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        rc = winscore.main(["--name", "real", "--holdout2", os.path.join(out, "holdout2"),
+                            "--holdout3", os.path.join(out, "holdout3"), "--holdout3-unlabelled",
+                            os.path.join(out, "holdout3-unlabelled"),
+                            "--holdout", os.path.join(out, "holdout"), os.path.join(out, "tune"), "--",
+                            os.path.join(out, "report")])
+    txt = buf.getvalue()
+    last = txt.rstrip("\n").split("\n")
+    i3 = txt.find("holdout3 split (fresh")
+    check(rc == 0 and re.search(r"^holdout3 split \(fresh.*: 272 series, 10880 samples, 272 labelled windows$", txt, re.M)
+          and re.search(r"^holdout3 unlabelled series .*: 8 series, 320 samples$", txt, re.M)
+          and txt.find("eval-real: holdout2 split") < i3 < txt.find("eval-real: holdout3 split") <
+          txt.find("\nholdout split (fresh") and last[-2].startswith("eval-real: holdout split:")
+          and last[-1].startswith("eval-real: report split:"),
+          "winscore --holdout3: its table, false alarms and eval-real line after holdout2's, before the holdout "
+          "table; the last two lines still holdout and report", txt)
+    for bad, want in (("runs", "SKAB other/3: 2 runs of anomaly=1, expected 1"),
+                      ("header", "valve2/1.csv: header datetime;Accelerometer1RMS;Accelerometer2RMS;Curent")):
+        srcb = os.path.join(tmp, "cache-skab-" + bad)
+        fake_cache(srcb, skab_bad=bad)
+        r = convert_run("--src", srcb, "-o", os.path.join(tmp, "out-skab-" + bad))
+        check(r.returncode == 1 and want in r.stderr, "convert: a SKAB file that breaks its format (%s) is an "
+              "error naming it" % bad, r.stderr)
+    src6 = os.path.join(tmp, "cache6")
+    fake_cache(src6, skab=False)
+    r = convert_run("--src", src6, "-o", os.path.join(tmp, "out6"))
+    check(r.returncode == 1 and "skab-b2c0d46/data/valve1/0.csv" in r.stderr,
+          "convert: SKAB's files missing is an error", r.stderr)
+    r = convert_run("--src", src6, "--no-holdout3", "-o", os.path.join(tmp, "out6b"))
+    check(r.returncode == 0 and "holdout3" not in r.stdout and "holdout2: 22 series" in r.stdout,
+          "convert --no-holdout3: the other splits without SKAB's repository", r.stdout + r.stderr)
     src3, out3 = os.path.join(tmp, "cache3"), os.path.join(tmp, "out3")
     fake_cache(src3, tcpd=False)
     r = convert_run("--src", src3, "-o", out3)
@@ -760,12 +817,16 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 0 and "no series shared" in buf.getvalue(),
           "convert: no two splits share a series (the Monash sunspots are in no split)", buf.getvalue())
 ev = open(os.path.join(ROOT, "scripts", "eval_real.sh")).read()
-m = re.search(r'^"\$PY" tools/splitcheck\.py (.*?) > "\$tmp/split\.log" \|\|$', ev, re.M | re.S)
+m = re.search(r'^sc=\((.*?)\)$', ev, re.M | re.S)
+run = ev.find('"$PY" tools/splitcheck.py "${sc[@]}" > "$tmp/split.log" ||')
 check(m and all(x in m.group(1) for x in ('"tune=$tmp/d/tune,$tmp/d/tune-unlabelled"',
                                           '"report=$tmp/d/report,$tmp/d/unlabelled"',
                                           '"holdout=$tmp/d/holdout,$tmp/d/holdout-unlabelled"', '"${h2[@]}"')) and
-      'h2=("holdout2=$tmp/d/holdout2")' in ev and ev.find("tools/splitcheck.py") < ev.find('"$GPULOG" run'),
-      "eval_real.sh: runs splitcheck on every split (holdout2 when fetched) before gpulog, and stops on a share",
+      'h2=("holdout2=$tmp/d/holdout2")' in ev and 'h2+=("holdout3=$tmp/d/holdout3,$tmp/d/holdout3-unlabelled")' in ev
+      and 0 < run < ev.find("exit 1; }", run) < ev.find('cp "$tmp/split.log" "$memo"', run) < ev.find('"$GPULOG" run')
+      and 'memo=$CACHE/splitcheck-$key.ok' in ev and 'sha256sum labels.json ./*.csv' in ev,
+      "eval_real.sh: runs splitcheck on every split (holdout2 and holdout3 when fetched) before gpulog, stops on a "
+      "share, and keeps a clean verdict under the hash of the splits' files only after it",
       m and m.group(1))
 
 # ---- the fetch script pins what the converter reads
@@ -778,7 +839,7 @@ missing = [f for f in realdata.needed_files() if f not in extracted]
 check(not missing, "fetch: every file the converter reads is extracted", str(missing))
 check(not any(re.search(r"yahoo|realKnownCause|machine_temperature|nyc_taxi|Twitter_volume|/NAB", m, re.I)
               for m in extracted), "fetch: nothing from NAB or Yahoo is extracted")
-gp = {m[0]: m for m in re.findall(r'^"(TCPD|ASD)\|(https://github\.com/[^|]+)\|([0-9a-f]{40})\|([0-9a-f]{64})\|'
+gp = {m[0]: m for m in re.findall(r'^"(TCPD|ASD|SKAB)\|(https://github\.com/[^|]+)\|([0-9a-f]{40})\|([0-9a-f]{64})\|'
                                   r'([A-Z_]+)\|([^|]+)\|([^"]+)"$', text, re.M)}
 tp, ap = gp.get("TCPD"), gp.get("ASD")
 check(tp and tp[1].endswith("alan-turing-institute/TCPD") and tp[2] == realdata.TCPD_COMMIT and
@@ -797,4 +858,13 @@ check(rx and all(rx.match(f.split("/", 1)[1]) for f in realdata.needed_asd_files
       not rx.match("data/processed/machine-1-1_test.pkl") and not rx.match("algorithm/utils.py"),
       "fetch: InterFusion's extraction takes every ASD file the converter reads, no SMD file, no code",
       ap and ap[6])
+sp = gp.get("SKAB")
+check(sp and sp[1].endswith("waico/SKAB") and sp[2] == realdata.SKAB_COMMIT and
+      sp[5] == realdata.SKAB_GIT == "skab-" + sp[2][:7] and sp[4] == "SKAB_GIT",
+      "fetch: SKAB's repository pinned by the converter's full commit id and a sha256", str(sp))
+rx = sp and re.compile(sp[6].replace("\\\\", "\\"))
+check(rx and all(rx.match(f.split("/", 1)[1]) for f in realdata.needed_skab_files()) and
+      not rx.match("notebooks/Isolation_forest.ipynb") and not rx.match("data/valve1/README.md"),
+      "fetch: SKAB's extraction takes every file the converter reads, only the data's CSV files and the licence",
+      sp and sp[6])
 finish()

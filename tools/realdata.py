@@ -50,6 +50,15 @@ Sources (provenance and licences: docs/detectors.md, "Real data"):
             joined (the history a deployed detector has), scored on the test
             part only, with the segments that name that metric as its events.
             Tune: ASD_TUNE; report: ASD_REPORT (fixed before gpulog ran on it)
+ The holdout3 split (fixed and committed before gpulog ever ran on it; nobody
+ tunes on it):
+  SKAB      SKAB's GitHub repository at commit SKAB_COMMIT: the 34 labelled
+            experiments of SKAB_FILES, each of the eight sensors a series
+            (one sample a second, the experiment's own times) with the
+            experiment's anomaly as its event (the labels are the rig's, not
+            a sensor's: a fault that one sensor does not show is a window
+            no detector on that sensor can find); the anomaly-free
+            experiment's sensors for false alarms only
  The holdout2 split (fixed and committed before gpulog ever ran on it; nobody
  tunes on it):
   TCPD      TCPD's GitHub repository at commit TCPD_COMMIT: the 22 real
@@ -90,11 +99,12 @@ Conventions:
   fiducial point) to the last one's annotation; non-beat annotations are
   ignored; then windows as above.
 
-usage: realdata.py [--src .cache/eval-data] [--no-holdout2] [--no-asd] -o OUT
+usage: realdata.py [--src .cache/eval-data] [--no-holdout2] [--no-asd] [--no-holdout3] -o OUT
 Writes OUT/tune, OUT/report, OUT/holdout, OUT/holdout2 (labelled; not with
 --no-holdout2, when TCPD's repository could not be had; without the ASD
-series with --no-asd, when InterFusion's could not), OUT/unlabelled and
-OUT/holdout-unlabelled; prints one line per split.
+series with --no-asd, when InterFusion's could not), OUT/holdout3 and
+OUT/holdout3-unlabelled (not with --no-holdout3, when SKAB's could not),
+OUT/unlabelled and OUT/holdout-unlabelled; prints one line per split.
 """
 import argparse
 import ast
@@ -134,6 +144,10 @@ TCPD_GIT = "tcpd-" + TCPD_COMMIT[:7]
 # commit>); ASD's sampling interval (5 minutes: 45 days in 12,960 samples)
 ASD_COMMIT = "8c85d511c1f070669ba8c5cf097b8fa4a202d15b"
 ASD_GIT = "interfusion-" + ASD_COMMIT[:7]
+# SKAB, the Skoltech Anomaly Benchmark (GitHub waico/SKAB, GPL-3.0): a water
+# circulation test rig's sensors every second, experiments with a fault
+SKAB_COMMIT = "b2c0d46c2971dcbfe71e26087b6d231998bb91c2"
+SKAB_GIT = "skab-" + SKAB_COMMIT[:7]
 ASD_DT = 300
 # fixed before gpulog ever ran on any ASD series: three servers to tune on,
 # nine in the report split
@@ -209,6 +223,15 @@ TIME_MAX = 4102444799
 # WFDB beat annotation codes (ecgcodes.h: N L R a V F J A S E j / Q B ? e n f r);
 # 1 (N) is the normal beat
 BEAT_CODES = set(range(1, 14)) | {25, 30, 34, 35, 38, 41}
+# The holdout3 split, fixed and committed before gpulog ever ran on it
+# (nobody tunes on it): every labelled SKAB experiment at SKAB_COMMIT (valve1
+# 0-15, valve2 0-3, other 1-14), each of its eight sensors a series with the
+# experiment's anomaly (one run of anomaly=1 a file) as its event; the
+# anomaly-free experiment's eight sensors for false alarms only.
+SKAB_FILES = ["valve1/%d" % i for i in range(16)] + ["valve2/%d" % i for i in range(4)] + \
+    ["other/%d" % i for i in range(1, 15)]
+SKAB_COLS = ["Accelerometer1RMS", "Accelerometer2RMS", "Current", "Pressure", "Temperature", "Thermocouple",
+             "Voltage", "Volume Flow RateRMS"]
 DAPHNET_COLS = ["ankle_horiz_fwd", "ankle_vert", "ankle_horiz_lateral", "leg_horiz_fwd", "leg_vert",
                 "leg_horiz_lateral", "trunk_horiz_fwd", "trunk_vert", "trunk_horiz_lateral"]
 
@@ -811,6 +834,46 @@ def needed_tcpd_files():
         [os.path.join(TCPD_GIT, "datasets", d, d + ".json") for d in TCPD_HOLDOUT2]
 
 
+def needed_skab_files():
+    """The files of SKAB's repository convert() reads, relative to the cache."""
+    return [os.path.join(SKAB_GIT, "data", f + ".csv") for f in SKAB_FILES] + \
+        [os.path.join(SKAB_GIT, "data", "anomaly-free", "anomaly-free.csv")]
+
+
+def read_skab(path, labelled=True):
+    """One SKAB experiment (';'-separated: datetime, the sensors, then
+    anomaly and changepoint when labelled) -> (epoch times, {sensor:
+    values}, 0/1 anomaly labels or None)."""
+    with open(path) as f:
+        head = f.readline().rstrip("\n").split(";")
+        want = ["datetime"] + SKAB_COLS + (["anomaly", "changepoint"] if labelled else [])
+        if head != want:
+            raise ValueError("%s: header %s, expected %s" % (path, ";".join(head), ";".join(want)))
+        ts, chans, lab = [], {c: [] for c in SKAB_COLS}, []
+        for ln, line in enumerate(f, 2):
+            r = line.rstrip("\n").split(";")
+            if len(r) != len(want):
+                raise ValueError("%s:%d: %d fields, expected %d" % (path, ln, len(r), len(want)))
+            try:
+                t = calendar.timegm(time.strptime(r[0], "%Y-%m-%d %H:%M:%S"))
+                vals = [float(x) for x in r[1:1 + len(SKAB_COLS)]]
+                a = float(r[1 + len(SKAB_COLS)]) if labelled else 0.0
+            except ValueError as e:
+                raise ValueError("%s:%d: %s" % (path, ln, e))
+            if a not in (0.0, 1.0):
+                raise ValueError("%s:%d: anomaly %r, expected 0 or 1" % (path, ln, r[1 + len(SKAB_COLS)]))
+            ts.append(t)
+            for c, v in zip(SKAB_COLS, vals):
+                chans[c].append(v)
+            lab.append(int(a))
+    return ts, chans, (lab if labelled else None)
+
+
+def skab_name(f, col):
+    """A SKAB series' name: skab-valve1-0-accelerometer1rms."""
+    return "skab-%s-%s" % (f.replace("/", "-"), col.lower().replace(" ", "-"))
+
+
 def needed_asd_files():
     """The files of InterFusion's repository convert() reads, relative to the cache."""
     f = []
@@ -837,9 +900,10 @@ def asd_series(src, server):
     return out
 
 
-def convert(src, out, holdout2=True, asd=True):
+def convert(src, out, holdout2=True, asd=True, holdout3=True):
     """Every source under src into out/{tune,tune-unlabelled,report,unlabelled,holdout,
-    holdout-unlabelled} and (holdout2) out/holdout2."""
+    holdout-unlabelled}, (holdout2) out/holdout2 and (holdout3) out/holdout3 and
+    out/holdout3-unlabelled."""
     tune, report, unl = Split(os.path.join(out, "tune")), Split(os.path.join(out, "report")), \
         Split(os.path.join(out, "unlabelled"))
     tunl = Split(os.path.join(out, "tune-unlabelled"))
@@ -856,6 +920,24 @@ def convert(src, out, holdout2=True, asd=True):
             for sname, ts, vs, ev, dt, axis in tcpd_series(name, tms, dims, ann):
                 hold2.add(sname, ts, vs, ev, "change", "TCPD " + name,
                           "TCPD %s datasets/%s/%s.json (%s)" % (TCPD_COMMIT[:7], name, name, axis), dt)
+    # holdout3: SKAB's repository at SKAB_COMMIT
+    if holdout3:
+        hold3, h3unl = Split(os.path.join(out, "holdout3")), Split(os.path.join(out, "holdout3-unlabelled"))
+        splits += [hold3, h3unl]
+        base = os.path.join(src, SKAB_GIT, "data")
+        for f in SKAB_FILES:
+            ts, chans, lab = read_skab(os.path.join(base, f + ".csv"))
+            ev = runs(lab)
+            if len(ev) != 1:
+                raise ValueError("SKAB %s: %d runs of anomaly=1, expected 1" % (f, len(ev)))
+            for c in SKAB_COLS:
+                hold3.add(skab_name(f, c), ts, chans[c], ev, "fault", "SKAB " + f.split("/")[0],
+                          "SKAB %s data/%s.csv %s" % (SKAB_COMMIT[:7], f, c), median_step(ts))
+        ts, chans, _ = read_skab(os.path.join(base, "anomaly-free", "anomaly-free.csv"), labelled=False)
+        for c in SKAB_COLS:
+            h3unl.add(skab_name("anomaly-free", c), ts, chans[c], [], "none", "SKAB anomaly-free",
+                      "SKAB %s data/anomaly-free/anomaly-free.csv %s" % (SKAB_COMMIT[:7], c), median_step(ts),
+                      unlabelled=True)
     # ASD: server metrics, tune and report
     if asd:
         for sv in ASD_TUNE + ASD_REPORT:
@@ -938,9 +1020,10 @@ def main():
     ap.add_argument("-o", "--out", required=True)
     ap.add_argument("--no-holdout2", action="store_true", help="without TCPD's repository (not fetched)")
     ap.add_argument("--no-asd", action="store_true", help="without InterFusion's repository (not fetched)")
+    ap.add_argument("--no-holdout3", action="store_true", help="without SKAB's repository (not fetched)")
     a = ap.parse_args()
     try:
-        for line in convert(a.src, a.out, not a.no_holdout2, not a.no_asd):
+        for line in convert(a.src, a.out, not a.no_holdout2, not a.no_asd, not a.no_holdout3):
             print("realdata: " + line)
     except (OSError, ValueError) as e:
         print("realdata: %s" % e, file=sys.stderr)

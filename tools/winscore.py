@@ -40,19 +40,22 @@ false alarms only and are not part of either split's totals.
 --holdout DIR and --holdout-unlabelled DIR (each may repeat) add a third
 split, scored and printed after the report split with the same baseline
 settings (chosen on the tune split): a fresh hold-out that nobody tunes on.
---holdout2 DIR (may repeat) adds a second such split, printed before it.
+--holdout2 DIR (may repeat) adds a second such split, printed before it;
+--holdout3 DIR and --holdout3-unlabelled DIR (may repeat) a third, printed
+after holdout2, before the holdout split.
 --tune-unlabelled DIR (may repeat): unlabelled series of the tune split,
 scored for false alarms only and printed after its table (also when
 tuning); they may be looked at while tuning.
 
 usage: winscore.py [--name NAME] [--per-dataset] [--tune-unlabelled DIR]... [--holdout DIR]... [--holdout-unlabelled DIR]...
-                   [--holdout2 DIR]...
+                   [--holdout2 DIR]... [--holdout3 DIR]... [--holdout3-unlabelled DIR]...
                    TUNE_DIR... -- [REPORT_DIR... [-- UNLABELLED_DIR...]]
 (no REPORT_DIR: the tune split only, for tuning)
 Last line: "eval-NAME: report split: gpulog window score A, F1 B; baseline window score C, F1 D"
 (NAME generic by default); with --holdout the line before it says the same
 of the "holdout split"; with --holdout2 a line of the "holdout2 split" comes
-after its table, before the holdout split's table.
+after its table, before the holdout split's table, and so does one of the
+"holdout3 split" with --holdout3 (after holdout2's).
 """
 import bisect
 import calendar
@@ -316,7 +319,8 @@ def eval_line(name, split, rows):
 
 def main(argv):
     name, perds = "generic", False
-    dirs = {"--holdout": [], "--holdout2": [], "--holdout-unlabelled": [], "--tune-unlabelled": []}   # options that may repeat
+    dirs = {"--holdout": [], "--holdout2": [], "--holdout-unlabelled": [], "--tune-unlabelled": [], "--holdout3": [],
+            "--holdout3-unlabelled": []}   # options that may repeat
     while argv and argv[0].startswith("--") and argv[0] != "--":
         if argv[0] == "--name" and len(argv) > 1:
             name, argv = argv[1], argv[2:]
@@ -336,8 +340,9 @@ def main(argv):
     tune = [s for d in argv[:cut] for s in load_dir(d)]
     rep = [s for d in rest[:cut2] for s in load_dir(d)]
     unl = [s for d in rest[cut2 + 1:] for s in load_dir(d)]
-    hold, hold2, hunl, tunl = ([s for d in dirs[o] for s in load_dir(d)]
-                               for o in ("--holdout", "--holdout2", "--holdout-unlabelled", "--tune-unlabelled"))
+    hold, hold2, hunl, tunl, hold3, h3unl = ([s for d in dirs[o] for s in load_dir(d)]
+                                             for o in ("--holdout", "--holdout2", "--holdout-unlabelled",
+                                                       "--tune-unlabelled", "--holdout3", "--holdout3-unlabelled"))
     # the baseline's window and threshold, chosen on the tune split
     best = None
     for W in (32, 100, 300):
@@ -356,7 +361,7 @@ def main(argv):
         if hbest is None or sc > hbest[0]:
             hbest = (sc, hthr)
     _, hthr = hbest
-    for s in tune + rep + unl + hold + hunl + hold2 + tunl:
+    for s in tune + rep + unl + hold + hunl + hold2 + tunl + hold3 + h3unl:
         s["base"] = baseline(s["ts"], s["vs"], W, thr)
         s["htm"] = htm_likelihood(s["ts"], s["vs"], hthr)
     print("baseline rolling Gaussian: window %d samples, tail threshold %g (best window score on the tune split)" % (W, thr))
@@ -383,6 +388,11 @@ def main(argv):
     fresh = "split (fresh: fixed before gpulog ran on it, never tuned on)"
     if hold2:
         eval_line(name, "holdout2", split("holdout2 " + fresh, hold2))
+    if hold3:
+        h3rows = split("holdout3 " + fresh, hold3)
+        if h3unl:
+            false_alarms(h3unl, "holdout3 unlabelled series (false alarms only, not in the holdout3 totals)")
+        eval_line(name, "holdout3", h3rows)
     if hold or hunl:
         hrows = split("holdout " + fresh, hold)
         if hunl:
