@@ -841,30 +841,26 @@ check(not any(re.search(r"yahoo|realKnownCause|machine_temperature|nyc_taxi|Twit
               for m in extracted), "fetch: nothing from NAB or Yahoo is extracted")
 gp = {m[0]: m for m in re.findall(r'^"(TCPD|ASD|SKAB)\|(https://github\.com/[^|]+)\|([0-9a-f]{40})\|([0-9a-f]{64})\|'
                                   r'([A-Z_]+)\|([^|]+)\|([^"]+)"$', text, re.M)}
-tp, ap = gp.get("TCPD"), gp.get("ASD")
-check(tp and tp[1].endswith("alan-turing-institute/TCPD") and tp[2] == realdata.TCPD_COMMIT and
-      tp[5] == realdata.TCPD_GIT == "tcpd-" + tp[2][:7] and tp[4] == "TCPD_GIT",
-      "fetch: TCPD's repository pinned by the converter's full commit id and a sha256", str(tp))
-check(ap and ap[1].endswith("zhhlee/InterFusion") and ap[2] == realdata.ASD_COMMIT and
-      ap[5] == realdata.ASD_GIT == "interfusion-" + ap[2][:7] and ap[4] == "ASD_GIT",
-      "fetch: InterFusion's repository pinned by the converter's full commit id and a sha256", str(ap))
-rx = tp and re.compile(tp[6].replace("\\\\", "\\"))
-check(rx and all(rx.match(f.split("/", 1)[1]) for f in realdata.needed_tcpd_files()) and
-      not rx.match("datasets/homeruns/Batting.csv") and not rx.match("README.md"),
-      "fetch: TCPD's extraction takes every file the converter reads, only datasets/*/*.json and annotations.json",
-      tp and tp[6])
-rx = ap and re.compile(ap[6].replace("\\\\", "\\"))
-check(rx and all(rx.match(f.split("/", 1)[1]) for f in realdata.needed_asd_files()) and
-      not rx.match("data/processed/machine-1-1_test.pkl") and not rx.match("algorithm/utils.py"),
-      "fetch: InterFusion's extraction takes every ASD file the converter reads, no SMD file, no code",
-      ap and ap[6])
-sp = gp.get("SKAB")
-check(sp and sp[1].endswith("waico/SKAB") and sp[2] == realdata.SKAB_COMMIT and
-      sp[5] == realdata.SKAB_GIT == "skab-" + sp[2][:7] and sp[4] == "SKAB_GIT",
-      "fetch: SKAB's repository pinned by the converter's full commit id and a sha256", str(sp))
-rx = sp and re.compile(sp[6].replace("\\\\", "\\"))
-check(rx and all(rx.match(f.split("/", 1)[1]) for f in realdata.needed_skab_files()) and
-      not rx.match("notebooks/Isolation_forest.ipynb") and not rx.match("data/valve1/README.md"),
-      "fetch: SKAB's extraction takes every file the converter reads, only the data's CSV files and the licence",
-      sp and sp[6])
+# each git pin: the repository, the converter's commit and cache folder, the
+# variable of a local git dir; its extraction takes every file the converter
+# reads and none of the files named (other data, code)
+GIT_PIN_CASES = (
+    ("TCPD", "TCPD's", "alan-turing-institute/TCPD", realdata.TCPD_COMMIT, realdata.TCPD_GIT, "tcpd-",
+     realdata.needed_tcpd_files(), ("datasets/homeruns/Batting.csv", "README.md"),
+     "only datasets/*/*.json and annotations.json"),
+    ("ASD", "InterFusion's", "zhhlee/InterFusion", realdata.ASD_COMMIT, realdata.ASD_GIT, "interfusion-",
+     realdata.needed_asd_files(), ("data/processed/machine-1-1_test.pkl", "algorithm/utils.py"),
+     "no SMD file, no code"),
+    ("SKAB", "SKAB's", "waico/SKAB", realdata.SKAB_COMMIT, realdata.SKAB_GIT, "skab-",
+     realdata.needed_skab_files(), ("notebooks/Isolation_forest.ipynb", "data/valve1/README.md"),
+     "only the data's CSV files and the licence"),
+)
+for name, whose, repo, commit, folder, prefix, needed, other, only in GIT_PIN_CASES:
+    pin = gp.get(name)
+    check(pin and pin[1].endswith(repo) and pin[2] == commit and pin[5] == folder == prefix + pin[2][:7] and
+          pin[4] == name + "_GIT",
+          "fetch: %s repository pinned by the converter's full commit id and a sha256" % whose, str(pin))
+    rx = pin and re.compile(pin[6].replace("\\\\", "\\"))
+    check(rx and all(rx.match(f.split("/", 1)[1]) for f in needed) and not any(rx.match(f) for f in other),
+          "fetch: %s extraction takes every file the converter reads, %s" % (whose, only), pin and pin[6])
 finish()
