@@ -33,7 +33,7 @@ static double urand(void)
 
 static const char *const profiles[][2] = {
     { "generic profile (seasonal likelihood)", "{\"extends\": \"generic\"}" },
-    { "generic profile, no confirming view", "{\"extends\": \"generic\", \"rules\": [{\"id\": \"metric.likelihood\", \"name\": \"Unlikely behaviour for this series\", \"detector\": \"seasonal\", \"metric\": \"*\", \"severity\": 2, \"for\": 1, \"clear\": 5, \"params\": {\"confirm\": 0}}]}" },
+    { "generic profile, no confirming view", "{\"extends\": \"generic\", \"rules\": [{\"id\": \"metric.likelihood\", \"params\": {\"confirm\": 0}}]}" },
     { "baseline: plain likelihood", "{\"extends\": \"generic\", \"rules\": [{\"id\": \"metric.likelihood\", \"detector\": \"likelihood\"}]}" },
     { "baseline: rolling z-score (64)", "{\"extends\": \"generic\", \"rules\": [{\"id\": \"metric.likelihood\", \"detector\": \"zscore\"}]}" },
 };

@@ -136,19 +136,16 @@ static double lk_wlong(const double *p, uint32_t nm)
  * burst) is no surprise to it. A verdict both find within `confirm`
  * samples was, on the tune sets, an incident far more often than one the
  * core found alone. */
-#define LK_CF_AVG 10          /* raw scores averaged (the paper's 10) */
 #define LK_CF_SKIP 288        /* changes before the averages are learnt (the paper's learning period: the mean change settles) */
 #define LK_CF_MIN 100         /* averages learnt before the view judges; until then it abstains */
 #define LK_CF_MU_MIN 0.03     /* floors of the averages' mean and variance (the paper's) */
 #define LK_CF_VAR_MIN 0.0003
-#ifndef LK_CF_ALONE
 #define LK_CF_ALONE 1e-4      /* a verdict this many times rarer than `tail` needs no confirmation */
-#endif
 
 /* Whether a confirming view read back from a snapshot is usable. */
 static int lk_cf_ok(const struct lk_cf *c)
 {
-    return isfinite(c->prev) && c->mae >= 0 && isfinite(c->mae) && c->sum <= 255 * LK_CF_AVG && c->mu >= 0 && c->mu <= 1 && c->var >= 0 && c->var <= 1 &&
+    return isfinite(c->prev) && c->mae >= 0 && isfinite(c->mae) && c->mu >= 0 && c->mu <= 1 && c->var >= 0 && c->var <= 1 &&
            c->ptail >= 0 && c->ptail <= 1 && isfinite(c->px) && isfinite(c->ppred) && isfinite(c->psc) && c->pend <= 250 && c->pkind <= 3;
 }
 
@@ -163,11 +160,11 @@ static int lk_confirm(const double *p, struct lk_cf *c, double x)
     if (r > 1) r = 1;
     if (c->nerr < UINT32_MAX) c->nerr++;
     c->mae += (float)((e - c->mae) / (c->nerr < 1000 ? c->nerr : 1000));
-    uint8_t q = (uint8_t)(r * 255 + 0.5), *slot = &c->raw[(c->nerr - 1) % LK_CF_AVG];
-    c->sum = (uint16_t)(c->sum + q - *slot);
-    *slot = q;
+    c->raw[(c->nerr - 1) % LK_CF_AVG] = (uint8_t)(r * 255 + 0.5);
     if (c->nerr < LK_CF_SKIP) return -1;
-    double avg = c->sum * (1.0 / (255.0 * LK_CF_AVG));
+    unsigned sum = 0;
+    for (int i = 0; i < LK_CF_AVG; i++) sum += c->raw[i];
+    double avg = sum * (1.0 / (255.0 * LK_CF_AVG));
     int v = -1;
     if (c->nm >= LK_CF_MIN) {
         double mu = c->mu > LK_CF_MU_MIN ? c->mu : LK_CF_MU_MIN, var = c->var > LK_CF_VAR_MIN ? c->var : LK_CF_VAR_MIN;

@@ -22,6 +22,9 @@
  * lk_pot): their rate, the mean and variance of their excess, their count. */
 struct lk_peaks { float rate, mean, var, n; };
 
+/* Raw scores the confirming view averages (det_likelihood.c lk_confirm: the paper's 10). */
+#define LK_CF_AVG 10
+
 /* State of the plain predictor and of the surprise distribution (264 bytes). */
 struct lk_st {
     double level, trend, scale;   /* predictor and typical absolute error */
@@ -54,8 +57,7 @@ struct lk_st {
         float ptail, px, ppred, psc; /* a pending verdict: its tail, value, prediction, typical error */
         uint32_t nerr, nm;        /* changes seen; averages learnt */
         uint16_t seen;            /* samples since the view last found a sample unlikely (saturates) */
-        uint16_t sum;             /* sum of raw[] */
-        uint8_t raw[10];          /* the last LK_CF_AVG raw scores (1/255) */
+        uint8_t raw[LK_CF_AVG];   /* the last LK_CF_AVG raw scores (1/255) */
         uint8_t pend, pkind;      /* samples a verdict waits for confirmation; its kind */
     } cf;
 };

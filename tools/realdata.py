@@ -927,17 +927,17 @@ def convert(src, out, holdout2=True, asd=True, holdout3=True):
         base = os.path.join(src, SKAB_GIT, "data")
         for f in SKAB_FILES:
             ts, chans, lab = read_skab(os.path.join(base, f + ".csv"))
-            ev = runs(lab)
+            ev, dt = runs(lab), median_step(ts)
             if len(ev) != 1:
                 raise ValueError("SKAB %s: %d runs of anomaly=1, expected 1" % (f, len(ev)))
             for c in SKAB_COLS:
                 hold3.add(skab_name(f, c), ts, chans[c], ev, "fault", "SKAB " + f.split("/")[0],
-                          "SKAB %s data/%s.csv %s" % (SKAB_COMMIT[:7], f, c), median_step(ts))
+                          "SKAB %s data/%s.csv %s" % (SKAB_COMMIT[:7], f, c), dt)
         ts, chans, _ = read_skab(os.path.join(base, "anomaly-free", "anomaly-free.csv"), labelled=False)
+        dt = median_step(ts)
         for c in SKAB_COLS:
             h3unl.add(skab_name("anomaly-free", c), ts, chans[c], [], "none", "SKAB anomaly-free",
-                      "SKAB %s data/anomaly-free/anomaly-free.csv %s" % (SKAB_COMMIT[:7], c), median_step(ts),
-                      unlabelled=True)
+                      "SKAB %s data/anomaly-free/anomaly-free.csv %s" % (SKAB_COMMIT[:7], c), dt, unlabelled=True)
     # ASD: server metrics, tune and report
     if asd:
         for sv in ASD_TUNE + ASD_REPORT:

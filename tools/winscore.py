@@ -385,19 +385,17 @@ def main(argv):
     rows = split(titles[1], rep)
     if unl:
         false_alarms(unl)
-    fresh = "split (fresh: fixed before gpulog ran on it, never tuned on)"
+    def fresh(label, series, unlabelled):   # a fresh split: its table, false alarms and eval line
+        rows = split(label + " split (fresh: fixed before gpulog ran on it, never tuned on)", series)
+        if unlabelled:
+            false_alarms(unlabelled, "%s unlabelled series (false alarms only, not in the %s totals)" % (label, label))
+        eval_line(name, label, rows)
     if hold2:
-        eval_line(name, "holdout2", split("holdout2 " + fresh, hold2))
+        fresh("holdout2", hold2, [])
     if hold3:
-        h3rows = split("holdout3 " + fresh, hold3)
-        if h3unl:
-            false_alarms(h3unl, "holdout3 unlabelled series (false alarms only, not in the holdout3 totals)")
-        eval_line(name, "holdout3", h3rows)
+        fresh("holdout3", hold3, h3unl)
     if hold or hunl:
-        hrows = split("holdout " + fresh, hold)
-        if hunl:
-            false_alarms(hunl, "holdout unlabelled series (false alarms only, not in the holdout totals)")
-        eval_line(name, "holdout", hrows)
+        fresh("holdout", hold, hunl)
     eval_line(name, "report", rows)
     return 0
 
