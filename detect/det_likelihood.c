@@ -487,10 +487,15 @@ static void lk_learn(const double *p, struct lk_st *st, const struct lk_err *k, 
 
 /* Fills o with an anomalous verdict on value x against prediction pred
  * (typical error sc, likelihood tail, kind of lk_what, signed short error
- * ssg; o is the caller's) and returns DET_ANOMALY. */
+ * ssg: the value, expected range and score as well as the reason, so a
+ * verdict that waited for its confirmation reports what it found; o is
+ * the caller's) and returns DET_ANOMALY. */
 static int lk_verdict(const struct rule_cfg *rc, const struct det_ctx *cx, struct det_out *o, det_why_fn why, double thr,
                       double x, double pred, double sc, double tail, int kind, double ssg)
 {
+    o->value = x; o->lo = pred - rc->p[LK_CLIP] * sc; o->hi = pred + rc->p[LK_CLIP] * sc;
+    o->mean = pred; o->std = sc * 1.2533;
+    o->score = tail > 1e-300 ? -log10(tail) : 300;
     o->excess = det_clamp01((o->score + log10(thr)) / 6);
     o->why = why;
     o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
@@ -635,7 +640,6 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
         /* the verdict that waited, confirmed now: the episode opens here,
          * with what that verdict found */
         st->since = 0; st->calm = 0;
-        o->score = st->cf.ptail > 1e-300 ? -log10(st->cf.ptail) : 300;
         return lk_verdict(rc, cx, o, why, thr, st->cf.px, st->cf.ppred, st->cf.psc, st->cf.ptail, st->cf.pkind, st->ssg);
     }
     if (!cx->open && st->since < p[LK_QUIET] && !over) {

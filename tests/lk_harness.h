@@ -36,7 +36,16 @@ static const char *LK_PROFILE = "{\"rules\":[{\"id\":\"lk\",\"detector\":\"likel
  * `max` sample indices in at[] (-1 where none; read among the first
  * CAP_RECORDS records from there: when a start is not among them, the
  * running test fails). */
+static inline int lk_run_vals(const char *json, const double *v, int n, int from, int *at, double *val, int max);
+
 static inline int lk_run_prof(const char *json, const double *v, int n, int from, int *at, int max)
+{
+    return lk_run_vals(json, v, n, from, at, NULL, max);
+}
+
+/* lk_run_prof, and the value each of those starts reports into val[]
+ * (unless NULL). */
+static inline int lk_run_vals(const char *json, const double *v, int n, int from, int *at, double *val, int max)
 {
     for (int i = 0; i < max; i++) at[i] = -1;
     struct profile *p = prof_of(json);
@@ -51,7 +60,10 @@ static inline int lk_run_prof(const char *json, const double *v, int n, int from
     int j = 0;
     for (int i = 0; i < c.nrec && j < max; i++) {
         int ix = (int)((c.start_field[i] - T0) / 60000);
-        if (!strcmp(c.type[i], "start") && ix >= from) at[j++] = ix;
+        if (!strcmp(c.type[i], "start") && ix >= from) {
+            if (val) val[j] = c.value[i];
+            at[j++] = ix;
+        }
     }
     int k = c.n[0];
     if (c.overflow && j < max && j < k) {

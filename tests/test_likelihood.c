@@ -405,8 +405,9 @@ TEST(likelihood_a_verdict_waits_for_its_confirmation)
     /* a verdict the confirming view does not back yet waits up to
      * `confirm` samples: a spike 10 samples after it opens the episode at
      * the spike (the same incident: not hidden by the waiting verdict's
-     * quiet); with the spike 30 samples after, beyond the wait, the
-     * waiting verdict opens none (the spike may still fall in its quiet) */
+     * quiet), with the waiting verdict's value; with the spike 30 samples
+     * after, beyond the wait, the waiting verdict opens none (the spike may
+     * still fall in its quiet) */
     enum { N = 8000 };
     static double v[N];
     int at[64], tried = 0, opened = 0, late = 0;
@@ -428,8 +429,10 @@ TEST(likelihood_a_verdict_waits_for_its_confirmation)
         if (t < 0) continue;
         tried++;
         v[t + 10] += 12;
-        int n = lk_run_prof(LK_CONFIRMED, v, N, t - 5, at, 64);
-        if (n >= 1 && at[0] == t + 10) opened++;
+        double val[64];
+        int n = lk_run_vals(LK_CONFIRMED, v, N, t - 5, at, val, 64);
+        /* and it reports what the waiting verdict found: its value */
+        if (n >= 1 && at[0] == t + 10 && fabs(val[0] - v[t]) < 1e-3 * fabs(v[t])) opened++;
         v[t + 10] -= 12;
         v[t + 30] += 12;
         n = lk_run_prof(LK_CONFIRMED, v, N, t - 5, at, 64);
