@@ -56,6 +56,10 @@ static const struct det_param params[] = { LK_PARAMS, { NULL, 0, 0, 0, 0, NULL }
  * excursion's peak score over -log10(tail) that `tail` promises (1 / ln 10
  * decades) */
 #define LK_CAL_E 0.4343
+/* The typical error's own sample size (lk_learn: a moving average of
+ * weight 0.05, (2 - 0.05) / 0.05 + 1 samples) for lk_tail (lk_step's lone
+ * sample) */
+#define LK_SC_DOF 40
 
 /* lk_core.h: what was unusual, in words (o's a[4]: 0 the sample far off
  * its expected range, 1 a drift of the recent errors to one side, 2
@@ -554,6 +558,24 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     double m = st->nm == 0 ? 1e6 : st->nm < p[LK_LONG] ? st->nm : p[LK_LONG];
     double zz = (st->shrt - st->mu) / (sd_short * sqrt(1 + 1 / m));
     double tail = lk_pot(p, &st->ps, zz, lk_tail(zz, m));
+    /* a lone sample on its own error: the short average above is made for
+     * incidents that last, and a spike of one or two samples moves it by
+     * less than half its size (log1p squashes it as well): a sample 5
+     * typical errors off, the whole incident on a server metric that drops
+     * for one sample, left the short surprise 1 deviation from its mean.
+     * Its own tail is that of the error's deviate (the typical error is a
+     * mean absolute error: a deviation is 1.2533 of them), Student-t with
+     * the degrees of freedom of that typical error (a moving average of
+     * weight 0.05: about 39 samples; read as Gaussian, its spread alone
+     * made plain noise alarm 3.7 times as often as without this view, 26
+     * episodes in 100,000 samples against 7; so 12), `point` times rarer
+     * than `tail` before it counts; the calibration below weighs it as
+     * every other verdict, so a series whose spikes are routine alarms on
+     * fewer of them */
+    if (p[LK_POINT] > 0) {
+        double tp = p[LK_POINT] * 2 * lk_tail(z / 1.2533, m < LK_SC_DOF ? m : LK_SC_DOF);
+        if (tp < tail) tail = tp;
+    }
     /* drift: a slow average of the signed error strays from its long-run
      * mean (the predictor lags a ramp by a steady error) */
     double de = fabs(j->derr) > st->res ? j->derr - (j->derr > 0 ? st->res : -st->res) : 0;

@@ -25,7 +25,7 @@
 #include "../core/common.h"
 #include "window.h"
 
-#define DET_MAX_PARAMS 20
+#define DET_MAX_PARAMS 24
 #define ENG_MAX_SLOTS 64       /* metric fields tracked per profile */
 
 enum det_scope { DS_SERIES, DS_GPU, DS_HOST, DS_EVENT };
