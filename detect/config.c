@@ -73,7 +73,7 @@ static const char generic_profile[] =
 "{\"name\":\"generic\",\"window\":64,\"window_span_s\":3600,\"max_series\":200000,\"idle_evict_s\":86400,"
 " \"out_of_order_tolerance_ms\":2000,\"gap_s\":300,\"rules\":["
 "{\"id\":\"metric.likelihood\",\"name\":\"Unlikely behaviour for this series\",\"detector\":\"seasonal\","
-"  \"metric\":\"*\",\"severity\":2,\"for\":1,\"clear\":5,\"params\":{\"confirm\":20,\"point\":3}},"
+"  \"metric\":\"*\",\"severity\":2,\"for\":1,\"clear\":5,\"params\":{\"confirm\":20,\"point\":10}},"
 "{\"id\":\"metric.xid\",\"name\":\"GPU kernel error (Xid/SXid)\",\"detector\":\"xid\",\"metric\":\"gpu.xid.code\","
 "  \"severity\":2,\"cooldown_s\":300},"
 "{\"id\":\"metric.missing\",\"name\":\"Series stopped reporting\",\"detector\":\"missing_data\",\"metric\":\"sample_age_s\","

@@ -567,8 +567,9 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * mean absolute error: a deviation is 1.2533 of them), Student-t with
      * the degrees of freedom of that typical error (a moving average of
      * weight 0.05: about 39 samples; read as Gaussian, its spread alone
-     * made plain noise alarm 3.7 times as often as without this view, 26
-     * episodes in 100,000 samples against 7; so 12), `point` times rarer
+     * made plain noise under the generic profile alarm 3.7 times as often
+     * as without this view at `point` 3, 26 episodes in 100,000 samples
+     * against 7; so 12, and 9 at the profile's 10), `point` times rarer
      * than `tail` before it counts; the calibration below weighs it as
      * every other verdict, so a series whose spikes are routine alarms on
      * fewer of them */

@@ -68,7 +68,7 @@ ecc.dbe.min_increase	detect/config.c	\"id\":\"gpu.ecc.dbe\"	\"min_increase\":1	\
 missing.after_s	detect/config.c	\"id\":\"gpu.missing\"	\"after_s\":5	\"after_s\":60	test_gpu_rules test_detectors
 generic.likelihood.clear	detect/config.c	\"id\":\"metric.likelihood\"	\"clear\":5	\"clear\":1	test_gpu_rules
 generic.likelihood.confirm	detect/config.c	\"id\":\"metric.likelihood\"	\"confirm\":20	\"confirm\":0	test_detectors
-generic.likelihood.point	detect/config.c	\"id\":\"metric.likelihood\"	\"point\":3	\"point\":0	test_detectors
+generic.likelihood.point	detect/config.c	\"id\":\"metric.likelihood\"	\"point\":10	\"point\":0	test_detectors
 engine.for_reached	detect/episode.c	if (!ep->open) {	ep->bad_run >= rc->for_n	ep->bad_run > rc->for_n	test_detectors test_episode_end
 engine.clear_reached	detect/episode.c	if (ep->good_run < 65535) ep->good_run++;	ep->good_run >= rc->clear_n	ep->good_run > rc->clear_n	test_gpu_rules test_gpu_faults test_episode_end
 engine.storm_backoff	detect/episode.c	if (ep->id_set && ep->first_bad - ep->last_change <= rearm) {	if (ep->backoff < 4) ep->backoff++;	ep->backoff = 0;	test_gpu_faults

@@ -762,7 +762,7 @@ TEST(config_extends_override_and_errors)
         if (!strcmp(g->rules[i].id, "metric.likelihood")) {
             CHECK_NEAR(g->rules[i].p[LK_TAIL], 1e-4, 1e-12);
             CHECK_NEAR(g->rules[i].p[LK_CONFIRM], 20, 1e-9);
-            CHECK_NEAR(g->rules[i].p[LK_POINT], 3, 1e-9);
+            CHECK_NEAR(g->rules[i].p[LK_POINT], 10, 1e-9);
         }
     profile_free(g);
 }

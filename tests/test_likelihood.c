@@ -445,20 +445,20 @@ TEST(likelihood_a_verdict_waits_for_its_confirmation)
     CHECK_EQ_INT(late, 5);
 }
 
-static const char *LK_POINTED = "{\"rules\":[{\"id\":\"lk\",\"detector\":\"likelihood\",\"metric\":\"m\",\"for\":1,\"clear\":5,\"params\":{\"point\":3}}]}";
+static const char *LK_POINTED = "{\"rules\":[{\"id\":\"lk\",\"detector\":\"likelihood\",\"metric\":\"m\",\"for\":1,\"clear\":5,\"params\":{\"point\":10}}]}";
 
 TEST(likelihood_a_lone_spike_is_judged_on_its_own_error_routine_ones_are_not)
 {
-    /* `point` 3: a lone sample is judged on its own error as well. A dip of
-     * 6 deviations for one sample (7.5 typical errors) moves the short
-     * average of the surprise too little to be seen by it (the whole
-     * incident of a server metric that drops for one sample): 6 of 15
-     * seen at once; judged on its own as well, 13. Plain noise opens about
-     * as many more episodes as the view's tail promises (tail / 3 a
-     * sample: 3.5 in 35,000; read as Gaussian, not Student-t, it was 16
-     * more); on a series that dips so every 40 samples the calibration
-     * lets fewer than one in three of them through after a while (500
-     * dips after sample 4000) */
+    /* `point` 10 (the generic profile's): a lone sample is judged on its
+     * own error as well. A dip of 6 deviations for one sample (7.5 typical
+     * errors) moves the short average of the surprise too little to be
+     * seen by it (the whole incident of a server metric that drops for one
+     * sample): 6 of 15 seen at once; judged on its own as well, 12. Plain
+     * noise opens no more episodes than without it (the view's tail / 10 a
+     * sample: 0.35 expected in 35,000; read as Gaussian, not Student-t,
+     * with `point` 3 it was 16 more); on a series that dips so every 40
+     * samples the calibration lets fewer than one in three of them through
+     * after a while (500 dips after sample 4000: 136) */
     enum { N = 8000 };
     static double v[N];
     int at[8], seen[2] = { 0, 0 }, noise[2] = { 0, 0 }, routine = 0;
