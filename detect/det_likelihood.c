@@ -572,8 +572,9 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * against 7; so 12, and 9 at the profile's 10), `point` times rarer
      * than `tail` before it counts; the calibration below weighs it as
      * every other verdict, so a series whose spikes are routine alarms on
-     * fewer of them */
-    if (p[LK_POINT] > 0) {
+     * fewer of them. Only a sample beyond its expected range (`clip`
+     * typical errors) is judged alone: the `erfc` is skipped for the rest */
+    if (p[LK_POINT] > 0 && z > p[LK_CLIP]) {
         double tp = p[LK_POINT] * 2 * lk_tail(z / 1.2533, m < LK_SC_DOF ? m : LK_SC_DOF);
         if (tp < tail) tail = tp;
     }

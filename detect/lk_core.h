@@ -80,7 +80,7 @@ struct lk_st {
     { "cal", 10, 0, 1e9, 0, "weight, in excursions, of what `tail` promises against the series' own excursions beyond it (their rate and how far they reach over `long` samples), which make verdicts rarer on a series that does not keep that promise (0 = off)" }, \
     { "confirm", 0, 0, 250, DP_WHOLE, "a verdict opens an episode only when a second, independent view (the anomaly likelihood of the change between samples, Ahmad et al. 2017) finds a sample unlikely within this many samples before it or after it, or when it is 10^4 times rarer than `tail` (0 = off; the generic profile: 20)" }, \
     { "confirm_tail", 3e-2, 0, 1, DP_LO_OPEN | DP_HI_OPEN, "the confirming view finds a sample unlikely when the average change score of the last 10 samples is this unlikely under its long-run distribution" }, \
-    { "point", 0, 0, 1e6, 0, "a lone sample is judged on its own error as well: unlikely when the two-sided Gaussian tail of that error (in deviations: typical errors / 1.2533) times this is below `tail`, however short the spike (0 = off; the generic profile: 10)" }
+    { "point", 0, 0, 1e6, 0, "a lone sample beyond its expected range is judged on its own error as well: unlikely when the two-sided tail of that error (in deviations: typical errors / 1.2533; Student-t, 39 degrees of freedom) times this is below `tail`, however short the spike (0 = off; the generic profile: 10)" }
 enum { LK_TAIL, LK_LEARN, LK_SHORT, LK_LONG, LK_ALPHA, LK_BETA, LK_CLIP, LK_QUIET, LK_DIRECTION, LK_DRIFT, LK_PEAKS, LK_TAIL_S, LK_CAL, LK_CONFIRM, LK_CONFIRM_TAIL, LK_POINT, LK__COUNT };
 
 /* A prediction of one sample: value, prediction, error, typical error, and
