@@ -314,10 +314,10 @@ static void lk_pot_learn(const double *p, struct lk_peaks *pk, uint32_t nm, doub
  * distribution cannot tell. Tracks their period, the jitter of their
  * timing and their typical peak; returns 1 while the current excursion is
  * one more of them: on schedule (above), the third or later in a row, its
- * score at most 1.5 times their typical peak + 1. One that comes early (a
- * premature beat) is judged and leaves the schedule (and the jitter) as
- * it was; one that comes late and off schedule starts a new one. O(1), no
- * history kept. */
+ * score at most 1.5 times their typical peak + 1. One that comes early on
+ * a schedule held (a premature beat) is judged and leaves the schedule
+ * (and the jitter) as it was; one that comes late and off schedule, or
+ * early with none held, starts a new one. O(1), no history kept. */
 static int lk_recurring(struct lk_st *st, double score, int notable)
 {
     if (notable && !st->exc) {
@@ -333,8 +333,13 @@ static int lk_recurring(struct lk_st *st, double score, int notable)
             else if (st->reg < 255) st->reg++;
             if (k == 1) st->per = (float)(per + 0.25 * (gap - per));
             st->edge = st->n;
-        } else if (per > 0 && gap < per) {
-            st->exc = 2;   /* early: judged, the schedule and the jitter stay */
+        } else if (per > 0 && gap < per && st->reg > 0) {
+            /* early on a schedule held: judged, the schedule and the
+             * jitter stay (with none held, the gap is the next period to
+             * try, below: the first gap of a series, from its start, is
+             * often far longer than its period, and every excursion after
+             * it counted as early, so none could start a schedule) */
+            st->exc = 2;
             jn = jit;
         } else {
             st->exc = 2; st->reg = 0; st->per = (float)gap; st->edge = st->n;
