@@ -56,10 +56,11 @@ static const struct det_param params[] = { LK_PARAMS, { NULL, 0, 0, 0, 0, NULL }
  * excursion's peak score over -log10(tail) that `tail` promises (1 / ln 10
  * decades) */
 #define LK_CAL_E 0.4343
-/* The typical error's own sample size (lk_learn: a moving average of
- * weight 0.05, (2 - 0.05) / 0.05 + 1 samples) for lk_tail (lk_step's lone
- * sample) */
-#define LK_SC_DOF 40
+/* The weight of the typical error's moving average once warm (lk_learn),
+ * and its own sample size, (2 - w) / w + 1 samples, for lk_tail (lk_step's
+ * lone sample) */
+#define LK_SC_W 0.05
+#define LK_SC_DOF ((2 - LK_SC_W) / LK_SC_W + 1)
 
 /* lk_core.h: what was unusual, in words (o's a[4]: 0 the sample far off
  * its expected range, 1 a drift of the recent errors to one side, 2
@@ -472,7 +473,7 @@ static void lk_learn(const double *p, struct lk_st *st, const struct lk_err *k, 
     else {
         st->level = k->pred + p[LK_ALPHA] * ce;
         st->trend += p[LK_ALPHA] * p[LK_BETA] * ce;
-        double as = st->nm < 28 ? 1.0 / (st->nm + 2) : 0.05, sc0 = st->scale;
+        double as = st->nm < 28 ? 1.0 / (st->nm + 2) : LK_SC_W, sc0 = st->scale;
         st->scale += as * (fabs(ce) - st->scale);
         lk_shift(p, st, k, warm ? 0 : k->err > c / 2 ? 1 : k->err < -c / 2 ? -1 : 0, sc0, fast);
     }
@@ -494,6 +495,22 @@ static void lk_learn(const double *p, struct lk_st *st, const struct lk_err *k, 
     st->bvar = (1 - wl) * (st->bvar + wl * db * db);
 }
 
+/* The score of a tail: -log10 of it, 300 at most. */
+static double lk_score(double tail)
+{
+    return tail > 1e-300 ? -log10(tail) : 300;
+}
+
+/* Fills o's value, expected range (`clip` typical errors sc about the
+ * prediction pred), mean, deviation and score (of tail) for value x (o is
+ * the caller's). */
+static void lk_out(const double *p, struct det_out *o, double x, double pred, double sc, double tail)
+{
+    o->value = x; o->lo = pred - p[LK_CLIP] * sc; o->hi = pred + p[LK_CLIP] * sc;
+    o->mean = pred; o->std = sc * DET_MAE_SD;
+    o->score = lk_score(tail);
+}
+
 /* Fills o with an anomalous verdict on value x against prediction pred
  * (typical error sc, likelihood tail, kind of lk_what, signed short error
  * ssg: the value, expected range and score as well as the reason, so a
@@ -502,9 +519,7 @@ static void lk_learn(const double *p, struct lk_st *st, const struct lk_err *k, 
 static int lk_verdict(const struct rule_cfg *rc, const struct det_ctx *cx, struct det_out *o, det_why_fn why, double thr,
                       double x, double pred, double sc, double tail, int kind, double ssg)
 {
-    o->value = x; o->lo = pred - rc->p[LK_CLIP] * sc; o->hi = pred + rc->p[LK_CLIP] * sc;
-    o->mean = pred; o->std = sc * 1.2533;
-    o->score = tail > 1e-300 ? -log10(tail) : 300;
+    lk_out(rc->p, o, x, pred, sc, tail);
     o->excess = det_clamp01((o->score + log10(thr)) / 6);
     o->why = why;
     o->s[0] = cx->slot >= 0 ? cx->slots->name[cx->slot] : rc->metric;
@@ -580,7 +595,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
      * fewer of them. Only a sample beyond its expected range (`clip`
      * typical errors) is judged alone: the `erfc` is skipped for the rest */
     if (p[LK_POINT] > 0 && z > p[LK_CLIP]) {
-        double tp = p[LK_POINT] * 2 * lk_tail(z / 1.2533, m < LK_SC_DOF ? m : LK_SC_DOF);
+        double tp = p[LK_POINT] * 2 * lk_tail(z / DET_MAE_SD, m < LK_SC_DOF ? m : LK_SC_DOF);
         if (tp < tail) tail = tp;
     }
     /* drift: a slow average of the signed error strays from its long-run
@@ -622,9 +637,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
         if (cfv == 1) { cnow = 1; st->cf.pend = 0; }
         else st->cf.pend--;
     }
-    o->value = j->x; o->lo = j->pred - p[LK_CLIP] * jsc; o->hi = j->pred + p[LK_CLIP] * jsc;
-    o->mean = j->pred; o->std = jsc * 1.2533;
-    o->score = tail > 1e-300 ? -log10(tail) : 300;
+    lk_out(p, o, j->x, j->pred, jsc, tail);
     /* fast sampling: the tail per sample shrinks with the interval, so a
      * series sampled 4 times a second alarms no more often per hour than
      * one sampled every minute (at a fixed tail per sample it would alarm
@@ -635,7 +648,7 @@ int lk_step(const struct rule_cfg *rc, struct lk_st *st, const struct det_ctx *c
     if (!ready) return DET_UNKNOWN;
     double t0 = tail;
     tail = lk_calibrate(p, st, tail, thr, o->score);
-    if (tail != t0) o->score = tail > 1e-300 ? -log10(tail) : 300;
+    if (tail != t0) o->score = lk_score(tail);
     int bad = tail < thr && !recurring && det_direction_ok(dev, p[LK_DIRECTION]);
     /* the incident is over once the predictor explained the series as well
      * as usual again: the short surprise within one deviation of its

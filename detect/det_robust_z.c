@@ -78,7 +78,7 @@ static int rz_update(const struct rule_cfg *rc, void *st, const struct det_ctx *
     double med = win_median(r), sc = 1.4826 * win_mad(r);
     /* discrete data (integer readings) often has MAD 0: fall back to the
      * mean absolute deviation, scaled to sigma for normal data */
-    if (sc == 0) sc = 1.2533 * win_mean_abs_dev(r, med);
+    if (sc == 0) sc = DET_MAE_SD * win_mean_abs_dev(r, med);
     if (sc < rc->p[P_MIN_SCALE]) sc = rc->p[P_MIN_SCALE];
     if (!(sc > 0)) return DET_UNKNOWN;   /* no scale: nothing is an outlier (min_scale > 0 at load) */
     double dev = cx->v - med, z = dev / sc;

@@ -26,6 +26,8 @@
 #include "window.h"
 
 #define DET_MAX_PARAMS 24
+/* A Gaussian's standard deviation in mean absolute deviations (sqrt(pi / 2)) */
+#define DET_MAE_SD 1.2533
 #define ENG_MAX_SLOTS 64       /* metric fields tracked per profile */
 
 enum det_scope { DS_SERIES, DS_GPU, DS_HOST, DS_EVENT };
